@@ -1,0 +1,51 @@
+package org.mpiproxy.protocol;
+
+/**
+ * MPI error codes as carried in the result field of replies (MPI-3.1 order, as FreeNOS).
+ */
+public final class MpiErrors {
+
+    public static final int SUCCESS = 0;
+    public static final int ERR_BUFFER = 1;
+    public static final int ERR_COUNT = 2;
+    public static final int ERR_TYPE = 3;
+    public static final int ERR_TAG = 4;
+    public static final int ERR_COMM = 5;
+    public static final int ERR_RANK = 6;
+    public static final int ERR_ARG = 13;
+    public static final int ERR_UNKNOWN = 14;
+    public static final int ERR_TRUNCATE = 15;
+    public static final int ERR_OTHER = 16;
+    public static final int ERR_INTERN = 17;
+    public static final int ERR_IO = 35;
+    public static final int ERR_NO_MEM = 39;
+    public static final int ERR_SPAWN = 54;
+
+    private MpiErrors() {
+    }
+
+    /**
+     * @param code an error code
+     * @return its MPI name, or {@code MPI_ERR_<code>} when unnamed here
+     */
+    public static String name(int code) {
+        switch (code) {
+            case SUCCESS: return "MPI_SUCCESS";
+            case ERR_BUFFER: return "MPI_ERR_BUFFER";
+            case ERR_COUNT: return "MPI_ERR_COUNT";
+            case ERR_TYPE: return "MPI_ERR_TYPE";
+            case ERR_TAG: return "MPI_ERR_TAG";
+            case ERR_COMM: return "MPI_ERR_COMM";
+            case ERR_RANK: return "MPI_ERR_RANK";
+            case ERR_ARG: return "MPI_ERR_ARG";
+            case ERR_UNKNOWN: return "MPI_ERR_UNKNOWN";
+            case ERR_TRUNCATE: return "MPI_ERR_TRUNCATE";
+            case ERR_OTHER: return "MPI_ERR_OTHER";
+            case ERR_INTERN: return "MPI_ERR_INTERN";
+            case ERR_IO: return "MPI_ERR_IO";
+            case ERR_NO_MEM: return "MPI_ERR_NO_MEM";
+            case ERR_SPAWN: return "MPI_ERR_SPAWN";
+            default: return "MPI_ERR_" + code;
+        }
+    }
+}
