@@ -1,0 +1,222 @@
+package org.mpiproxy.channel.shm.internal;
+
+import java.io.IOException;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.FileVisitResult;
+import java.nio.file.Files;
+import java.nio.file.InvalidPathException;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.SimpleFileVisitor;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.EnumSet;
+
+import org.mpiproxy.api.ChannelManager;
+import org.mpiproxy.api.RankChannel;
+import org.mpiproxy.channel.shm.ChannelDescriptor;
+import org.mpiproxy.channel.shm.MappedRankChannel;
+import org.mpiproxy.channel.shm.RingDescriptor;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** Channel files {@code <base>/job-<16 hex>/rank-<rankId>.chan}, owner-only, one per rank. */
+@Component(name = MappedFileChannelManager.PID, service = ChannelManager.class,
+    configurationPolicy = ConfigurationPolicy.OPTIONAL)
+@Designate(ocd = MappedFileChannelManager.Config.class)
+public final class MappedFileChannelManager implements ChannelManager {
+
+    /** Component name and configuration PID. */
+    public static final String PID = "org.mpiproxy.channel.shm";
+
+    /** Configuration of the shared-memory channels. */
+    @ObjectClassDefinition(name = "MPI proxy shared-memory channels",
+        description = "Where the memory-mapped channel files between the proxy and its ranks live, and how big their rings are.")
+    public @interface Config {
+
+        /**
+         * @return the base directory
+         */
+        @AttributeDefinition(name = "Base directory",
+            description = "Directory holding one job-<16 hex> directory per job (created 0700 when missing; "
+                + "must not be a symbolic link). Preferably on a memory file system such as /dev/shm. "
+                + "A relative path is resolved against karaf.data, or the working directory.")
+        String base_directory() default "/dev/shm/mpiproxy";
+
+        /**
+         * @return the ring capacity
+         */
+        @AttributeDefinition(name = "Ring capacity",
+            description = "Bytes of each ring's data area, per direction and rank: a power of two between 4096 "
+                + "and 1073741824. Applies to channels created afterwards.",
+            min = "4096", max = "1073741824")
+        int ring_capacity() default 262144;
+    }
+
+    private static final Logger LOG = LoggerFactory.getLogger(MappedFileChannelManager.class);
+
+    private static final FileAttribute<?> DIRECTORY_PERMISSIONS = PosixFilePermissions.asFileAttribute(
+        EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE));
+
+    private final Path baseDirectory;
+    private final int ringCapacity;
+
+    /**
+     * @param config the configuration
+     * @throws IllegalArgumentException when a value is invalid; the message names key and value
+     */
+    @Activate
+    public MappedFileChannelManager(Config config) {
+        this(resolveBaseDirectory(config.base_directory()), checkRingCapacity(config.ring_capacity()));
+        LOG.info("Shared-memory channels in {} with ring capacity {}", baseDirectory, ringCapacity);
+    }
+
+    MappedFileChannelManager(Path baseDirectory, int ringCapacity) {
+        this.baseDirectory = baseDirectory.toAbsolutePath().normalize();
+        this.ringCapacity = checkRingCapacity(ringCapacity);
+    }
+
+    @Override
+    public synchronized RankChannel open(long jobId, int rankId) throws IOException {
+        if (rankId < 1) {
+            throw new IllegalArgumentException("rankId=" + rankId + " must be >= 1");
+        }
+        Path jobDirectory = ensureJobDirectory(jobId);
+        Path file = jobDirectory.resolve(ChannelDescriptor.fileName(rankId));
+        try {
+            return MappedRankChannel.create(file, ringCapacity, jobId, rankId);
+        } catch (FileAlreadyExistsException e) {
+            return mapExisting(file, jobId, rankId);
+        }
+    }
+
+    @Override
+    public synchronized void remove(long jobId, int rankId) throws IOException {
+        Files.deleteIfExists(jobDirectory(jobId).resolve(ChannelDescriptor.fileName(rankId)));
+    }
+
+    @Override
+    public synchronized void release(long jobId) throws IOException {
+        Path jobDirectory = jobDirectory(jobId);
+        if (!Files.exists(jobDirectory, LinkOption.NOFOLLOW_LINKS)) {
+            return;
+        }
+        if (!Files.isDirectory(jobDirectory, LinkOption.NOFOLLOW_LINKS)) {
+            Files.delete(jobDirectory);
+            return;
+        }
+        // walkFileTree does not follow symbolic links: a link is deleted, never its target
+        Files.walkFileTree(jobDirectory, new SimpleFileVisitor<>() {
+            @Override
+            public FileVisitResult visitFile(Path file, BasicFileAttributes attrs) throws IOException {
+                Files.delete(file);
+                return FileVisitResult.CONTINUE;
+            }
+
+            @Override
+            public FileVisitResult postVisitDirectory(Path dir, IOException failure) throws IOException {
+                if (failure != null) {
+                    throw failure;
+                }
+                Files.delete(dir);
+                return FileVisitResult.CONTINUE;
+            }
+        });
+    }
+
+    @Override
+    public Path jobDirectory(long jobId) {
+        return baseDirectory.resolve(ChannelDescriptor.jobDirectoryName(jobId));
+    }
+
+    @Override
+    public Path baseDirectory() {
+        return baseDirectory;
+    }
+
+    /** @return capacity of each ring of channels created from now on */
+    int ringCapacity() {
+        return ringCapacity;
+    }
+
+    private Path ensureJobDirectory(long jobId) throws IOException {
+        ensureDirectory(baseDirectory, "base.directory=" + baseDirectory, true);
+        Path jobDirectory = jobDirectory(jobId);
+        ensureDirectory(jobDirectory, "job directory " + jobDirectory, false);
+        return jobDirectory;
+    }
+
+    private static void ensureDirectory(Path directory, String what, boolean withParents) throws IOException {
+        if (Files.isSymbolicLink(directory)) {
+            throw new IOException(what + " is a symbolic link; refusing to use it");
+        }
+        if (Files.exists(directory, LinkOption.NOFOLLOW_LINKS)) {
+            if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
+                throw new IOException(what + " exists and is not a directory");
+            }
+            return;
+        }
+        FileAttribute<?>[] attributes = directory.getFileSystem().supportedFileAttributeViews().contains("posix")
+            ? new FileAttribute<?>[] {DIRECTORY_PERMISSIONS}
+            : new FileAttribute<?>[0];
+        try {
+            if (withParents) {
+                Files.createDirectories(directory, attributes);
+            } else {
+                Files.createDirectory(directory, attributes);
+            }
+        } catch (FileAlreadyExistsException e) {
+            // created concurrently: accept it when it is a real directory
+            if (Files.isSymbolicLink(directory) || !Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
+                throw new IOException(what + " exists and is not a directory", e);
+            }
+        }
+    }
+
+    private static RankChannel mapExisting(Path file, long jobId, int rankId) throws IOException {
+        if (Files.isSymbolicLink(file)) {
+            throw new IOException("channel file " + file + " is a symbolic link; refusing to use it");
+        }
+        MappedRankChannel channel = MappedRankChannel.map(file);
+        if (channel.jobId() != jobId || channel.rankId() != rankId) {
+            channel.close();
+            throw new IOException("channel file " + file + " belongs to job " + Long.toHexString(channel.jobId())
+                + " rank " + channel.rankId() + ", not job " + Long.toHexString(jobId) + " rank " + rankId);
+        }
+        return channel;
+    }
+
+    static Path resolveBaseDirectory(String value) {
+        if (value == null || value.isBlank()) {
+            throw new IllegalArgumentException("base.directory=" + value + " must not be empty");
+        }
+        Path path;
+        try {
+            path = Paths.get(value.trim());
+        } catch (InvalidPathException e) {
+            throw new IllegalArgumentException("base.directory=" + value + " is not a valid path: " + e.getMessage(), e);
+        }
+        if (!path.isAbsolute()) {
+            String data = System.getProperty("karaf.data");
+            path = Paths.get(data != null && !data.isBlank() ? data : System.getProperty("user.dir")).resolve(path);
+        }
+        return path.normalize();
+    }
+
+    static int checkRingCapacity(int value) {
+        if (!RingDescriptor.isValidCapacity(value)) {
+            throw new IllegalArgumentException("ring.capacity=" + value + " must be a power of two between "
+                + RingDescriptor.MIN_CAPACITY + " and " + RingDescriptor.MAX_CAPACITY);
+        }
+        return value;
+    }
+}

@@ -1,0 +1,77 @@
+package org.mpiproxy.channel.shm;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class TwoProcessExchangeTest {
+
+    private static final int INT = MappedMessageRingTest.INT;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldEchoAMillionIntsThroughAnotherProcess() throws Exception {
+        final int total = 1_000_000;
+        Path file = dir.resolve("rank-1.chan");
+        Path err = dir.resolve("rank-1.err");
+        try (MappedRankChannel channel = MappedRankChannel.create(file, 4096, 42L, 1)) {
+            String java = Path.of(System.getProperty("java.home"), "bin", "java").toString();
+            Process process = new ProcessBuilder(List.of(java, "-Xmx64m", "-cp", System.getProperty("java.class.path"),
+                EchoRank.class.getName(), file.toString(), Integer.toString(total)))
+                .redirectOutput(dir.resolve("rank-1.out").toFile())
+                .redirectError(err.toFile())
+                .start();
+            try {
+                ByteBuffer out = ByteBuffer.allocateDirect(4 * 100).order(ByteOrder.LITTLE_ENDIAN);
+                ByteBuffer in = ByteBuffer.allocateDirect(4 * 1000).order(ByteOrder.LITTLE_ENDIAN);
+                BackoffIdler idler = new BackoffIdler();
+                long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+                int sent = 0;
+                int received = 0;
+                while (received < total) {
+                    int work = 0;
+                    if (sent < total) {
+                        int count = Math.min(total - sent, 1 + sent % 100);
+                        for (int i = 0; i < count; i++) {
+                            out.putInt(4 * i, sent + i);
+                        }
+                        if (channel.toRank().offer(INT, count, out, 0, 4 * count)) {
+                            sent += count;
+                            work++;
+                        }
+                    }
+                    int n = channel.fromRank().poll(INT, in, 0, 1000);
+                    assertTrue(n >= 0, "poll returned " + n);
+                    for (int i = 0; i < n; i++) {
+                        assertEquals(received + i, in.getInt(4 * i));
+                    }
+                    received += n;
+                    work += n;
+                    if (System.nanoTime() - deadline > 0 || !process.isAlive() && work == 0 && channel.fromRank().isEmpty()
+                        && received < total) {
+                        fail("echo stopped at " + received + " of " + total + ": " + Files.readString(err));
+                    }
+                    idler.idle(work);
+                }
+                assertTrue(process.waitFor(30, TimeUnit.SECONDS), "echo process exits");
+                assertEquals(0, process.exitValue(), Files.readString(err));
+                assertEquals(4L * total, channel.toRank().bytesRead());
+                assertEquals(4L * total, channel.fromRank().bytesWritten());
+            } finally {
+                process.destroyForcibly();
+            }
+        }
+    }
+}

@@ -1,0 +1,193 @@
+package org.mpiproxy.channel.shm.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.lang.reflect.Proxy;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.mpiproxy.api.RankChannel;
+import org.mpiproxy.channel.shm.MappedRankChannel;
+
+class MappedFileChannelManagerTest {
+
+    private static final long JOB = 0x00ab_cdef_0123_4567L;
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldCreateOwnerOnlyDirectoriesAndFiles() throws IOException {
+        Path base = dir.resolve("shm").resolve("mpiproxy");
+        MappedFileChannelManager manager = new MappedFileChannelManager(config(Map.of(
+            "base.directory", base.toString(), "ring.capacity", 4096)));
+        assertEquals(base, manager.baseDirectory());
+        assertEquals(base.resolve("job-00abcdef01234567"), manager.jobDirectory(JOB));
+        assertFalse(Files.exists(base), "nothing is created before the first channel");
+
+        try (RankChannel channel = manager.open(JOB, 1)) {
+            assertEquals(base.resolve("job-00abcdef01234567").resolve("rank-1.chan"), channel.path());
+            assertEquals(JOB, channel.jobId());
+            assertEquals(1, channel.rankId());
+            assertEquals(4096, channel.toRank().capacity());
+        }
+        assertEquals("rwx------", permissions(base));
+        assertEquals("rwx------", permissions(manager.jobDirectory(JOB)));
+        assertEquals("rw-------", permissions(manager.jobDirectory(JOB).resolve("rank-1.chan")));
+    }
+
+    @Test
+    void shouldMapAnExistingChannelWithItsData() throws IOException {
+        MappedFileChannelManager manager = new MappedFileChannelManager(dir, 4096);
+        ByteBuffer buf = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putInt(0, 77);
+        try (RankChannel first = manager.open(JOB, 2)) {
+            assertTrue(first.toRank().offer(3, 1, buf, 0, 4));
+        }
+        try (RankChannel again = manager.open(JOB, 2)) {
+            assertEquals(1, again.toRank().poll(3, buf, 4, 1));
+            assertEquals(77, buf.getInt(4));
+        }
+    }
+
+    @Test
+    void shouldRefuseAnExistingFileOfAnotherRank() throws IOException {
+        MappedFileChannelManager manager = new MappedFileChannelManager(dir, 4096);
+        Files.createDirectories(manager.jobDirectory(JOB));
+        MappedRankChannel.create(manager.jobDirectory(JOB).resolve("rank-3.chan"), 4096, JOB, 4).close();
+        IOException e = assertThrows(IOException.class, () -> manager.open(JOB, 3));
+        assertTrue(e.getMessage().contains("belongs to job"), e.getMessage());
+    }
+
+    @Test
+    void shouldLeaveNothingAfterRemoveAndRelease() throws IOException {
+        MappedFileChannelManager manager = new MappedFileChannelManager(dir.resolve("base"), 4096);
+        manager.open(JOB, 1).close();
+        manager.open(JOB, 2).close();
+        manager.open(JOB + 1, 1).close();
+
+        manager.remove(JOB, 1);
+        assertFalse(Files.exists(manager.jobDirectory(JOB).resolve("rank-1.chan")));
+        assertTrue(Files.exists(manager.jobDirectory(JOB).resolve("rank-2.chan")));
+        manager.remove(JOB, 1);
+
+        manager.release(JOB);
+        assertFalse(Files.exists(manager.jobDirectory(JOB)));
+        manager.release(JOB);
+        manager.remove(JOB + 1, 1);
+        manager.release(JOB + 1);
+        try (var entries = Files.list(manager.baseDirectory())) {
+            assertEquals(0, entries.count());
+        }
+    }
+
+    @Test
+    void shouldRefuseABaseDirectoryThatIsASymbolicLink() throws IOException {
+        Path target = Files.createDirectory(dir.resolve("target"));
+        Path link = Files.createSymbolicLink(dir.resolve("link"), target);
+        MappedFileChannelManager manager = new MappedFileChannelManager(link, 4096);
+        IOException e = assertThrows(IOException.class, () -> manager.open(JOB, 1));
+        assertTrue(e.getMessage().contains("base.directory=" + link + " is a symbolic link"), e.getMessage());
+        try (var entries = Files.list(target)) {
+            assertEquals(0, entries.count());
+        }
+    }
+
+    @Test
+    void shouldRefuseABaseDirectoryThatIsAFile() throws IOException {
+        Path file = Files.createFile(dir.resolve("file"));
+        MappedFileChannelManager manager = new MappedFileChannelManager(file, 4096);
+        IOException e = assertThrows(IOException.class, () -> manager.open(JOB, 1));
+        assertTrue(e.getMessage().contains("is not a directory"), e.getMessage());
+    }
+
+    @Test
+    void shouldRefuseAJobDirectoryThatIsASymbolicLink() throws IOException {
+        MappedFileChannelManager manager = new MappedFileChannelManager(dir, 4096);
+        Path elsewhere = Files.createDirectory(dir.resolve("elsewhere"));
+        Files.createSymbolicLink(manager.jobDirectory(JOB), elsewhere);
+        assertThrows(IOException.class, () -> manager.open(JOB, 1));
+        manager.release(JOB);
+        assertFalse(Files.exists(manager.jobDirectory(JOB), java.nio.file.LinkOption.NOFOLLOW_LINKS));
+        assertTrue(Files.isDirectory(elsewhere), "release removes the link, not its target");
+    }
+
+    @Test
+    void shouldRejectRankIdsBelowOne() {
+        MappedFileChannelManager manager = new MappedFileChannelManager(dir, 4096);
+        assertThrows(IllegalArgumentException.class, () -> manager.open(JOB, 0));
+    }
+
+    @Test
+    void shouldUseTheDocumentedDefaults() {
+        MappedFileChannelManager manager = new MappedFileChannelManager(config(Map.of()));
+        assertEquals(Path.of("/dev/shm/mpiproxy"), manager.baseDirectory());
+        assertEquals(262144, manager.ringCapacity());
+    }
+
+    @Test
+    void shouldRejectARingCapacityThatIsNotAPowerOfTwoInRange() {
+        for (int capacity : new int[] {1000, 0, -4096, 2048, 1 << 31 >>> 1 | 1, 6144}) {
+            IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> new MappedFileChannelManager(config(Map.of("ring.capacity", capacity))));
+            assertEquals("ring.capacity=" + capacity + " must be a power of two between 4096 and 1073741824",
+                e.getMessage());
+        }
+        assertNotNull(new MappedFileChannelManager(config(Map.of("ring.capacity", 1 << 30))));
+    }
+
+    @Test
+    void shouldRejectAnEmptyBaseDirectory() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+            () -> new MappedFileChannelManager(config(Map.of("base.directory", " "))));
+        assertTrue(e.getMessage().startsWith("base.directory="), e.getMessage());
+    }
+
+    @Test
+    void shouldResolveARelativeBaseDirectoryAgainstKarafData() {
+        String old = System.getProperty("karaf.data");
+        System.setProperty("karaf.data", dir.toString());
+        try {
+            assertEquals(dir.resolve("shm"), MappedFileChannelManager.resolveBaseDirectory("shm"));
+        } finally {
+            if (old == null) {
+                System.clearProperty("karaf.data");
+            } else {
+                System.setProperty("karaf.data", old);
+            }
+        }
+    }
+
+    private static String permissions(Path path) throws IOException {
+        return PosixFilePermissions.toString(Files.getPosixFilePermissions(path));
+    }
+
+    /** A Config as DS builds it: dotted keys, annotation defaults for the missing ones. */
+    static MappedFileChannelManager.Config config(Map<String, Object> properties) {
+        return (MappedFileChannelManager.Config) Proxy.newProxyInstance(MappedFileChannelManager.Config.class.getClassLoader(),
+            new Class<?>[] {MappedFileChannelManager.Config.class}, (proxy, method, args) -> {
+                String key = method.getName().replace('_', '.');
+                Object value = properties.get(key);
+                if (value != null) {
+                    return value;
+                }
+                if (method.getDefaultValue() != null) {
+                    return method.getDefaultValue();
+                }
+                if (method.getName().equals("annotationType")) {
+                    return MappedFileChannelManager.Config.class;
+                }
+                throw new UnsupportedOperationException(method.getName());
+            });
+    }
+}
