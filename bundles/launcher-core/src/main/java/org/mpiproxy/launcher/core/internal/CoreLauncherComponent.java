@@ -1,0 +1,76 @@
+package org.mpiproxy.launcher.core.internal;
+
+import org.mpiproxy.api.LaunchException;
+import org.mpiproxy.api.LaunchRequest;
+import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.RankProcess;
+import org.mpiproxy.launcher.LauncherDirectories;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** DS adapter: registers a {@link PinnedCoreLauncher} for cores &gt;= 1. */
+@Component(name = CoreLauncherComponent.PID, service = ProcessLauncher.class,
+        property = ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_CORE)
+@Designate(ocd = CoreLauncherComponent.Config.class)
+public final class CoreLauncherComponent implements ProcessLauncher {
+
+    static final String PID = "org.mpiproxy.launcher.core";
+
+    private static final Logger LOG = LoggerFactory.getLogger(CoreLauncherComponent.class);
+
+    /** Configuration of the remote-core launcher. */
+    @ObjectClassDefinition(name = "MPI proxy core launcher",
+            description = "Starts rank programs pinned to another core (coreId >= 1) from LZ4-compressed images.")
+    public @interface Config {
+
+        @AttributeDefinition(name = "Program directory",
+                description = "Directory holding the program images <name>.lz4 (LZ4 frame format), named by EXEC."
+                        + " Empty means ${karaf.home}/programs.")
+        String program_directory() default "";
+
+        @AttributeDefinition(name = "Cache directory",
+                description = "Private directory (mode 0700) for decompressed images, reused while an image is"
+                        + " unchanged. Empty means ${karaf.data}/mpiproxy/images.")
+        String cache_directory() default "";
+
+        @AttributeDefinition(name = "Maximum image size",
+                description = "Largest decompressed program image accepted, in bytes (> 0).")
+        long max_image_size() default 268435456L;
+    }
+
+    private final PinnedCoreLauncher launcher;
+
+    /**
+     * @param config the component configuration
+     * @throws IllegalArgumentException when {@code max.image.size} is not positive
+     */
+    @Activate
+    public CoreLauncherComponent(Config config) {
+        long maxImageSize = config.max_image_size();
+        if (maxImageSize <= 0) {
+            throw new IllegalArgumentException("max.image.size=" + maxImageSize + " must be > 0");
+        }
+        ImageCache images = new ImageCache(
+                LauncherDirectories.dataDirectory(config.cache_directory(), System::getProperty, "mpiproxy/images"),
+                maxImageSize);
+        launcher = new PinnedCoreLauncher(
+                LauncherDirectories.programDirectory(config.program_directory(), System::getProperty),
+                images, AllowedCpus.ofThisProcess(), System.getProperty("java.home"));
+        LOG.info("Core launcher started, images in {}, cache {}, max.image.size={}, {}",
+                launcher.programDirectory(), images.directory(), maxImageSize, Lz4Codecs.description());
+    }
+
+    PinnedCoreLauncher launcher() {
+        return launcher;
+    }
+
+    @Override
+    public RankProcess launch(LaunchRequest request) throws LaunchException {
+        return launcher.launch(request);
+    }
+}

@@ -1,0 +1,231 @@
+package org.mpiproxy.launcher.core.internal;
+
+import java.io.BufferedInputStream;
+import java.io.FileOutputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.file.FileAlreadyExistsException;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFilePermission;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.security.DigestInputStream;
+import java.security.MessageDigest;
+import java.security.NoSuchAlgorithmException;
+import java.util.HexFormat;
+import java.util.Objects;
+import java.util.Set;
+
+import net.jpountz.lz4.LZ4Exception;
+import net.jpountz.lz4.LZ4FrameInputStream;
+
+import org.mpiproxy.api.LaunchException;
+import org.mpiproxy.protocol.MpiErrors;
+
+/**
+ * Decompressed program images, kept in a private directory under a name made of the program
+ * name and the SHA-256 of the compressed image, so an unchanged image is extracted once and a
+ * changed one again. Files appear atomically (written to a temporary file, then renamed).
+ * Thread-safe: concurrent extractions of one image each write their own temporary file.
+ */
+final class ImageCache {
+
+    private static final Set<PosixFilePermission> OWNER_ONLY = PosixFilePermissions.fromString("rwx------");
+    private static final FileAttribute<Set<PosixFilePermission>> OWNER_ONLY_ATTRIBUTE =
+            PosixFilePermissions.asFileAttribute(OWNER_ONLY);
+    private static final int BUFFER_SIZE = 64 * 1024;
+    private static final int SHA256_HEX_LENGTH = 64;
+    /** Keeps {@code <prefix>-<digest>} within the usual 255-byte file name limit. */
+    private static final int MAX_PREFIX_LENGTH = 255 - 1 - SHA256_HEX_LENGTH - 2;
+    static final String TEMPORARY_PREFIX = ".extract-";
+    static final String TEMPORARY_SUFFIX = ".tmp";
+
+    private final Path directory;
+    private final long maxImageSize;
+
+    /**
+     * @param directory    the cache directory; created with mode 0700 on first use
+     * @param maxImageSize the largest decompressed image accepted, in bytes, &gt; 0
+     */
+    ImageCache(Path directory, long maxImageSize) {
+        this.directory = Objects.requireNonNull(directory, "directory");
+        if (maxImageSize <= 0) {
+            throw new IllegalArgumentException("max.image.size=" + maxImageSize + " must be > 0");
+        }
+        this.maxImageSize = maxImageSize;
+    }
+
+    Path directory() {
+        return directory;
+    }
+
+    long maxImageSize() {
+        return maxImageSize;
+    }
+
+    /**
+     * Returns the executable for an image, extracting it unless already cached.
+     *
+     * @param program the program name
+     * @param image   its LZ4 frame image
+     * @return the cached executable, mode 0700
+     * @throws LaunchException with MPI_ERR_IO when the image cannot be read, is corrupt, is
+     *                         larger than the cap or the cache cannot be written
+     */
+    Path extract(String program, Path image) throws LaunchException {
+        String digest;
+        try {
+            digest = sha256Hex(image);
+        } catch (IOException e) {
+            throw failure("cannot read " + describe(program, image) + ": " + e.getMessage(), e);
+        }
+        prepareDirectory(program);
+        Path cached = directory.resolve(cacheName(program, digest));
+        if (Files.isRegularFile(cached, LinkOption.NOFOLLOW_LINKS) && Files.isExecutable(cached)) {
+            return cached;
+        }
+        Path temporary;
+        try {
+            temporary = Files.createTempFile(directory, TEMPORARY_PREFIX, TEMPORARY_SUFFIX, OWNER_ONLY_ATTRIBUTE);
+        } catch (IOException e) {
+            throw failure("cannot write to image cache " + directory + " for program '" + program + "': " + e, e);
+        }
+        try {
+            String extractedDigest = decompress(program, image, temporary);
+            Files.setPosixFilePermissions(temporary, OWNER_ONLY);
+            // Named after the bytes actually extracted, in case the image changed meanwhile.
+            Path target = directory.resolve(cacheName(program, extractedDigest));
+            Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
+            return target;
+        } catch (IOException e) {
+            LaunchException failure = failure("cannot write to image cache " + directory + " for program '"
+                    + program + "': " + e, e);
+            discard(temporary, failure);
+            throw failure;
+        } catch (LaunchException e) {
+            discard(temporary, e);
+            throw e;
+        }
+    }
+
+    /**
+     * @param program a program name
+     * @param digest  the hex SHA-256 of its image
+     * @return {@code <program>-<digest>}, the program name cut so the name fits 255 bytes
+     */
+    static String cacheName(String program, String digest) {
+        String prefix = program.length() > MAX_PREFIX_LENGTH ? program.substring(0, MAX_PREFIX_LENGTH) : program;
+        return prefix + "-" + digest;
+    }
+
+    private String decompress(String program, Path image, Path target) throws LaunchException, IOException {
+        MessageDigest sha256 = sha256();
+        try (FileOutputStream out = new FileOutputStream(target.toFile());
+             InputStream compressed = new BufferedInputStream(
+                     new DigestInputStream(open(program, image), sha256), BUFFER_SIZE);
+             LZ4FrameInputStream frames = frames(program, image, compressed)) {
+            byte[] buffer = new byte[BUFFER_SIZE];
+            long total = 0;
+            int n;
+            while ((n = read(program, image, frames, buffer)) >= 0) {
+                total += n;
+                if (total > maxImageSize) {
+                    throw failure(describe(program, image) + " decompresses to more than " + maxImageSize
+                            + " bytes (max.image.size)", null);
+                }
+                out.write(buffer, 0, n);
+            }
+            if (total == 0) {
+                throw failure(describe(program, image) + " holds no data", null);
+            }
+            // The digest must cover the whole image, also any bytes the decoder did not need.
+            compressed.transferTo(OutputStream.nullOutputStream());
+            out.getFD().sync();
+        }
+        return HexFormat.of().formatHex(sha256.digest());
+    }
+
+    private static InputStream open(String program, Path image) throws LaunchException {
+        try {
+            return Files.newInputStream(image);
+        } catch (IOException e) {
+            throw failure("cannot read " + describe(program, image) + ": " + e.getMessage(), e);
+        }
+    }
+
+    private static LZ4FrameInputStream frames(String program, Path image, InputStream in) throws LaunchException {
+        try {
+            return new LZ4FrameInputStream(in, Lz4Codecs.decompressor(), Lz4Codecs.checksum());
+        } catch (IOException | LZ4Exception e) {
+            throw corrupt(program, image, e);
+        }
+    }
+
+    private static int read(String program, Path image, LZ4FrameInputStream frames, byte[] buffer)
+            throws LaunchException {
+        try {
+            return frames.read(buffer, 0, buffer.length);
+        } catch (IOException | LZ4Exception e) {
+            throw corrupt(program, image, e);
+        }
+    }
+
+    private void prepareDirectory(String program) throws LaunchException {
+        try {
+            Path parent = directory.toAbsolutePath().getParent();
+            if (parent != null) {
+                Files.createDirectories(parent);
+            }
+            try {
+                Files.createDirectory(directory, OWNER_ONLY_ATTRIBUTE);
+            } catch (FileAlreadyExistsException e) {
+                if (!Files.isDirectory(directory)) {
+                    throw e;
+                }
+            }
+            Files.setPosixFilePermissions(directory, OWNER_ONLY);
+        } catch (IOException e) {
+            throw failure("cannot create image cache " + directory + " for program '" + program + "': " + e, e);
+        }
+    }
+
+    private static String sha256Hex(Path file) throws IOException {
+        MessageDigest sha256 = sha256();
+        try (InputStream in = new DigestInputStream(Files.newInputStream(file), sha256)) {
+            in.transferTo(OutputStream.nullOutputStream());
+        }
+        return HexFormat.of().formatHex(sha256.digest());
+    }
+
+    private static MessageDigest sha256() {
+        try {
+            return MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException("SHA-256 is required of every Java platform", e);
+        }
+    }
+
+    private static void discard(Path temporary, Exception failure) {
+        try {
+            Files.deleteIfExists(temporary);
+        } catch (IOException e) {
+            failure.addSuppressed(e);
+        }
+    }
+
+    private static String describe(String program, Path image) {
+        return "image '" + image.getFileName() + "' of program '" + program + "'";
+    }
+
+    private static LaunchException corrupt(String program, Path image, Exception cause) {
+        return failure(describe(program, image) + " is not a valid LZ4 frame: " + cause.getMessage(), cause);
+    }
+
+    private static LaunchException failure(String message, Throwable cause) {
+        return new LaunchException(MpiErrors.ERR_IO, message, cause);
+    }
+}

@@ -1,0 +1,86 @@
+package org.mpiproxy.launcher.core.internal;
+
+import java.io.IOException;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.BitSet;
+import java.util.Collections;
+import java.util.List;
+import java.util.Objects;
+
+import org.mpiproxy.api.LaunchException;
+import org.mpiproxy.api.LaunchRequest;
+import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.RankProcess;
+import org.mpiproxy.launcher.ProgramFiles;
+import org.mpiproxy.launcher.RankCommand;
+import org.mpiproxy.launcher.RankProcessStarter;
+import org.mpiproxy.protocol.MpiErrors;
+
+/** Starts a program from its LZ4 image, pinned with taskset to the requested core. */
+final class PinnedCoreLauncher implements ProcessLauncher {
+
+    static final String IMAGE_SUFFIX = ".lz4";
+
+    private final Path programDirectory;
+    private final ImageCache images;
+    private final AllowedCpus cpus;
+    private final String javaHome;
+
+    PinnedCoreLauncher(Path programDirectory, ImageCache images, AllowedCpus cpus, String javaHome) {
+        this.programDirectory = Objects.requireNonNull(programDirectory, "programDirectory");
+        this.images = Objects.requireNonNull(images, "images");
+        this.cpus = Objects.requireNonNull(cpus, "cpus");
+        this.javaHome = javaHome;
+    }
+
+    Path programDirectory() {
+        return programDirectory;
+    }
+
+    @Override
+    public RankProcess launch(LaunchRequest request) throws LaunchException {
+        int core = request.coreId();
+        if (core < 1) {
+            throw new LaunchException(MpiErrors.ERR_IO, "the core launcher starts programs on cores >= 1, not core "
+                    + core);
+        }
+        checkCoreExists(core);
+        Path image = ProgramFiles.contained(programDirectory, request.program(), request.program() + IMAGE_SUFFIX);
+        Path executable = images.extract(request.program(), image);
+        return RankProcessStarter.start(request.program(),
+                pinnedArgv(core, RankCommand.argv(executable.toString(), request)),
+                RankCommand.environment(request, javaHome),
+                request.logDirectory(), request.rankId(), core);
+    }
+
+    /**
+     * @param core the CPU to run on
+     * @param argv the program's command line
+     * @return {@code taskset -c <core> argv...}; taskset execs the program, keeping its pid
+     */
+    static List<String> pinnedArgv(int core, List<String> argv) {
+        List<String> pinned = new ArrayList<>(argv.size() + 3);
+        pinned.add("taskset");
+        pinned.add("-c");
+        pinned.add(Integer.toString(core));
+        pinned.addAll(argv);
+        return Collections.unmodifiableList(pinned);
+    }
+
+    private void checkCoreExists(int core) throws LaunchException {
+        String list;
+        BitSet allowed;
+        try {
+            list = cpus.list();
+            allowed = CpuList.parse(list);
+        } catch (IOException | IllegalArgumentException e) {
+            throw new LaunchException(MpiErrors.ERR_IO, "cannot tell which cores exist on this node: "
+                    + e.getMessage(), e);
+        }
+        if (!allowed.get(core)) {
+            throw new LaunchException(MpiErrors.ERR_IO, "core " + core + " does not exist on this node (cores "
+                    + list.trim() + ")");
+        }
+    }
+}

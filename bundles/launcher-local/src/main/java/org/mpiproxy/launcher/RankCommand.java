@@ -1,0 +1,100 @@
+package org.mpiproxy.launcher;
+
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Objects;
+
+import org.mpiproxy.api.LaunchRequest;
+
+/**
+ * The command line and environment of a rank, as pure functions of a {@link LaunchRequest}.
+ * <p>
+ * Command line: {@code <program> --slave <channel-file> <rankId> <worldSize> ARGS...}.
+ * Stateless and thread-safe.
+ */
+public final class RankCommand {
+
+    /** The option that tells a program it runs as a rank, followed by channel, rank, world size. */
+    public static final String SLAVE_OPTION = "--slave";
+
+    /** Environment variable: the rank's channel file. */
+    public static final String ENV_CHANNEL = "MPIPROXY_CHANNEL";
+
+    /** Environment variable: the rank id (decimal). */
+    public static final String ENV_RANK = "MPIPROXY_RANK";
+
+    /** Environment variable: the number of ranks in the job, host included (decimal). */
+    public static final String ENV_WORLD_SIZE = "MPIPROXY_WORLD_SIZE";
+
+    /** Environment variable: the job id as 16 lower-case hex digits. */
+    public static final String ENV_JOB_ID = "MPIPROXY_JOB_ID";
+
+    /** Environment variable: the core the rank runs on (decimal, 0 = the proxy's core). */
+    public static final String ENV_CORE = "MPIPROXY_CORE";
+
+    /** Environment variable: the program name as requested (not its path). */
+    public static final String ENV_PROGRAM = "MPIPROXY_PROGRAM";
+
+    /** Environment variable: the Java installation programs should run with. */
+    public static final String ENV_JAVA_HOME = "JAVA_HOME";
+
+    private RankCommand() {
+    }
+
+    /**
+     * Builds the rank's command line.
+     *
+     * @param executable the file to run (argv[0]), usually a real path
+     * @param request    the rank to start
+     * @return an unmodifiable list {@code executable --slave channel rank world args...}
+     */
+    public static List<String> argv(String executable, LaunchRequest request) {
+        Objects.requireNonNull(executable, "executable");
+        List<String> argv = new ArrayList<>(5 + request.args().size());
+        argv.add(executable);
+        argv.add(SLAVE_OPTION);
+        argv.add(request.channelPath().toString());
+        argv.add(Integer.toString(request.rankId()));
+        argv.add(Integer.toString(request.worldSize()));
+        argv.addAll(request.args());
+        return Collections.unmodifiableList(argv);
+    }
+
+    /**
+     * Builds the variables added to the proxy's environment for a rank.
+     * <p>
+     * The request's own variables come first; {@code JAVA_HOME} is set to {@code javaHome}
+     * unless the request names one, and the {@code MPIPROXY_*} variables always win, so a
+     * host cannot point a rank at another rank's channel.
+     *
+     * @param request  the rank to start
+     * @param javaHome the proxy's {@code java.home}; {@code null} or empty leaves
+     *                 {@code JAVA_HOME} alone
+     * @return an unmodifiable, ordered map of variables to add
+     */
+    public static Map<String, String> environment(LaunchRequest request, String javaHome) {
+        Map<String, String> env = new LinkedHashMap<>(request.environment());
+        if (javaHome != null && !javaHome.isEmpty()) {
+            env.putIfAbsent(ENV_JAVA_HOME, javaHome);
+        }
+        env.put(ENV_CHANNEL, request.channelPath().toString());
+        env.put(ENV_RANK, Integer.toString(request.rankId()));
+        env.put(ENV_WORLD_SIZE, Integer.toString(request.worldSize()));
+        env.put(ENV_JOB_ID, jobIdHex(request.jobId()));
+        env.put(ENV_CORE, Integer.toString(request.coreId()));
+        env.put(ENV_PROGRAM, request.program());
+        return Collections.unmodifiableMap(env);
+    }
+
+    /**
+     * @param jobId a job id
+     * @return the id as exactly 16 lower-case hex digits (two's complement for negatives)
+     */
+    public static String jobIdHex(long jobId) {
+        String hex = Long.toHexString(jobId);
+        return "0".repeat(16 - hex.length()) + hex;
+    }
+}

@@ -1,0 +1,80 @@
+package org.mpiproxy.launcher;
+
+import java.io.File;
+import java.io.IOException;
+import java.lang.ProcessBuilder.Redirect;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import org.mpiproxy.api.LaunchException;
+import org.mpiproxy.protocol.MpiErrors;
+
+/**
+ * Spawns a rank's process: the proxy's environment plus the rank's variables, standard
+ * input from {@code /dev/null}, standard output and error appended to
+ * {@code <logDirectory>/rank-<rankId>.out} and {@code .err}. Stateless and thread-safe;
+ * {@link #start} blocks for the time the operating system takes to spawn.
+ */
+public final class RankProcessStarter {
+
+    private static final File NULL_INPUT = new File("/dev/null");
+
+    private RankProcessStarter() {
+    }
+
+    /**
+     * @param logDirectory the job's log directory
+     * @param rankId       the rank
+     * @return {@code <logDirectory>/rank-<rankId>.out}
+     */
+    public static Path outputFile(Path logDirectory, int rankId) {
+        return logDirectory.resolve("rank-" + rankId + ".out");
+    }
+
+    /**
+     * @param logDirectory the job's log directory
+     * @param rankId       the rank
+     * @return {@code <logDirectory>/rank-<rankId>.err}
+     */
+    public static Path errorFile(Path logDirectory, int rankId) {
+        return logDirectory.resolve("rank-" + rankId + ".err");
+    }
+
+    /**
+     * Starts a process.
+     *
+     * @param program      the program name, for error messages
+     * @param argv         the complete command line (see {@link RankCommand#argv})
+     * @param environment  variables added to the proxy's environment
+     *                     (see {@link RankCommand#environment})
+     * @param logDirectory directory of the output files; created when missing
+     * @param rankId       the rank, naming the output files
+     * @param coreId       the core the process runs on, reported by {@link SpawnedRankProcess#coreId()}
+     * @return the running process
+     * @throws LaunchException with MPI_ERR_IO when the log directory cannot be created or the
+     *                         process cannot be spawned
+     */
+    public static SpawnedRankProcess start(String program, List<String> argv, Map<String, String> environment,
+                                           Path logDirectory, int rankId, int coreId) throws LaunchException {
+        try {
+            Files.createDirectories(logDirectory);
+        } catch (IOException e) {
+            throw new LaunchException(MpiErrors.ERR_IO, "cannot create log directory " + logDirectory
+                    + " for program '" + program + "': " + e, e);
+        }
+        ProcessBuilder builder = new ProcessBuilder(argv);
+        builder.redirectInput(Redirect.from(NULL_INPUT));
+        builder.redirectOutput(Redirect.appendTo(outputFile(logDirectory, rankId).toFile()));
+        builder.redirectError(Redirect.appendTo(errorFile(logDirectory, rankId).toFile()));
+        try {
+            // Rejects NUL characters and '=' in names with IllegalArgumentException.
+            builder.environment().putAll(environment);
+            return new SpawnedRankProcess(builder.start(), coreId);
+        } catch (IOException | RuntimeException e) {
+            throw new LaunchException(MpiErrors.ERR_IO, "cannot start program '" + program + "': "
+                    + e.getMessage(), e);
+        }
+    }
+}

@@ -1,0 +1,54 @@
+package org.mpiproxy.launcher.local.internal;
+
+import org.mpiproxy.api.LaunchException;
+import org.mpiproxy.api.LaunchRequest;
+import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.RankProcess;
+import org.mpiproxy.launcher.LauncherDirectories;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** DS adapter: registers a {@link LocalProcessLauncher} for core 0. */
+@Component(name = LocalLauncherComponent.PID, service = ProcessLauncher.class,
+        property = ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_LOCAL)
+@Designate(ocd = LocalLauncherComponent.Config.class)
+public final class LocalLauncherComponent implements ProcessLauncher {
+
+    static final String PID = "org.mpiproxy.launcher.local";
+
+    private static final Logger LOG = LoggerFactory.getLogger(LocalLauncherComponent.class);
+
+    /** Configuration of the local launcher. */
+    @ObjectClassDefinition(name = "MPI proxy local launcher",
+            description = "Starts rank programs on the proxy's own core (coreId 0).")
+    public @interface Config {
+
+        @AttributeDefinition(name = "Program directory",
+                description = "Directory holding the executable rank programs, named by EXEC."
+                        + " Empty means ${karaf.home}/programs.")
+        String program_directory() default "";
+    }
+
+    private final LocalProcessLauncher launcher;
+
+    /**
+     * @param config the component configuration
+     */
+    @Activate
+    public LocalLauncherComponent(Config config) {
+        launcher = new LocalProcessLauncher(
+                LauncherDirectories.programDirectory(config.program_directory(), System::getProperty),
+                System.getProperty("java.home"));
+        LOG.info("Local launcher started, programs in {}", launcher.programDirectory());
+    }
+
+    @Override
+    public RankProcess launch(LaunchRequest request) throws LaunchException {
+        return launcher.launch(request);
+    }
+}

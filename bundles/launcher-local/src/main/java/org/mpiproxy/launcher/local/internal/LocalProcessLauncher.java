@@ -1,0 +1,42 @@
+package org.mpiproxy.launcher.local.internal;
+
+import java.nio.file.Path;
+import java.util.Objects;
+
+import org.mpiproxy.api.LaunchException;
+import org.mpiproxy.api.LaunchRequest;
+import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.RankProcess;
+import org.mpiproxy.launcher.ProgramFiles;
+import org.mpiproxy.launcher.RankCommand;
+import org.mpiproxy.launcher.RankProcessStarter;
+import org.mpiproxy.protocol.MpiErrors;
+
+/** Starts programs of the program directory as plain child processes on the proxy's core. */
+final class LocalProcessLauncher implements ProcessLauncher {
+
+    private final Path programDirectory;
+    private final String javaHome;
+
+    LocalProcessLauncher(Path programDirectory, String javaHome) {
+        this.programDirectory = Objects.requireNonNull(programDirectory, "programDirectory");
+        this.javaHome = javaHome;
+    }
+
+    Path programDirectory() {
+        return programDirectory;
+    }
+
+    @Override
+    public RankProcess launch(LaunchRequest request) throws LaunchException {
+        if (request.coreId() != 0) {
+            throw new LaunchException(MpiErrors.ERR_IO, "the local launcher starts programs on core 0, not core "
+                    + request.coreId());
+        }
+        Path executable = ProgramFiles.executable(programDirectory, request.program());
+        return RankProcessStarter.start(request.program(),
+                RankCommand.argv(executable.toString(), request),
+                RankCommand.environment(request, javaHome),
+                request.logDirectory(), request.rankId(), request.coreId());
+    }
+}

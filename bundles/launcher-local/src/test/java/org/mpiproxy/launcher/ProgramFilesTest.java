@@ -1,0 +1,112 @@
+package org.mpiproxy.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.mpiproxy.api.LaunchException;
+import org.mpiproxy.protocol.MpiErrors;
+
+class ProgramFilesTest {
+
+    @TempDir
+    Path temp;
+
+    private Path programs() throws Exception {
+        return Files.createDirectories(temp.resolve("programs"));
+    }
+
+    private LaunchException rejected(Path dir, String name) {
+        LaunchException e = assertThrows(LaunchException.class, () -> ProgramFiles.executable(dir, name));
+        assertEquals(MpiErrors.ERR_IO, e.mpiError());
+        return e;
+    }
+
+    @Test
+    void shouldResolveExecutableToItsRealPath() throws Exception {
+        Path dir = programs();
+        Path script = TestScripts.write(dir, "hello", "exit 0\n");
+
+        assertEquals(script.toRealPath(), ProgramFiles.executable(dir, "hello"));
+    }
+
+    @Test
+    void shouldFollowSymlinkThatStaysInsideDirectory() throws Exception {
+        Path dir = programs();
+        Path script = TestScripts.write(dir, "hello", "exit 0\n");
+        Files.createSymbolicLink(dir.resolve("alias"), script);
+
+        assertEquals(script.toRealPath(), ProgramFiles.executable(dir, "alias"));
+    }
+
+    @Test
+    void shouldRejectNameWithPathSeparator() throws Exception {
+        TestScripts.write(temp, "outside", "exit 0\n");
+        assertTrue(rejected(programs(), "../outside").getMessage().contains("'..'"));
+        assertTrue(rejected(programs(), "sub/x").getMessage().contains("path separator"));
+    }
+
+    @Test
+    void shouldRejectDotDotAndEmptyName() throws Exception {
+        assertTrue(rejected(programs(), "..").getMessage().contains("'..'"));
+        assertTrue(rejected(programs(), "").getMessage().contains("empty"));
+        assertTrue(rejected(programs(), null).getMessage().contains("empty"));
+    }
+
+    @Test
+    void shouldRejectControlCharacters() throws Exception {
+        assertTrue(rejected(programs(), "a\nb").getMessage().contains("control character 0xa"));
+        assertTrue(rejected(programs(), "a\u0000").getMessage().contains("control character 0x0"));
+    }
+
+    @Test
+    void shouldRejectSymlinkEscapingTheDirectory() throws Exception {
+        Path outside = TestScripts.write(temp, "outside", "exit 0\n");
+        Path dir = programs();
+        Files.createSymbolicLink(dir.resolve("escape"), outside);
+
+        assertTrue(rejected(dir, "escape").getMessage().contains("resolves outside"));
+    }
+
+    @Test
+    void shouldRejectDirectory() throws Exception {
+        Path dir = programs();
+        Files.createDirectory(dir.resolve("sub"));
+
+        assertEquals("program 'sub' is not a regular file", rejected(dir, "sub").getMessage());
+    }
+
+    @Test
+    void shouldRejectFileThatIsNotExecutable() throws Exception {
+        Path dir = programs();
+        Files.writeString(dir.resolve("data"), "#!/bin/sh\n");
+
+        assertEquals("program 'data' is not executable", rejected(dir, "data").getMessage());
+    }
+
+    @Test
+    void shouldRejectMissingProgramNamingItAndTheDirectory() throws Exception {
+        Path dir = programs();
+
+        assertEquals("no program 'nope' in " + dir.toRealPath(), rejected(dir, "nope").getMessage());
+    }
+
+    @Test
+    void shouldRejectMissingDirectory() {
+        assertTrue(rejected(temp.resolve("absent"), "x").getMessage().contains("does not exist"));
+    }
+
+    @Test
+    void shouldValidateDerivedFileNameToo() throws Exception {
+        Path dir = programs();
+        String longName = "p".repeat(253);
+        LaunchException e = assertThrows(LaunchException.class,
+                () -> ProgramFiles.contained(dir, longName, longName + ".lz4"));
+        assertTrue(e.getMessage().contains("longer than"));
+    }
+}

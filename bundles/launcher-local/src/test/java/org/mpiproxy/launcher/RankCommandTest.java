@@ -1,0 +1,76 @@
+package org.mpiproxy.launcher;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.mpiproxy.api.LaunchRequest;
+
+class RankCommandTest {
+
+    private static LaunchRequest request(long jobId, List<String> args, Map<String, String> env) {
+        return new LaunchRequest(jobId, 3, 5, 1, "ring", args, Path.of("shm", "job", "rank-3.chan"), env,
+                Path.of("logs"));
+    }
+
+    @Test
+    void shouldBuildSlaveCommandLineWithProgramArgumentsLast() {
+        List<String> argv = RankCommand.argv("/opt/programs/ring",
+                request(1, List.of("-n", "10", "a b"), Map.of()));
+
+        assertEquals(List.of("/opt/programs/ring", "--slave", Path.of("shm", "job", "rank-3.chan").toString(),
+                "3", "5", "-n", "10", "a b"), argv);
+        assertThrows(UnsupportedOperationException.class, () -> argv.add("x"));
+    }
+
+    @Test
+    void shouldBuildCommandLineWithoutProgramArguments() {
+        assertEquals(5, RankCommand.argv("p", request(1, List.of(), Map.of())).size());
+    }
+
+    @Test
+    void shouldSetRankVariablesAndJavaHome() {
+        Map<String, String> env = RankCommand.environment(request(0xabcL, List.of(), Map.of("EXTRA", "1")),
+                "/usr/lib/jvm/java-17");
+
+        assertEquals(Map.of(
+                "EXTRA", "1",
+                "JAVA_HOME", "/usr/lib/jvm/java-17",
+                "MPIPROXY_CHANNEL", Path.of("shm", "job", "rank-3.chan").toString(),
+                "MPIPROXY_RANK", "3",
+                "MPIPROXY_WORLD_SIZE", "5",
+                "MPIPROXY_JOB_ID", "0000000000000abc",
+                "MPIPROXY_CORE", "1",
+                "MPIPROXY_PROGRAM", "ring"), env);
+    }
+
+    @Test
+    void shouldNotLetRequestOverrideRankVariables() {
+        Map<String, String> env = RankCommand.environment(
+                request(1, List.of(), Map.of("MPIPROXY_CHANNEL", "/elsewhere", "MPIPROXY_RANK", "9")), "/jdk");
+
+        assertEquals(Path.of("shm", "job", "rank-3.chan").toString(), env.get("MPIPROXY_CHANNEL"));
+        assertEquals("3", env.get("MPIPROXY_RANK"));
+    }
+
+    @Test
+    void shouldKeepJavaHomeOfRequestAndSkipMissingJavaHome() {
+        assertEquals("/mine", RankCommand.environment(request(1, List.of(), Map.of("JAVA_HOME", "/mine")), "/jdk")
+                .get("JAVA_HOME"));
+        assertFalse(RankCommand.environment(request(1, List.of(), Map.of()), null).containsKey("JAVA_HOME"));
+        assertFalse(RankCommand.environment(request(1, List.of(), Map.of()), "").containsKey("JAVA_HOME"));
+    }
+
+    @Test
+    void shouldFormatJobIdAsSixteenLowerCaseHexDigits() {
+        assertEquals("0000000000000000", RankCommand.jobIdHex(0));
+        assertEquals("7fffffffffffffff", RankCommand.jobIdHex(Long.MAX_VALUE));
+        assertEquals("ffffffffffffffff", RankCommand.jobIdHex(-1));
+        assertEquals("00000000deadbeef", RankCommand.jobIdHex(0xDEADBEEFL));
+    }
+}

@@ -1,0 +1,111 @@
+package org.mpiproxy.launcher.local.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.mpiproxy.api.LaunchException;
+import org.mpiproxy.api.LaunchRequest;
+import org.mpiproxy.api.RankProcess;
+import org.mpiproxy.launcher.TestScripts;
+import org.mpiproxy.protocol.MpiErrors;
+
+class LocalProcessLauncherTest {
+
+    private static final String JAVA_HOME = "/opt/test-jdk";
+
+    @TempDir
+    Path temp;
+
+    private LocalProcessLauncher launcher() throws Exception {
+        return new LocalProcessLauncher(Files.createDirectories(temp.resolve("programs")), JAVA_HOME);
+    }
+
+    private LaunchRequest request(String program, int coreId, Map<String, String> env) {
+        return new LaunchRequest(0x1234L, 2, 4, coreId, program, List.of("alpha", "two words"),
+                temp.resolve("rank-2.chan"), env, temp.resolve("logs"));
+    }
+
+    @Test
+    void shouldRunProgramWithSlaveArgumentsEnvironmentAndLogFiles() throws Exception {
+        LocalProcessLauncher launcher = launcher();
+        Path script = TestScripts.write(launcher.programDirectory(), "report",
+                "for a in \"$0\" \"$@\"; do printf 'arg=%s\\n' \"$a\"; done > \"$OUT\"\n"
+                        + "env | grep -E '^(MPIPROXY_|JAVA_HOME=)' | sort >> \"$OUT\"\n"
+                        + "echo hello stdout\n"
+                        + "echo hello stderr >&2\n"
+                        + "exit 3\n");
+        Path out = temp.resolve("report.txt");
+
+        RankProcess process = launcher.launch(request("report", 0, Map.of("OUT", out.toString())));
+
+        assertEquals(3, process.onExit().get(10, TimeUnit.SECONDS));
+        assertEquals(0, process.coreId());
+        assertEquals(List.of(
+                "arg=" + script.toRealPath(),
+                "arg=--slave",
+                "arg=" + temp.resolve("rank-2.chan"),
+                "arg=2",
+                "arg=4",
+                "arg=alpha",
+                "arg=two words",
+                "JAVA_HOME=" + JAVA_HOME,
+                "MPIPROXY_CHANNEL=" + temp.resolve("rank-2.chan"),
+                "MPIPROXY_CORE=0",
+                "MPIPROXY_JOB_ID=0000000000001234",
+                "MPIPROXY_PROGRAM=report",
+                "MPIPROXY_RANK=2",
+                "MPIPROXY_WORLD_SIZE=4"), Files.readAllLines(out));
+        assertEquals("hello stdout\n", Files.readString(temp.resolve("logs").resolve("rank-2.out")));
+        assertEquals("hello stderr\n", Files.readString(temp.resolve("logs").resolve("rank-2.err")));
+    }
+
+    @Test
+    void shouldGiveProgramEmptyStandardInput() throws Exception {
+        LocalProcessLauncher launcher = launcher();
+        TestScripts.write(launcher.programDirectory(), "reader", "if read line; then exit 1; fi\nexit 0\n");
+
+        assertEquals(0, launcher.launch(request("reader", 0, Map.of())).onExit().get(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void shouldRejectMissingProgramWithIoError() throws Exception {
+        LocalProcessLauncher launcher = launcher();
+
+        LaunchException e = assertThrows(LaunchException.class, () -> launcher.launch(request("x", 0, Map.of())));
+
+        assertEquals(MpiErrors.ERR_IO, e.mpiError());
+        assertEquals("no program 'x' in " + launcher.programDirectory().toRealPath(), e.getMessage());
+    }
+
+    @Test
+    void shouldRejectNonExecutableProgram() throws Exception {
+        LocalProcessLauncher launcher = launcher();
+        Files.writeString(launcher.programDirectory().resolve("plain"), "#!/bin/sh\n");
+
+        LaunchException e = assertThrows(LaunchException.class,
+                () -> launcher.launch(request("plain", 0, Map.of())));
+
+        assertEquals("program 'plain' is not executable", e.getMessage());
+    }
+
+    @Test
+    void shouldRejectOtherCores() throws Exception {
+        LocalProcessLauncher launcher = launcher();
+        TestScripts.write(launcher.programDirectory(), "p", "exit 0\n");
+
+        LaunchException e = assertThrows(LaunchException.class, () -> launcher.launch(request("p", 1, Map.of())));
+
+        assertEquals(MpiErrors.ERR_IO, e.mpiError());
+        assertTrue(e.getMessage().contains("core 1"), e.getMessage());
+        assertTrue(Files.notExists(temp.resolve("logs")));
+    }
+}
