@@ -1,0 +1,173 @@
+package org.mpiproxy.proxy.internal;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.LinkedBlockingQueue;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+
+import org.mpiproxy.api.ChannelManager;
+import org.mpiproxy.api.DatagramHandler;
+import org.mpiproxy.api.DatagramTransport;
+import org.mpiproxy.api.JobInfo;
+import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.ProxyStatus;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+/** Wires the v1 dispatcher to the channel manager, the launchers and the UDP transport. */
+@Component(name = ProxyComponent.PID, immediate = true, service = {DatagramHandler.class, ProxyStatus.class})
+@Designate(ocd = ProxyComponent.Config.class)
+public class ProxyComponent implements DatagramHandler, ProxyStatus {
+
+    /** Configuration PID and component name. */
+    public static final String PID = "org.mpiproxy.proxy";
+
+    /** Configuration of the proxy. */
+    @ObjectClassDefinition(id = PID, name = "MPI proxy",
+            description = "Launches ranks for MPI hosts and relays their data between UDP and shared memory.")
+    public @interface Config {
+
+        @AttributeDefinition(name = "Log directory",
+                description = "Directory for the ranks' output, job-<id>/rank-<r>.out and .err; "
+                        + "empty means ${karaf.data}/mpiproxy/logs.")
+        String log_directory() default "";
+
+        @AttributeDefinition(name = "Hold limit",
+                description = "Bytes of SEND data kept per rank while its ring is full; more is dropped.", min = "0")
+        long hold_limit_bytes() default 1048576;
+
+        @AttributeDefinition(name = "Terminate timeout",
+                description = "Seconds TERMINATE waits for a rank to exit before stopping it.", min = "0")
+        int terminate_timeout_seconds() default 30;
+
+        @AttributeDefinition(name = "Stop grace",
+                description = "Seconds between SIGTERM and SIGKILL when a rank is stopped.", min = "0")
+        int stop_grace_seconds() default 10;
+    }
+
+    @Reference(target = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_LOCAL + ")",
+            cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile ProcessLauncher localLauncher;
+
+    @Reference(target = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_CORE + ")",
+            cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile ProcessLauncher coreLauncher;
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile DatagramTransport transport;
+
+    private final V1Dispatcher dispatcher;
+
+    /**
+     * @param channels the channel manager
+     * @param config   the configuration
+     */
+    @Activate
+    public ProxyComponent(@Reference(name = "channels") ChannelManager channels, Config config) {
+        this.dispatcher = new V1Dispatcher(channels, settings(config), this::launcher, this::wakeup,
+                launchExecutor(), timer());
+    }
+
+    /** Applies a changed configuration to jobs started from now on, without restarting. */
+    @Modified
+    void modified(Config config) {
+        dispatcher.settings(settings(config));
+    }
+
+    /** Stops every rank, removes the channels and stops the proxy's threads. */
+    @Deactivate
+    void deactivate() {
+        dispatcher.close();
+    }
+
+    static ProxySettings settings(Config config) {
+        if (config.terminate_timeout_seconds() < 0) {
+            throw new IllegalArgumentException("terminate.timeout.seconds=" + config.terminate_timeout_seconds()
+                    + " must be >= 0");
+        }
+        if (config.stop_grace_seconds() < 0) {
+            throw new IllegalArgumentException("stop.grace.seconds=" + config.stop_grace_seconds() + " must be >= 0");
+        }
+        return new ProxySettings(ProxySettings.resolveLogDirectory(config.log_directory()),
+                config.hold_limit_bytes(), Duration.ofSeconds(config.terminate_timeout_seconds()),
+                Duration.ofSeconds(config.stop_grace_seconds()));
+    }
+
+    private ProcessLauncher launcher(int coreId) {
+        return coreId == 0 ? localLauncher : coreLauncher;
+    }
+
+    private void wakeup() {
+        DatagramTransport t = transport;
+        if (t != null) {
+            t.wakeup();
+        }
+    }
+
+    private static ExecutorService launchExecutor() {
+        ThreadPoolExecutor executor = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
+                daemonThreads("mpiproxy-launch-"));
+        executor.allowCoreThreadTimeOut(true);
+        return executor;
+    }
+
+    private static ScheduledThreadPoolExecutor timer() {
+        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemonThreads("mpiproxy-terminate-"));
+        timer.setRemoveOnCancelPolicy(true);
+        return timer;
+    }
+
+    private static ThreadFactory daemonThreads(String prefix) {
+        AtomicInteger n = new AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, prefix + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
+    }
+
+    @Override
+    public void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
+        dispatcher.onDatagram(datagram, source, replies);
+    }
+
+    @Override
+    public int doWork(DatagramTransport replies) {
+        return dispatcher.doWork(replies);
+    }
+
+    @Override
+    public boolean hasPendingWork() {
+        return dispatcher.hasPendingWork();
+    }
+
+    @Override
+    public List<JobInfo> jobs() {
+        return dispatcher.jobs();
+    }
+
+    @Override
+    public Map<String, Long> counters() {
+        return dispatcher.counters();
+    }
+}

@@ -1,0 +1,149 @@
+package org.mpiproxy.proxy.internal;
+
+import java.nio.ByteBuffer;
+import java.util.ArrayDeque;
+import java.util.Iterator;
+
+import org.mpiproxy.api.MessageRing;
+import org.mpiproxy.protocol.MpiDatatype;
+
+/** A heap stand-in for the shared-memory ring with the same record semantics; capacity counts payload bytes. Synchronized, so a test thread may act as the rank. */
+final class HeapMessageRing implements MessageRing {
+
+    private static final class Rec {
+        final int datatype;
+        final int size;
+        final byte[] data;
+        int consumed;
+
+        Rec(int datatype, byte[] data) {
+            this.datatype = datatype;
+            this.size = MpiDatatype.sizeOf(datatype);
+            this.data = data;
+        }
+
+        int remainingElements() {
+            return (data.length - consumed) / size;
+        }
+    }
+
+    private final ArrayDeque<Rec> records = new ArrayDeque<>();
+    private final int capacity;
+    private int used;
+    private long written;
+    private long read;
+    int offers;
+
+    HeapMessageRing(int capacity) {
+        this.capacity = capacity;
+    }
+
+    @Override
+    public synchronized boolean offer(int datatype, int count, ByteBuffer src, int offset, int length) {
+        offers++;
+        int size = MpiDatatype.sizeOf(datatype);
+        if (count < 1 || size < 0 || (long) count * size != length || length > capacity) {
+            throw new IllegalArgumentException("datatype=" + datatype + " count=" + count + " length=" + length);
+        }
+        if (used + length > capacity) {
+            return false;
+        }
+        byte[] data = new byte[length];
+        src.get(offset, data);
+        records.add(new Rec(datatype, data));
+        used += length;
+        written += length;
+        return true;
+    }
+
+    @Override
+    public synchronized int poll(int datatype, ByteBuffer dst, int offset, int maxElements) {
+        Rec head = records.peek();
+        if (head == null) {
+            return 0;
+        }
+        if (head.datatype != datatype) {
+            return TYPE_MISMATCH;
+        }
+        int taken = 0;
+        int at = offset;
+        while (taken < maxElements && (head = records.peek()) != null && head.datatype == datatype) {
+            int n = Math.min(maxElements - taken, head.remainingElements());
+            int bytes = n * head.size;
+            dst.put(at, head.data, head.consumed, bytes);
+            head.consumed += bytes;
+            at += bytes;
+            taken += n;
+            used -= bytes;
+            read += bytes;
+            if (head.remainingElements() == 0) {
+                records.poll();
+            }
+        }
+        return taken;
+    }
+
+    @Override
+    public synchronized int peekDatatype() {
+        Rec head = records.peek();
+        return head == null ? EMPTY : head.datatype;
+    }
+
+    @Override
+    public synchronized long availableElements(int datatype) {
+        long n = 0;
+        for (Iterator<Rec> it = records.iterator(); it.hasNext();) {
+            Rec r = it.next();
+            if (r.datatype != datatype) {
+                break;
+            }
+            n += r.remainingElements();
+        }
+        return n;
+    }
+
+    @Override
+    public synchronized boolean isEmpty() {
+        return records.isEmpty();
+    }
+
+    @Override
+    public synchronized int capacity() {
+        return capacity;
+    }
+
+    @Override
+    public synchronized int freeBytes() {
+        return capacity - used;
+    }
+
+    @Override
+    public synchronized long bytesWritten() {
+        return written;
+    }
+
+    @Override
+    public synchronized long bytesRead() {
+        return read;
+    }
+
+    /** Writes ints as one record, as a rank would. */
+    boolean offerInts(int... values) {
+        ByteBuffer b = ByteBuffer.allocate(values.length * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        for (int v : values) {
+            b.putInt(v);
+        }
+        return offer(MpiDatatype.INT.code(), values.length, b, 0, values.length * 4);
+    }
+
+    /** Reads up to {@code max} ints, as a rank would. */
+    int[] pollInts(int max) {
+        ByteBuffer b = ByteBuffer.allocate(max * 4).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+        int n = poll(MpiDatatype.INT.code(), b, 0, max);
+        int[] out = new int[Math.max(n, 0)];
+        for (int i = 0; i < out.length; i++) {
+            out[i] = b.getInt(i * 4);
+        }
+        return out;
+    }
+}

@@ -1,0 +1,288 @@
+package org.mpiproxy.transport.udp.internal;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.net.SocketAddress;
+import java.net.StandardProtocolFamily;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.ClosedChannelException;
+import java.nio.channels.ClosedSelectorException;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.concurrent.locks.LockSupport;
+import java.util.function.Supplier;
+
+import org.mpiproxy.api.DatagramHandler;
+import org.mpiproxy.api.DatagramTransport;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/** One non-blocking UDP socket whose receive thread is the datagram handler's duty cycle. */
+public final class UdpTransport implements DatagramTransport, AutoCloseable {
+
+    /** Name of the receive thread. */
+    public static final String THREAD_NAME = "mpiproxy-udp-receive";
+
+    /** Most datagrams received in one pass before the handler's {@code doWork} runs. */
+    static final int RECEIVE_BATCH = 32;
+
+    private static final Logger LOG = LoggerFactory.getLogger(UdpTransport.class);
+    private static final long ERROR_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    private final DatagramChannel channel;
+    private final Selector selector;
+    private final Supplier<DatagramHandler> handlers;
+    private final int maxDatagramSize;
+    private final InetSocketAddress localAddress;
+    private final Thread thread;
+    private volatile boolean running = true;
+
+    private final LongAdder datagramsIn = new LongAdder();
+    private final LongAdder bytesIn = new LongAdder();
+    private final LongAdder datagramsOut = new LongAdder();
+    private final LongAdder bytesOut = new LongAdder();
+    private final LongAdder sendFailures = new LongAdder();
+    private final LongAdder unhandled = new LongAdder();
+    private final LongAdder loopErrors = new LongAdder();
+
+    private long lastLoopErrorLog = System.nanoTime() - ERROR_LOG_INTERVAL_NANOS;
+    private long suppressedLoopErrors;
+    private volatile long lastSendErrorLog = System.nanoTime() - ERROR_LOG_INTERVAL_NANOS;
+
+    /**
+     * Binds the socket and starts the receive thread.
+     *
+     * @param settings the socket settings
+     * @param handlers yields the current handler, or {@code null} when none is bound; read once
+     *                 per pass of the receive loop
+     * @throws IOException when the socket cannot be opened or bound
+     */
+    public UdpTransport(UdpTransportSettings settings, Supplier<DatagramHandler> handlers) throws IOException {
+        this.handlers = handlers;
+        this.maxDatagramSize = settings.maxDatagramSize();
+        InetSocketAddress bind = settings.bindAddress();
+        DatagramChannel ch = bind.getAddress() instanceof java.net.Inet4Address
+                ? DatagramChannel.open(StandardProtocolFamily.INET)
+                : DatagramChannel.open();
+        Selector sel = null;
+        try {
+            ch.setOption(StandardSocketOptions.SO_RCVBUF, settings.receiveBufferSize());
+            ch.setOption(StandardSocketOptions.SO_SNDBUF, settings.sendBufferSize());
+            ch.bind(bind);
+            ch.configureBlocking(false);
+            sel = Selector.open();
+            ch.register(sel, SelectionKey.OP_READ);
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            if (sel != null) {
+                sel.close();
+            }
+            throw e;
+        }
+        this.channel = ch;
+        this.selector = sel;
+        this.localAddress = (InetSocketAddress) ch.getLocalAddress();
+        // One more byte than the largest accepted datagram: a longer one arrives truncated to
+        // this size, so the handler sees it is too long instead of reading a cut-off message.
+        ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(maxDatagramSize + 1).order(ByteOrder.LITTLE_ENDIAN);
+        this.thread = new Thread(() -> receiveLoop(receiveBuffer), THREAD_NAME);
+        this.thread.setDaemon(true);
+        this.thread.start();
+        LOG.info("UDP transport listening on {}", localAddress);
+    }
+
+    private void receiveLoop(ByteBuffer buffer) {
+        Backoff backoff = new Backoff();
+        while (running) {
+            try {
+                DatagramHandler handler = handlers.get();
+                int work = receiveBatch(buffer, handler);
+                if (handler != null) {
+                    work += handler.doWork(this);
+                }
+                if (work > 0) {
+                    backoff.reset();
+                } else if (handler != null && handler.hasPendingWork()) {
+                    backoff.idle();
+                } else {
+                    backoff.reset();
+                    selector.select();
+                    selector.selectedKeys().clear();
+                }
+            } catch (ClosedChannelException | ClosedSelectorException e) {
+                if (running) {
+                    onLoopError(e);
+                    running = false;
+                }
+            } catch (Throwable t) {
+                if (t instanceof VirtualMachineError && !(t instanceof StackOverflowError)) {
+                    throw (VirtualMachineError) t;
+                }
+                onLoopError(t);
+            }
+        }
+    }
+
+    private int receiveBatch(ByteBuffer buffer, DatagramHandler handler) throws IOException {
+        int received = 0;
+        while (received < RECEIVE_BATCH) {
+            buffer.clear();
+            SocketAddress source = channel.receive(buffer);
+            if (source == null) {
+                break;
+            }
+            buffer.flip();
+            received++;
+            datagramsIn.increment();
+            bytesIn.add(buffer.remaining());
+            if (handler != null) {
+                handler.onDatagram(buffer, (InetSocketAddress) source, this);
+            } else {
+                unhandled.increment();
+            }
+        }
+        return received;
+    }
+
+    private void onLoopError(Throwable t) {
+        loopErrors.increment();
+        long now = System.nanoTime();
+        if (now - lastLoopErrorLog >= ERROR_LOG_INTERVAL_NANOS) {
+            LOG.warn("UDP receive loop failed ({} similar failures suppressed); it keeps running",
+                    suppressedLoopErrors, t);
+            lastLoopErrorLog = now;
+            suppressedLoopErrors = 0;
+        } else {
+            suppressedLoopErrors++;
+        }
+    }
+
+    @Override
+    public boolean send(ByteBuffer datagram, InetSocketAddress target) {
+        int length = datagram.remaining();
+        try {
+            if (channel.send(datagram, target) == 0) {
+                sendFailures.increment();
+                return false;
+            }
+        } catch (IOException | RuntimeException e) {
+            sendFailures.increment();
+            long now = System.nanoTime();
+            if (now - lastSendErrorLog >= ERROR_LOG_INTERVAL_NANOS) {
+                lastSendErrorLog = now;
+                LOG.warn("UDP send of {} bytes to {} failed: {}", length, target, e.toString());
+            }
+            return false;
+        }
+        datagramsOut.increment();
+        bytesOut.add(length);
+        return true;
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return localAddress;
+    }
+
+    @Override
+    public int maxDatagramSize() {
+        return maxDatagramSize;
+    }
+
+    @Override
+    public void wakeup() {
+        selector.wakeup();
+        // The receive thread may be parked in its back-off rather than in select().
+        LockSupport.unpark(thread);
+    }
+
+    /** @return counters by name, a snapshot; any thread */
+    public Map<String, Long> counters() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("datagrams.in", datagramsIn.sum());
+        m.put("datagrams.out", datagramsOut.sum());
+        m.put("bytes.in", bytesIn.sum());
+        m.put("bytes.out", bytesOut.sum());
+        m.put("send.failures", sendFailures.sum());
+        m.put("datagrams.unhandled", unhandled.sum());
+        m.put("errors", loopErrors.sum());
+        return m;
+    }
+
+    /** @return the receive thread, for tests and diagnostics */
+    Thread receiveThread() {
+        return thread;
+    }
+
+    /**
+     * Stops the receive thread, waits for it and closes the socket. Blocks for at most a few
+     * seconds; the thread is a daemon and exits at the latest when the socket is closed.
+     */
+    @Override
+    public void close() {
+        running = false;
+        selector.wakeup();
+        LockSupport.unpark(thread);
+        try {
+            thread.join(TimeUnit.SECONDS.toMillis(5));
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        try {
+            selector.close();
+        } catch (IOException e) {
+            LOG.debug("closing selector", e);
+        }
+        try {
+            channel.close();
+        } catch (IOException e) {
+            LOG.debug("closing channel", e);
+        }
+        if (thread.isAlive()) {
+            LOG.warn("UDP receive thread did not stop within 5 s");
+        }
+        LOG.info("UDP transport on {} closed", localAddress);
+    }
+
+    /** Spin, then yield, then park with a growing timeout: nobody spins on an idle socket. */
+    static final class Backoff {
+        static final int SPINS = 20;
+        static final int YIELDS = 10;
+        static final long MIN_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(1);
+        static final long MAX_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
+
+        private int spins;
+        private int yields;
+        private long parkNanos = MIN_PARK_NANOS;
+
+        void idle() {
+            if (spins < SPINS) {
+                spins++;
+                Thread.onSpinWait();
+            } else if (yields < YIELDS) {
+                yields++;
+                Thread.yield();
+            } else {
+                LockSupport.parkNanos(parkNanos);
+                parkNanos = Math.min(parkNanos << 1, MAX_PARK_NANOS);
+            }
+        }
+
+        void reset() {
+            spins = 0;
+            yields = 0;
+            parkNanos = MIN_PARK_NANOS;
+        }
+
+        long parkNanos() {
+            return parkNanos;
+        }
+    }
+}

@@ -1,0 +1,109 @@
+package org.mpiproxy.transport.udp.internal;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.Map;
+
+import org.mpiproxy.api.DatagramHandler;
+import org.mpiproxy.api.DatagramTransport;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+/** Publishes the proxy's UDP socket as a {@link DatagramTransport} and feeds the bound handler. */
+@Component(name = UdpTransportComponent.PID, service = DatagramTransport.class, immediate = true)
+@Designate(ocd = UdpTransportComponent.Config.class)
+public class UdpTransportComponent implements DatagramTransport {
+
+    /** Configuration PID and component name. */
+    public static final String PID = "org.mpiproxy.transport.udp";
+
+    /** Configuration of the UDP transport. */
+    @ObjectClassDefinition(id = PID, name = "MPI proxy UDP transport",
+            description = "The UDP socket on which the MPI proxy receives requests and sends replies.")
+    public @interface Config {
+
+        @AttributeDefinition(name = "Address",
+                description = "Local address to bind; 0.0.0.0 listens on every interface.")
+        String address() default "127.0.0.1";
+
+        @AttributeDefinition(name = "Port", description = "UDP port; 0 picks a free port.", min = "0", max = "65535")
+        int port() default 6660;
+
+        @AttributeDefinition(name = "Receive buffer size", description = "Socket receive buffer (SO_RCVBUF) in bytes.")
+        int receive_buffer_size() default 4194304;
+
+        @AttributeDefinition(name = "Send buffer size", description = "Socket send buffer (SO_SNDBUF) in bytes.")
+        int send_buffer_size() default 4194304;
+
+        @AttributeDefinition(name = "Largest datagram",
+                description = "Largest datagram received, in bytes; longer ones are dropped. v1 itself uses at most 1448.",
+                min = "548", max = "65507")
+        int max_datagram_size() default 65507;
+    }
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile DatagramHandler handler;
+
+    private volatile UdpTransport transport;
+
+    /**
+     * Validates the configuration, binds the socket and starts the receive thread.
+     *
+     * @param config the configuration
+     * @throws IOException when the socket cannot be bound
+     */
+    @Activate
+    void activate(Config config) throws IOException {
+        UdpTransportSettings settings = settings(config);
+        transport = new UdpTransport(settings, () -> handler);
+    }
+
+    /** Stops the receive thread and closes the socket. */
+    @Deactivate
+    void deactivate() {
+        UdpTransport t = transport;
+        if (t != null) {
+            t.close();
+        }
+    }
+
+    static UdpTransportSettings settings(Config config) {
+        return UdpTransportSettings.of(config.address(), config.port(), config.receive_buffer_size(),
+                config.send_buffer_size(), config.max_datagram_size());
+    }
+
+    @Override
+    public boolean send(ByteBuffer datagram, InetSocketAddress target) {
+        return transport.send(datagram, target);
+    }
+
+    @Override
+    public InetSocketAddress localAddress() {
+        return transport.localAddress();
+    }
+
+    @Override
+    public int maxDatagramSize() {
+        return transport.maxDatagramSize();
+    }
+
+    @Override
+    public void wakeup() {
+        transport.wakeup();
+    }
+
+    /** @return the transport's counters by name, a snapshot */
+    public Map<String, Long> counters() {
+        return transport.counters();
+    }
+}

@@ -1,0 +1,225 @@
+package org.mpiproxy.transport.udp.internal;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+
+import java.io.IOException;
+import java.lang.management.ManagementFactory;
+import java.lang.management.ThreadMXBean;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.DatagramChannel;
+import java.util.Map;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+
+class UdpTransportTest {
+
+    private static final long AWAIT_SECONDS = 5;
+
+    private final RecordingHandler handler = new RecordingHandler();
+    private UdpTransport transport;
+    private DatagramChannel client;
+
+    @AfterEach
+    void tearDown() throws IOException {
+        if (transport != null) {
+            transport.close();
+        }
+        if (client != null) {
+            client.close();
+        }
+    }
+
+    private void start(int maxDatagramSize) throws IOException {
+        transport = new UdpTransport(UdpTransportSettings.of("127.0.0.1", 0, 65536, 65536, maxDatagramSize),
+                () -> handler);
+        client = DatagramChannel.open();
+        client.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
+        client.socket().setSoTimeout((int) TimeUnit.SECONDS.toMillis(AWAIT_SECONDS));
+    }
+
+    private void sendFromClient(byte[] bytes) throws IOException {
+        client.send(ByteBuffer.wrap(bytes), transport.localAddress());
+    }
+
+    @Test
+    void shouldBindEphemeralPortWhenPortIsZero() throws IOException {
+        start(1448);
+        assertTrue(transport.localAddress().getPort() > 0);
+        assertEquals("127.0.0.1", transport.localAddress().getAddress().getHostAddress());
+        assertEquals(1448, transport.maxDatagramSize());
+    }
+
+    @Test
+    void shouldHandDatagramToHandlerInLittleEndianDirectBuffer() throws Exception {
+        start(1448);
+        byte[] payload = {2, 0, 1, 0, 0, 0, 3, 0, 7, 0, 0, 0};
+        sendFromClient(payload);
+        RecordingHandler.Received r = handler.received.poll(AWAIT_SECONDS, TimeUnit.SECONDS);
+        assertNotNull(r, "datagram not received");
+        assertArrayEquals(payload, r.bytes());
+        assertEquals(ByteOrder.LITTLE_ENDIAN, r.order());
+        assertTrue(r.direct());
+        assertEquals(client.getLocalAddress(), r.source());
+    }
+
+    @Test
+    void shouldSendReplyToSource() throws Exception {
+        start(1448);
+        handler.echo = true;
+        sendFromClient(new byte[] {1, 2, 3, 4});
+        client.configureBlocking(true);
+        client.socket().setSoTimeout((int) TimeUnit.SECONDS.toMillis(AWAIT_SECONDS));
+        java.net.DatagramPacket packet = new java.net.DatagramPacket(new byte[64], 64);
+        client.socket().receive(packet);
+        assertEquals(4, packet.getLength());
+        assertEquals(transport.localAddress(), packet.getSocketAddress());
+        Map<String, Long> counters = transport.counters();
+        assertEquals(1L, counters.get("datagrams.in"));
+        assertEquals(1L, counters.get("datagrams.out"));
+        assertEquals(4L, counters.get("bytes.in"));
+        assertEquals(4L, counters.get("bytes.out"));
+        assertEquals(0L, counters.get("send.failures"));
+    }
+
+    @Test
+    void shouldPassOversizeDatagramOneByteLongerThanMaximum() throws Exception {
+        start(600);
+        sendFromClient(new byte[1000]);
+        RecordingHandler.Received r = handler.received.poll(AWAIT_SECONDS, TimeUnit.SECONDS);
+        assertNotNull(r);
+        assertEquals(601, r.bytes().length, "truncated to max + 1 so the handler can tell it is too long");
+    }
+
+    @Test
+    void shouldRunDoWorkAfterWakeupWithoutDatagram() throws Exception {
+        start(1448);
+        awaitBlockedInSelect();
+        CountDownLatch ran = new CountDownLatch(1);
+        handler.onDoWork = ran::countDown;
+        transport.wakeup();
+        assertTrue(ran.await(AWAIT_SECONDS, TimeUnit.SECONDS), "doWork did not run after wakeup");
+    }
+
+    @Test
+    void shouldBlockWhenIdleAndNoWorkIsPending() throws Exception {
+        start(1448);
+        awaitBlockedInSelect();
+        ThreadMXBean mx = ManagementFactory.getThreadMXBean();
+        long tid = transport.receiveThread().getId();
+        int callsBefore = handler.doWorkCalls.get();
+        long cpuBefore = mx.getThreadCpuTime(tid);
+        long wallStart = System.nanoTime();
+        new CountDownLatch(1).await(200, TimeUnit.MILLISECONDS);
+        long wall = System.nanoTime() - wallStart;
+        long cpu = mx.getThreadCpuTime(tid) - cpuBefore;
+        assertTrue(cpu < wall / 10, "idle receive thread used " + cpu + " ns CPU in " + wall + " ns");
+        assertEquals(callsBefore, handler.doWorkCalls.get(), "idle loop must not call doWork");
+    }
+
+    @Test
+    void shouldKeepPollingWhileHandlerHasPendingWork() throws Exception {
+        start(1448);
+        awaitBlockedInSelect();
+        handler.pendingWork.set(true);
+        transport.wakeup();
+        int before = handler.doWorkCalls.get();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(AWAIT_SECONDS);
+        while (handler.doWorkCalls.get() < before + 100 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertTrue(handler.doWorkCalls.get() >= before + 100, "receive thread stopped polling");
+        handler.pendingWork.set(false);
+    }
+
+    @Test
+    void shouldKeepRunningWhenHandlerThrows() throws Exception {
+        start(1448);
+        handler.onDoWork = () -> {
+            throw new IllegalStateException("boom");
+        };
+        transport.wakeup();
+        sendFromClient(new byte[] {9});
+        assertNotNull(handler.received.poll(AWAIT_SECONDS, TimeUnit.SECONDS));
+        sendFromClient(new byte[] {10});
+        RecordingHandler.Received second = handler.received.poll(AWAIT_SECONDS, TimeUnit.SECONDS);
+        assertNotNull(second, "loop died after an exception");
+        assertEquals(10, second.bytes()[0]);
+        assertEquals(1L, transport.counters().get("errors"));
+    }
+
+    @Test
+    void shouldCountDatagramWithoutHandlerAsUnhandled() throws Exception {
+        transport = new UdpTransport(UdpTransportSettings.of("127.0.0.1", 0, 65536, 65536, 1448), () -> null);
+        client = DatagramChannel.open();
+        client.send(ByteBuffer.wrap(new byte[] {1}), transport.localAddress());
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(AWAIT_SECONDS);
+        while (transport.counters().get("datagrams.unhandled") == 0 && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
+        assertEquals(1L, transport.counters().get("datagrams.unhandled"));
+    }
+
+    @Test
+    void shouldStopReceiveThreadOnClose() throws Exception {
+        start(1448);
+        Thread t = transport.receiveThread();
+        transport.close();
+        assertFalse(t.isAlive());
+        transport = null;
+    }
+
+    @Test
+    void shouldReportFailedSendToClosedTransport() throws Exception {
+        start(1448);
+        InetSocketAddress target = (InetSocketAddress) client.getLocalAddress();
+        transport.close();
+        assertFalse(transport.send(ByteBuffer.wrap(new byte[] {1}), target));
+        assertEquals(1L, transport.counters().get("send.failures"));
+        transport = null;
+    }
+
+    @Test
+    void shouldFailToBindPortInUse() throws Exception {
+        start(1448);
+        int port = transport.localAddress().getPort();
+        assertThrows(IOException.class, () -> new UdpTransport(
+                UdpTransportSettings.of("127.0.0.1", port, 65536, 65536, 1448), () -> handler));
+    }
+
+    @Test
+    void shouldGrowParkTimeToMaximumAndResetIt() {
+        UdpTransport.Backoff backoff = new UdpTransport.Backoff();
+        for (int i = 0; i < UdpTransport.Backoff.SPINS + UdpTransport.Backoff.YIELDS + 20; i++) {
+            backoff.idle();
+        }
+        assertEquals(UdpTransport.Backoff.MAX_PARK_NANOS, backoff.parkNanos());
+        backoff.reset();
+        assertEquals(UdpTransport.Backoff.MIN_PARK_NANOS, backoff.parkNanos());
+    }
+
+    private void awaitBlockedInSelect() throws InterruptedException {
+        Thread t = transport.receiveThread();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(AWAIT_SECONDS);
+        while (System.nanoTime() < deadline) {
+            StackTraceElement[] stack = t.getStackTrace();
+            for (StackTraceElement e : stack) {
+                if (e.getMethodName().startsWith("select") || e.getMethodName().startsWith("doSelect")) {
+                    return;
+                }
+            }
+            Thread.onSpinWait();
+        }
+        throw new AssertionError("receive thread never blocked in select: " + t.getState());
+    }
+}
