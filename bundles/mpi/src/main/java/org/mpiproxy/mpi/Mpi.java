@@ -1,0 +1,275 @@
+package org.mpiproxy.mpi;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.IntBuffer;
+import java.time.Duration;
+import java.util.List;
+import java.util.Properties;
+import java.util.function.Function;
+
+import org.mpiproxy.mpi.internal.ChannelRankTransport;
+import org.mpiproxy.mpi.internal.Hostfile;
+import org.mpiproxy.mpi.internal.HostfileEntry;
+import org.mpiproxy.mpi.internal.LaunchArguments;
+import org.mpiproxy.mpi.internal.Transport;
+import org.mpiproxy.mpi.internal.UdpHostTransport;
+import org.mpiproxy.protocol.MpiDatatype;
+import org.mpiproxy.protocol.MpiErrors;
+
+/**
+ * One process's membership in an MPI job: the Java counterpart of FreeNOS libmpi's
+ * {@code MPI_Init}, {@code MPI_Comm_rank}, {@code MPI_Comm_size}, {@code MPI_Send},
+ * {@code MPI_Recv} and {@code MPI_Finalize}.
+ * <p>
+ * The same program is rank 0 and every other rank (SPMD):
+ * <ul>
+ * <li><b>Host, rank 0</b>: the user runs {@code PROGRAM HOSTFILE ARGS...}. The hostfile names
+ * one proxy per line ({@code <ipv4>:<port>:<coreId>}; line n runs rank n, {@code #} comments
+ * and blank lines are ignored), so the world size is the number of node lines + 1.
+ * {@link #init} sends one v1 EXEC per rank with the command line {@code PROGRAM ARGS...},
+ * where PROGRAM is the environment variable {@value #PROGRAM_ENV} (the program's launcher
+ * script sets it to its own file name) or else the system property {@value #PROGRAM_PROPERTY}.
+ * Replies are awaited for {@value #TIMEOUT_ENV} seconds (default 30, 0 = forever).</li>
+ * <li><b>Rank n &gt;= 1</b>: started by a proxy as
+ * {@code PROGRAM --slave <channel-file> <rankId> <worldSize> ARGS...}; talks to rank 0 through
+ * the shared-memory channel file.</li>
+ * </ul>
+ * Ranks talk to rank 0 only (master/worker): rank 0 sends to and receives from ranks
+ * 1..size-1, the others send to and receive from rank 0. Messages are streams of elements:
+ * a receive takes exactly {@code count} elements, whatever the sender's message boundaries.
+ * {@code int} elements are {@code MPI_INT}, {@code byte} elements {@code MPI_UNSIGNED_CHAR};
+ * both travel little-endian and densely packed.
+ * <p>
+ * Thread-safety: not thread-safe; use an instance from one thread at a time.
+ */
+public final class Mpi implements AutoCloseable {
+
+    /** Environment variable holding the program name rank 0 asks the proxies to start. */
+    public static final String PROGRAM_ENV = "MPIPROXY_PROGRAM";
+    /** System property used for the program name when {@value #PROGRAM_ENV} is not set. */
+    public static final String PROGRAM_PROPERTY = "mpiproxy.program";
+    /** Environment variable: seconds rank 0 waits for a proxy's reply; 0 = forever. */
+    public static final String TIMEOUT_ENV = "MPIPROXY_TIMEOUT";
+    /** Reply timeout when {@value #TIMEOUT_ENV} is not set. */
+    public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+
+    private static final int CHUNK_BYTES = 64 * 1024;
+
+    private final Transport transport;
+    private final int rank;
+    private final int size;
+    private final List<String> args;
+    private final ByteBuffer scratch = ByteBuffer.allocate(CHUNK_BYTES).order(ByteOrder.LITTLE_ENDIAN);
+    private final IntBuffer scratchInts = scratch.asIntBuffer();
+    private int[] exitStatuses;
+
+    private Mpi(Transport transport, int rank, int size, List<String> args) {
+        this.transport = transport;
+        this.rank = rank;
+        this.size = size;
+        this.args = args;
+    }
+
+    /**
+     * Joins the job ({@code MPI_Init}): on the host reads the hostfile and starts every rank,
+     * on a rank maps its channel.
+     *
+     * @param args the program's command line, as given to {@code main}
+     * @return this process's membership; close it to finalize
+     * @throws MpiException {@code MPI_ERR_ARG} for a malformed command line, hostfile or
+     *                      program name, {@code MPI_ERR_IO} when the hostfile or channel cannot
+     *                      be read, or the error a proxy replied when it cannot start a rank
+     */
+    public static Mpi init(String[] args) {
+        return init(args, System::getenv, System.getProperties(), System.err);
+    }
+
+    static Mpi init(String[] args, Function<String, String> env, Properties properties, PrintStream diagnostics) {
+        LaunchArguments launch = LaunchArguments.parse(args);
+        if (launch.isRank()) {
+            return new Mpi(ChannelRankTransport.map(launch.channelFile()), launch.rank(), launch.worldSize(),
+                    launch.programArgs());
+        }
+        List<HostfileEntry> nodes;
+        try {
+            nodes = Hostfile.read(launch.hostfile());
+        } catch (IOException e) {
+            throw new MpiException(MpiErrors.ERR_IO, "cannot read hostfile " + launch.hostfile() + ": " + e, e);
+        } catch (IllegalArgumentException e) {
+            throw new MpiException(MpiErrors.ERR_ARG, "hostfile " + e.getMessage(), e);
+        }
+        String program = env.apply(PROGRAM_ENV);
+        if (program == null || program.isEmpty()) {
+            program = properties.getProperty(PROGRAM_PROPERTY);
+        }
+        if (program == null || program.isEmpty()) {
+            throw new MpiException(MpiErrors.ERR_ARG, "unknown program name: set " + PROGRAM_ENV
+                    + " or the system property " + PROGRAM_PROPERTY);
+        }
+        Duration timeout = timeout(env.apply(TIMEOUT_ENV));
+        UdpHostTransport transport = UdpHostTransport.start(nodes, program, launch.programArgs(), timeout, diagnostics);
+        return new Mpi(transport, 0, transport.size(), launch.programArgs());
+    }
+
+    static Duration timeout(String text) {
+        if (text == null || text.isBlank()) {
+            return DEFAULT_TIMEOUT;
+        }
+        try {
+            long seconds = Long.parseLong(text.strip());
+            if (seconds >= 0 && seconds <= 1_000_000_000L) {
+                return Duration.ofSeconds(seconds);
+            }
+        } catch (NumberFormatException e) {
+            // reported below with the variable's name
+        }
+        throw new MpiException(MpiErrors.ERR_ARG, TIMEOUT_ENV + "='" + text + "' is not a number of seconds >= 0");
+    }
+
+    /**
+     * The program's own arguments of a command line, without joining a job: for checking
+     * usage before {@link #init} starts anything.
+     *
+     * @param args the command line, as given to {@code main}
+     * @return the arguments after the hostfile (host) or after {@code --slave ...} (rank)
+     */
+    public static List<String> programArguments(String[] args) {
+        return LaunchArguments.programArguments(args);
+    }
+
+    /** @return this process's rank: 0 on the host, 1..size-1 on the others ({@code MPI_Comm_rank}) */
+    public int rank() {
+        return rank;
+    }
+
+    /** @return the number of processes in the job, rank 0 included ({@code MPI_Comm_size}) */
+    public int size() {
+        return size;
+    }
+
+    /** @return the program's own arguments: the same on every rank, immutable */
+    public List<String> args() {
+        return args;
+    }
+
+    /**
+     * Sends {@code MPI_INT} elements ({@code MPI_Send}). Returns when the elements are handed
+     * to the network (rank 0) or written to the channel (other ranks).
+     *
+     * @param buf    the elements
+     * @param offset index of the first element
+     * @param count  number of elements, &gt;= 0
+     * @param dest   the receiving rank
+     * @throws MpiException {@code MPI_ERR_COUNT}, {@code MPI_ERR_BUFFER} or {@code MPI_ERR_RANK}
+     *                      for bad arguments, {@code MPI_ERR_IO} when sending fails
+     */
+    public void send(int[] buf, int offset, int count, int dest) {
+        check(buf == null ? -1 : buf.length, offset, count, dest);
+        for (int done = 0; done < count; ) {
+            int k = Math.min(CHUNK_BYTES / Integer.BYTES, count - done);
+            scratchInts.put(0, buf, offset + done, k);
+            transport.send(MpiDatatype.INT.code(), scratch, 0, k, dest);
+            done += k;
+        }
+    }
+
+    /**
+     * Sends {@code MPI_UNSIGNED_CHAR} elements ({@code MPI_Send}).
+     *
+     * @param buf    the elements
+     * @param offset index of the first element
+     * @param count  number of elements, &gt;= 0
+     * @param dest   the receiving rank
+     * @throws MpiException as {@link #send(int[], int, int, int)}
+     */
+    public void send(byte[] buf, int offset, int count, int dest) {
+        check(buf == null ? -1 : buf.length, offset, count, dest);
+        if (count > 0) {
+            transport.send(MpiDatatype.UNSIGNED_CHAR.code(), ByteBuffer.wrap(buf), offset, count, dest);
+        }
+    }
+
+    /**
+     * Receives exactly {@code count} {@code MPI_INT} elements ({@code MPI_Recv}); blocks until
+     * they arrived.
+     *
+     * @param buf    where the elements go
+     * @param offset index of the first element
+     * @param count  number of elements, &gt;= 0
+     * @param source the sending rank
+     * @throws MpiException {@code MPI_ERR_COUNT}, {@code MPI_ERR_BUFFER} or {@code MPI_ERR_RANK}
+     *                      for bad arguments, {@code MPI_ERR_TYPE} when the sender sent another
+     *                      datatype; on rank 0 also the error a proxy replied, or
+     *                      {@code MPI_ERR_OTHER} when no reply came within the timeout
+     */
+    public void recv(int[] buf, int offset, int count, int source) {
+        check(buf == null ? -1 : buf.length, offset, count, source);
+        for (int done = 0; done < count; ) {
+            int k = Math.min(CHUNK_BYTES / Integer.BYTES, count - done);
+            transport.recv(MpiDatatype.INT.code(), scratch, 0, k, source);
+            scratchInts.get(0, buf, offset + done, k);
+            done += k;
+        }
+    }
+
+    /**
+     * Receives exactly {@code count} {@code MPI_UNSIGNED_CHAR} elements ({@code MPI_Recv}).
+     *
+     * @param buf    where the elements go
+     * @param offset index of the first element
+     * @param count  number of elements, &gt;= 0
+     * @param source the sending rank
+     * @throws MpiException as {@link #recv(int[], int, int, int)}
+     */
+    public void recv(byte[] buf, int offset, int count, int source) {
+        check(buf == null ? -1 : buf.length, offset, count, source);
+        if (count > 0) {
+            transport.recv(MpiDatatype.UNSIGNED_CHAR.code(), ByteBuffer.wrap(buf), offset, count, source);
+        }
+    }
+
+    /**
+     * Leaves the job: this is the finalize step ({@code MPI_Finalize}). Rank 0 sends TERMINATE
+     * to every rank, waits for the replies (the timeout plus 15 s, since a proxy may wait for a
+     * rank to exit before answering), reports non-zero exit statuses and missing replies on
+     * standard error and closes its socket; another rank unmaps its channel. Idempotent; no
+     * other method may be called afterwards.
+     */
+    @Override
+    public void close() {
+        if (exitStatuses == null) {
+            exitStatuses = transport.finish();
+        }
+    }
+
+    /**
+     * @return on rank 0 after {@link #close()}: the exit status of every rank (index = rank;
+     *         0 for rank 0 itself, -1 where unknown); otherwise an empty array
+     */
+    public int[] exitStatuses() {
+        return exitStatuses == null ? new int[0] : exitStatuses.clone();
+    }
+
+    private void check(int length, int offset, int count, int peer) {
+        if (exitStatuses != null) {
+            throw new MpiException(MpiErrors.ERR_OTHER, "MPI is finalized");
+        }
+        if (length < 0) {
+            throw new MpiException(MpiErrors.ERR_BUFFER, "buffer is null");
+        }
+        if (count < 0) {
+            throw new MpiException(MpiErrors.ERR_COUNT, "count=" + count + " is negative");
+        }
+        if (offset < 0 || offset > length - count) {
+            throw new MpiException(MpiErrors.ERR_BUFFER, "offset=" + offset + " count=" + count
+                    + " outside a buffer of " + length);
+        }
+        if (rank == 0 ? peer < 1 || peer >= size : peer != 0) {
+            throw new MpiException(MpiErrors.ERR_RANK, "rank " + peer + ": "
+                    + (rank == 0 ? "rank 0 talks to ranks 1.." + (size - 1) : "ranks talk to rank 0 only"));
+        }
+    }
+}

@@ -1,0 +1,97 @@
+package org.mpiproxy.mpi.internal;
+
+import java.nio.ByteBuffer;
+import java.nio.file.Path;
+
+import org.mpiproxy.api.MessageRing;
+import org.mpiproxy.api.RankChannel;
+import org.mpiproxy.channel.shm.BackoffIdler;
+import org.mpiproxy.channel.shm.MappedRankChannel;
+import org.mpiproxy.mpi.MpiException;
+import org.mpiproxy.protocol.MpiDatatype;
+import org.mpiproxy.protocol.MpiErrors;
+
+/**
+ * A rank's side of a job: its shared-memory channel to the proxy, which relays to rank 0.
+ * Sends are records offered to the rank-to-host ring, receives poll the host-to-rank ring;
+ * both back off while the ring is full or empty. Not thread-safe.
+ */
+public final class ChannelRankTransport implements Transport {
+
+    /** Largest record this side writes, in bytes (smaller when the ring is small). */
+    public static final int MAX_RECORD_BYTES = 64 * 1024;
+
+    private final RankChannel channel;
+    private final MessageRing inbound;
+    private final MessageRing outbound;
+    private final BackoffIdler idler = new BackoffIdler();
+    private final int maxRecordBytes;
+    private boolean closed;
+
+    /**
+     * @param channel the rank's channel; closed by {@link #finish()}
+     */
+    public ChannelRankTransport(RankChannel channel) {
+        this.channel = channel;
+        this.inbound = channel.toRank();
+        this.outbound = channel.fromRank();
+        // A quarter of the ring always fits one record with its header, wherever the ring wraps.
+        this.maxRecordBytes = Math.max(8, Math.min(MAX_RECORD_BYTES, outbound.capacity() / 4));
+    }
+
+    /**
+     * @param file the channel file the proxy created for this rank
+     * @return the transport over the mapped file
+     * @throws MpiException {@code MPI_ERR_IO} when the file cannot be mapped
+     */
+    public static ChannelRankTransport map(Path file) {
+        try {
+            return new ChannelRankTransport(MappedRankChannel.map(file));
+        } catch (java.io.IOException | RuntimeException e) {
+            throw new MpiException(MpiErrors.ERR_IO, "cannot map channel " + file + ": " + e.getMessage(), e);
+        }
+    }
+
+    @Override
+    public void send(int datatype, ByteBuffer src, int offset, int count, int dest) {
+        int size = MpiDatatype.sizeOf(datatype);
+        int perRecord = Math.max(1, maxRecordBytes / size);
+        for (int done = 0; done < count; ) {
+            int k = Math.min(perRecord, count - done);
+            while (!outbound.offer(datatype, k, src, offset + done * size, k * size)) {
+                idler.idle(0);
+            }
+            idler.reset();
+            done += k;
+        }
+    }
+
+    @Override
+    public void recv(int datatype, ByteBuffer dst, int offset, int count, int source) {
+        int size = MpiDatatype.sizeOf(datatype);
+        int got = 0;
+        while (got < count) {
+            int n = inbound.poll(datatype, dst, offset + got * size, count - got);
+            if (n == MessageRing.TYPE_MISMATCH) {
+                MpiDatatype sent = MpiDatatype.ofCode(inbound.peekDatatype());
+                throw new MpiException(MpiErrors.ERR_TYPE, "rank 0 sent " + (sent == null ? "unknown" : "MPI_" + sent)
+                        + " elements, expected MPI_" + MpiDatatype.ofCode(datatype));
+            }
+            if (n == 0) {
+                idler.idle(0);
+            } else {
+                idler.reset();
+                got += n;
+            }
+        }
+    }
+
+    @Override
+    public int[] finish() {
+        if (!closed) {
+            closed = true;
+            channel.close();
+        }
+        return new int[0];
+    }
+}

@@ -1,0 +1,126 @@
+package org.mpiproxy.mpi;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.mpiproxy.mpi.internal.FakeProxy;
+import org.mpiproxy.protocol.MpiDatatype;
+import org.mpiproxy.protocol.MpiErrors;
+import org.mpiproxy.protocol.V1HeaderDescriptor;
+import org.mpiproxy.protocol.V1HeaderFlyweight;
+
+class MpiHostTest {
+
+    @TempDir
+    Path dir;
+    private final PrintStream diagnostics = new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8);
+
+    private Path hostfile(String text) throws IOException {
+        Path file = dir.resolve("hostfile");
+        Files.writeString(file, text);
+        return file;
+    }
+
+    private Mpi init(Map<String, String> env, Properties properties, String... args) {
+        return Mpi.init(args, env::get, properties, diagnostics);
+    }
+
+    @Test
+    void shouldRunAloneWithAHostfileWithoutNodes() throws IOException {
+        Path file = hostfile("# nobody\n\n");
+        Mpi mpi = init(Map.of("MPIPROXY_PROGRAM", "mpiprime"), new Properties(), file.toString(), "10");
+
+        assertEquals(0, mpi.rank());
+        assertEquals(1, mpi.size());
+        assertEquals(List.of("10"), mpi.args());
+        assertEquals(MpiErrors.ERR_RANK, assertThrows(MpiException.class, () -> mpi.send(new int[1], 0, 1, 1)).errorCode());
+        assertEquals(MpiErrors.ERR_RANK, assertThrows(MpiException.class, () -> mpi.send(new int[1], 0, 1, 0)).errorCode());
+        mpi.close();
+        assertArrayEquals(new int[] {0}, mpi.exitStatuses());
+    }
+
+    @Test
+    void shouldNameFileAndLineOfAMalformedHostfile() throws IOException {
+        Path file = hostfile("# nodes\n127.0.0.1:6660:0\n127.0.0.1:6660\n");
+
+        MpiException e = assertThrows(MpiException.class,
+                () -> init(Map.of("MPIPROXY_PROGRAM", "p"), new Properties(), file.toString()));
+
+        assertEquals(MpiErrors.ERR_ARG, e.errorCode());
+        assertTrue(e.getMessage().contains(file + " line 3"), e.getMessage());
+    }
+
+    @Test
+    void shouldFailWithIoErrorWhenTheHostfileIsMissing() {
+        MpiException e = assertThrows(MpiException.class,
+                () -> init(Map.of("MPIPROXY_PROGRAM", "p"), new Properties(), dir.resolve("none").toString()));
+
+        assertEquals(MpiErrors.ERR_IO, e.errorCode());
+    }
+
+    @Test
+    void shouldRequireAProgramName() throws IOException {
+        Path file = hostfile("");
+
+        MpiException e = assertThrows(MpiException.class, () -> init(Map.of(), new Properties(), file.toString()));
+
+        assertEquals(MpiErrors.ERR_ARG, e.errorCode());
+        assertTrue(e.getMessage().contains("MPIPROXY_PROGRAM"), e.getMessage());
+    }
+
+    @Test
+    void shouldParseTimeout() {
+        assertEquals(Mpi.DEFAULT_TIMEOUT, Mpi.timeout(null));
+        assertEquals(Duration.ofSeconds(5), Mpi.timeout(" 5 "));
+        assertEquals(Duration.ZERO, Mpi.timeout("0"));
+        assertEquals(MpiErrors.ERR_ARG, assertThrows(MpiException.class, () -> Mpi.timeout("-1")).errorCode());
+        assertEquals(MpiErrors.ERR_ARG, assertThrows(MpiException.class, () -> Mpi.timeout("5s")).errorCode());
+    }
+
+    @Test
+    void shouldExecThePropertyNamedProgramAndSendIntsLittleEndian() throws Exception {
+        try (FakeProxy proxy = new FakeProxy((d, p) -> {
+            FakeProxy.STARTS_EVERYTHING.on(d, p);
+            V1HeaderFlyweight h = d.header();
+            if (h.operation() == V1HeaderDescriptor.OP_RECV) {
+                ByteBuffer b = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN).putInt(0, 0x12345678);
+                p.reply(d.source(), V1HeaderDescriptor.OP_RECV, 0, h.rankId(), 0, h.datatype(), 1, b.array());
+            }
+        })) {
+            Path file = hostfile("127.0.0.1:" + proxy.port() + ":0\n");
+            Properties properties = new Properties();
+            properties.setProperty(Mpi.PROGRAM_PROPERTY, "mpiping");
+            int[] pong = new int[1];
+            try (Mpi mpi = init(Map.of("MPIPROXY_TIMEOUT", "5"), properties, file.toString(), "a")) {
+                assertEquals(2, mpi.size());
+                mpi.send(new int[] {0xaabbccdd}, 0, 1, 1);
+                mpi.recv(pong, 0, 1, 1);
+            }
+
+            assertEquals(0x12345678, pong[0]);
+            assertEquals("mpiping a", new String(proxy.received(V1HeaderDescriptor.OP_EXEC).get(0).payload(),
+                    StandardCharsets.UTF_8));
+            FakeProxy.Datagram send = proxy.received(V1HeaderDescriptor.OP_SEND).get(0);
+            assertArrayEquals(new byte[] {(byte) 0xdd, (byte) 0xcc, (byte) 0xbb, (byte) 0xaa}, send.payload());
+            assertEquals(MpiDatatype.INT.code(), send.header().datatype());
+            assertEquals(1, proxy.received(V1HeaderDescriptor.OP_TERMINATE).size());
+        }
+    }
+}
