@@ -591,17 +591,18 @@ final class V1Dispatcher implements DatagramHandler {
         rank.process.stop(settings.stopGrace());
     }
 
-    /** Replies to TERMINATE, removes the rank's channel and, with the last rank, the job. */
+    /** Removes the rank's channel and, with the last rank, the job's directory; then replies to TERMINATE. */
     private void finish(DatagramTransport replies, Rank rank) {
         serve(rank, replies);
         while (!rank.recvs.isEmpty()) {
             abandonHeadRecv(replies, rank, rank.recvs.headDatatype());
         }
         boolean failed = rank.phase == Rank.Phase.FAILED;
+        // the reply promises that the rank's files are gone: remove first, then answer
+        remove(rank);
         reply.set(OP_TERMINATE, failed ? rank.execResult : MpiErrors.SUCCESS, rank.rankId, rank.coreId, 0,
                 failed ? 0 : rank.exitStatus & 0xffffffffL);
         sendReply(replies, HEADER_LENGTH, rank.job.owner);
-        remove(rank);
     }
 
     private void remove(Rank rank) {

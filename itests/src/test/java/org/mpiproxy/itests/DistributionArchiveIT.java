@@ -1,0 +1,98 @@
+package org.mpiproxy.itests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.io.StringReader;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/**
+ * The distribution archive as users unpack it with {@code tar -xzf}: layout, file modes and
+ * the shipped configuration. Reads the archive only; no Karaf is started.
+ */
+class DistributionArchiveIT {
+
+    private static final List<String> PIDS = List.of(
+            "org.mpiproxy.transport.udp", "org.mpiproxy.channel.shm", "org.mpiproxy.launcher.local",
+            "org.mpiproxy.launcher.core", "org.mpiproxy.proxy");
+
+    private static Map<String, DistributionArchive.Entry> entries;
+
+    @BeforeAll
+    static void readArchive() throws IOException {
+        Path archive = Paths.get(System.getProperty("mpiproxy.itest.distribution"));
+        entries = DistributionArchive.read(archive, name -> name.startsWith("etc/") || name.equals("bin/setenv"));
+    }
+
+    @Test
+    void shouldPackProgramsAsExecutables() {
+        for (String name : List.of("mpiping", "mpiprime", "mpiping.lz4", "mpiprime.lz4")) {
+            DistributionArchive.Entry program = entry("programs/" + name);
+            assertEquals("755", Integer.toOctalString(program.mode()), program.name() + " mode");
+        }
+        assertNotNull(entries.get("programs/hostfile"), "programs/hostfile missing");
+    }
+
+    @Test
+    void shouldPackKarafScriptsAsExecutables() {
+        for (String name : List.of("bin/karaf", "bin/start", "bin/stop", "bin/client", "bin/setenv")) {
+            assertTrue(entry(name).isExecutable(), name + " not executable");
+        }
+    }
+
+    @Test
+    void shouldShipADefaultConfigurationForEveryComponent() throws IOException {
+        for (String pid : PIDS) {
+            Properties cfg = properties("etc/" + pid + ".cfg");
+            assertFalse(cfg.isEmpty(), pid + ".cfg has no keys");
+        }
+        assertEquals("127.0.0.1", properties("etc/org.mpiproxy.transport.udp.cfg").getProperty("address"));
+        assertEquals("${karaf.home}/programs",
+                properties("etc/org.mpiproxy.launcher.local.cfg").getProperty("program.directory"));
+    }
+
+    @Test
+    void shouldBindConsolesToLoopbackOnly() throws IOException {
+        assertEquals("127.0.0.1", properties("etc/org.apache.karaf.shell.cfg").getProperty("sshHost"));
+        Properties management = properties("etc/org.apache.karaf.management.cfg");
+        assertEquals("127.0.0.1", management.getProperty("rmiRegistryHost"));
+        assertEquals("127.0.0.1", management.getProperty("rmiServerHost"));
+    }
+
+    @Test
+    void shouldBootTheProxyFeature() throws IOException {
+        String boot = properties("etc/org.apache.karaf.features.cfg").getProperty("featuresBoot");
+        for (String feature : List.of("minimal", "eventadmin", "scr", "mpiproxy")) {
+            assertTrue(boot.matches("(?s).*\\b" + feature + "\\b.*"), "featuresBoot lacks " + feature + ": " + boot);
+        }
+    }
+
+    @Test
+    void shouldShipAnAdministratorForTheLocalConsole() throws IOException {
+        DistributionArchive.Entry users = entry("etc/users.properties");
+        assertEquals("600", Integer.toOctalString(users.mode()), "etc/users.properties mode");
+        assertNotNull(properties(users.name()).getProperty("karaf"), "no karaf user");
+    }
+
+    private static DistributionArchive.Entry entry(String name) {
+        DistributionArchive.Entry entry = entries.get(name);
+        assertNotNull(entry, name + " missing from the archive");
+        return entry;
+    }
+
+    private static Properties properties(String name) throws IOException {
+        Properties properties = new Properties();
+        properties.load(new StringReader(entry(name).text()));
+        return properties;
+    }
+}
