@@ -14,6 +14,7 @@ import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
 import java.util.Map;
 import java.util.Properties;
 import java.util.regex.Matcher;
@@ -26,6 +27,8 @@ import javax.management.remote.JMXConnector;
 import javax.management.remote.JMXConnectorFactory;
 import javax.management.remote.JMXServiceURL;
 
+import org.apache.karaf.shell.api.console.SessionFactory;
+import org.junit.Before;
 import org.junit.Test;
 import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.api.JobInfo;
@@ -59,7 +62,46 @@ public class OperatorIT extends MpiProxyTestSupport {
 
     /** Changes one configuration value as an operator would, from the console. */
     private void updateConfiguration(String pid, String key, Object value) throws Exception {
-        executeCommand("config:property-set -p " + pid + " " + key + " " + value);
+        admin("config:property-set -p " + pid + " " + key + " " + value);
+    }
+
+    /** Runs a command as the shipped operator (roles admin, manager, viewer), ACLs applied. */
+    private String admin(String command) throws Exception {
+        return AdminConsole.execute(awaitService(SessionFactory.class, null), command, TIMEOUT);
+    }
+
+    /** The commands register a moment after the bundles start: wait for every one used here. */
+    @Before
+    public void awaitCommands() {
+        for (String command : List.of("mpi:jobs", "mpi:job", "mpi:channels", "mpi:counters", "mpi:health", "mpi:output", "mpi:stop",
+                "mpi:exec", "config:property-set", "config:meta")) {
+            awaitCondition(() -> runs(command + " --help"), TIMEOUT, () -> command + " not registered");
+        }
+    }
+
+    private boolean runs(String command) {
+        try {
+            admin(command);
+            return true;
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    @Test
+    public void shouldGuardStopExecAndOutputWithTheShippedCommandAcl() throws Exception {
+        SessionFactory sessions = awaitService(SessionFactory.class, null);
+        String jobs = AdminConsole.execute(sessions, "mpi:jobs", TIMEOUT, "viewer");
+        assertFalse("a viewer reads the jobs", jobs.isBlank());
+        for (String guarded : List.of("mpi:stop 1", "mpi:exec mpiping", "mpi:output 1 1")) {
+            try {
+                AdminConsole.execute(sessions, guarded, TIMEOUT, "viewer");
+                throw new AssertionError("a viewer ran '" + guarded + "'");
+            } catch (Exception e) {
+                assertTrue("refused by the ACL, not failed otherwise: " + e,
+                        e instanceof SecurityException || String.valueOf(e.getMessage()).contains("not found"));
+            }
+        }
     }
 
     @Test
@@ -73,17 +115,17 @@ public class OperatorIT extends MpiProxyTestSupport {
             String id = hex(job.jobId());
             long pid = job.ranks().get(0).pid();
 
-            String jobs = executeCommand("mpi:jobs --no-format");
+            String jobs = admin("mpi:jobs --no-format");
             assertTrue(jobs, jobs.contains(id));
-            String detail = executeCommand("mpi:job " + id + " --no-format");
+            String detail = admin("mpi:job --no-format " + id);
             assertTrue(detail, detail.matches("(?s)1\\s+0\\s+mpiping\\s+" + pid + "\\s+RUNNING\\s+-\\s+4\\s+4\\s+0\\s+0\\s+"
                     + "\\d+%\\s+\\d+%\\s*"));
-            String channels = executeCommand("mpi:channels --no-format");
+            String channels = admin("mpi:channels --no-format");
             assertTrue(channels, channels.contains(id) && channels.contains("rank-1.chan"));
-            String counters = executeCommand("mpi:counters exec.");
+            String counters = admin("mpi:counters exec.");
             assertTrue(counters, counters.contains("exec.started"));
 
-            String stop = executeCommand("mpi:stop " + id + " 1 --signal KILL");
+            String stop = admin("mpi:stop --signal KILL " + id + " 1");
             assertEquals("Job " + id + ": sent SIGKILL to rank 1.", stop.trim());
             awaitCondition(() -> job(job.jobId()).ranks().get(0).state() == RankInfo.State.EXITED, TIMEOUT,
                     () -> "rank 1 after SIGKILL: " + job(job.jobId()));
@@ -101,7 +143,7 @@ public class OperatorIT extends MpiProxyTestSupport {
                 + "exec sleep 120\n");
         Files.setPosixFilePermissions(program, PosixFilePermissions.fromString("rwxr-xr-x"));
         try {
-            String exec = executeCommand("mpi:exec --cores 0,0 --no-format hello-operator smoke");
+            String exec = admin("mpi:exec --cores 0,0 --no-format hello-operator smoke");
             Matcher m = Pattern.compile("Job ([0-9a-f]{16}) started").matcher(exec);
             assertTrue(exec, m.find());
             String id = m.group(1);
@@ -113,7 +155,7 @@ public class OperatorIT extends MpiProxyTestSupport {
             assertEquals("warning 1\n", output("mpi:output --stderr " + id + " 1"));
             assertEquals("hello from rank 1 of 3: smoke\n", output("mpi:output -n 1 " + id + " 1"));
 
-            String stop = executeCommand("mpi:stop " + id);
+            String stop = admin("mpi:stop " + id);
             assertEquals("Job " + id + ": sent SIGTERM to ranks 1, 2.", stop.trim());
             Path jobDirectory = channelDirectory().resolve("job-" + id);
             awaitCondition(() -> !Files.exists(jobDirectory), TIMEOUT,
@@ -121,7 +163,7 @@ public class OperatorIT extends MpiProxyTestSupport {
             for (RankInfo rank : job(jobId).ranks()) {
                 assertEquals("rank " + rank.rankId(), 128 + 15, rank.exitStatus());
             }
-            String followed = executeCommand("mpi:output --follow " + id + " 1");
+            String followed = admin("mpi:output --follow " + id + " 1");
             assertEquals("an ended rank's output is printed once", "hello from rank 1 of 3: smoke\n", followed);
         } finally {
             Files.deleteIfExists(program);
@@ -130,7 +172,7 @@ public class OperatorIT extends MpiProxyTestSupport {
 
     private String output(String command) {
         try {
-            return executeCommand(command);
+            return admin(command);
         } catch (Exception e) {
             return e.toString();
         }
@@ -219,7 +261,7 @@ public class OperatorIT extends MpiProxyTestSupport {
     @Test
     public void shouldReportABadProgramDirectoryAndDescribeTheConfiguration() throws Exception {
         awaitService(ProxyStatus.class, null);
-        String healthy = executeCommand("mpi:health --no-format");
+        String healthy = admin("mpi:health --no-format");
         assertTrue(healthy, healthy.contains("Health: OK"));
 
         Path missing = karafHome().resolve("no-such-programs");
@@ -227,7 +269,7 @@ public class OperatorIT extends MpiProxyTestSupport {
             updateConfiguration("org.mpiproxy.launcher.local", "program.directory", missing.toString());
             awaitCondition(() -> output("mpi:health --no-format").contains(missing + " is not a directory"), TIMEOUT,
                     () -> output("mpi:health --no-format"));
-            String report = executeCommand("mpi:health --no-format");
+            String report = admin("mpi:health --no-format");
             assertTrue(report, report.contains("programs.local\tCRITICAL") || report.matches("(?s).*programs\\.local\\s+"
                     + "CRITICAL.*"));
             assertTrue(report, report.trim().endsWith("Health: CRITICAL"));
@@ -239,9 +281,9 @@ public class OperatorIT extends MpiProxyTestSupport {
         awaitCondition(() -> output("mpi:health --no-format").contains("Health: OK"), TIMEOUT,
                 () -> output("mpi:health --no-format"));
 
-        String meta = executeCommand("config:meta -p org.mpiproxy.health");
+        String meta = admin("config:meta org.mpiproxy.health");
         assertTrue(meta, meta.contains("shm.min.free.bytes"));
-        String transportMeta = executeCommand("config:meta -p org.mpiproxy.transport.udp");
+        String transportMeta = admin("config:meta org.mpiproxy.transport.udp");
         assertTrue(transportMeta, transportMeta.contains("port"));
         assertFalse(Files.exists(missing));
     }
