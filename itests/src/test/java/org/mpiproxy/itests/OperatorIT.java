@@ -107,10 +107,11 @@ public class OperatorIT extends MpiProxyTestSupport {
     @Test
     public void shouldShowStopAndSignalARunningV1Job() throws Exception {
         awaitService(ProxyStatus.class, null);
+        Path program = programsDirectory().resolve("sleeper-operator");
+        Files.writeString(program, "#!/bin/sh\nexec sleep 120\n");
+        Files.setPosixFilePermissions(program, PosixFilePermissions.fromString("rwxr-xr-x"));
         try (FreeNosHost host = new FreeNosHost(udpPort(), TIMEOUT_MILLIS)) {
-            assertEquals(0, host.exec(1, 0, 2, "mpiping").result);
-            host.sendInts(1, PING);
-            assertEquals(PONG, host.recvInt(1));
+            assertEquals(0, host.exec(1, 0, 2, "sleeper-operator").result);
             JobInfo job = jobOwnedBy(host);
             String id = hex(job.jobId());
             long pid = job.ranks().get(0).pid();
@@ -118,7 +119,7 @@ public class OperatorIT extends MpiProxyTestSupport {
             String jobs = admin("mpi:jobs --no-format");
             assertTrue(jobs, jobs.contains(id));
             String detail = admin("mpi:job --no-format " + id);
-            assertTrue(detail, detail.matches("(?s)1\\s+0\\s+mpiping\\s+" + pid + "\\s+RUNNING\\s+-\\s+4\\s+4\\s+0\\s+0\\s+"
+            assertTrue(detail, detail.matches("(?s)\\s*1\\s+0\\s+sleeper-operator\\s+" + pid + "\\s+RUNNING\\s+-\\s+0\\s+0\\s+0\\s+0\\s+"
                     + "\\d+%\\s+\\d+%\\s*"));
             String channels = admin("mpi:channels --no-format");
             assertTrue(channels, channels.contains(id) && channels.contains("rank-1.chan"));
@@ -132,6 +133,8 @@ public class OperatorIT extends MpiProxyTestSupport {
             assertEquals(128 + 9, job(job.jobId()).ranks().get(0).exitStatus());
             FreeNosHost.Reply terminated = host.terminate(1, 0);
             assertEquals("TERMINATE reports the signal", 128 + 9, terminated.datacount);
+        } finally {
+            Files.deleteIfExists(program);
         }
     }
 
