@@ -63,7 +63,7 @@ final class FreeNosHost implements AutoCloseable {
     }
 
     private final DatagramSocket socket;
-    private final InetSocketAddress proxy;
+    private volatile InetSocketAddress proxy;
     private final byte[] receiveBuffer = new byte[65536];
 
     FreeNosHost(int proxyPort, int timeoutMillis) throws IOException {
@@ -151,6 +151,11 @@ final class FreeNosHost implements AutoCloseable {
     Reply terminate(int rankId, int coreId) throws IOException {
         sendRaw(header(TERMINATE, 0, rankId, coreId, 0, 0, 0));
         return receive();
+    }
+
+    /** Sends from now on to another port of the proxy (same host socket, so the same job). */
+    void proxyPort(int port) {
+        this.proxy = new InetSocketAddress(InetAddress.getLoopbackAddress(), port);
     }
 
     int localPort() {

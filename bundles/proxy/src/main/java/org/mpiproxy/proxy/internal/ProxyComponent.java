@@ -76,16 +76,29 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             policyOption = ReferencePolicyOption.GREEDY)
     private volatile DatagramTransport transport;
 
+    /** Dynamic, so that updating or reconfiguring the channel bundle keeps the proxy and its jobs. */
+    @Reference(name = "channels", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    private volatile ChannelManager channels;
+
     private final V1Dispatcher dispatcher;
+
+    /**
+     * @param config the configuration
+     */
+    @Activate
+    public ProxyComponent(Config config) {
+        this.dispatcher = new V1Dispatcher(new CurrentChannelManager(() -> channels), settings(config),
+                this::launcher, this::wakeup, launchExecutor(), timer());
+    }
 
     /**
      * @param channels the channel manager
      * @param config   the configuration
      */
-    @Activate
-    public ProxyComponent(@Reference(name = "channels") ChannelManager channels, Config config) {
-        this.dispatcher = new V1Dispatcher(channels, settings(config), this::launcher, this::wakeup,
-                launchExecutor(), timer());
+    ProxyComponent(ChannelManager channels, Config config) {
+        this(config);
+        this.channels = channels;
     }
 
     /** Applies a changed configuration to jobs started from now on, without restarting. */

@@ -10,6 +10,7 @@ import org.mpiproxy.api.DatagramTransport;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
@@ -17,6 +18,8 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Publishes the proxy's UDP socket as a {@link DatagramTransport} and feeds the bound handler. */
 @Component(name = UdpTransportComponent.PID, service = DatagramTransport.class, immediate = true)
@@ -54,7 +57,13 @@ public class UdpTransportComponent implements DatagramTransport {
             policyOption = ReferencePolicyOption.GREEDY)
     private volatile DatagramHandler handler;
 
+    private static final Logger LOG = LoggerFactory.getLogger(UdpTransportComponent.class);
+
     private volatile UdpTransport transport;
+    private volatile UdpTransportSettings settings;
+    private TransportManagement management;
+    /** Counters of the sockets replaced by {@link #modified}, so that totals survive a rebind. */
+    private final Map<String, Long> retired = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * Validates the configuration, binds the socket and starts the receive thread.
@@ -64,13 +73,55 @@ public class UdpTransportComponent implements DatagramTransport {
      */
     @Activate
     void activate(Config config) throws IOException {
-        UdpTransportSettings settings = settings(config);
-        transport = new UdpTransport(settings, () -> handler);
+        UdpTransportSettings s = settings(config);
+        transport = new UdpTransport(s, () -> handler);
+        settings = s;
+        management = TransportManagement.register(this);
+    }
+
+    /**
+     * Applies a new configuration in place, without deactivating: the new socket is bound and
+     * its receive thread started first, then it replaces the old one, which is closed. Jobs live
+     * in the proxy and are keyed by their host's address, so they continue on the new socket.
+     * A bad value, or a socket that cannot be bound, is logged and the old socket stays.
+     *
+     * @param config the new configuration
+     */
+    @Modified
+    void modified(Config config) {
+        UdpTransportSettings next;
+        try {
+            next = settings(config);
+        } catch (IllegalArgumentException e) {
+            LOG.error("{}: {}; keeping the last good configuration, listening on {}", PID, e.getMessage(),
+                    localAddress());
+            return;
+        }
+        if (next.equals(settings)) {
+            return;
+        }
+        UdpTransport replacement;
+        try {
+            replacement = new UdpTransport(next, () -> handler);
+        } catch (IOException | RuntimeException e) {
+            LOG.error("{}: cannot bind {} ({}); keeping the last good configuration, listening on {}", PID,
+                    next.bindAddress(), e.toString(), localAddress());
+            return;
+        }
+        UdpTransport old = transport;
+        transport = replacement;
+        settings = next;
+        old.counters().forEach((k, v) -> retired.merge(k, v, Long::sum));
+        old.close();
+        LOG.info("{}: moved from {} to {}", PID, old.localAddress(), replacement.localAddress());
     }
 
     /** Stops the receive thread and closes the socket. */
     @Deactivate
     void deactivate() {
+        if (management != null) {
+            management.unregister();
+        }
         UdpTransport t = transport;
         if (t != null) {
             t.close();
@@ -104,6 +155,8 @@ public class UdpTransportComponent implements DatagramTransport {
 
     /** @return the transport's counters by name, a snapshot */
     public Map<String, Long> counters() {
-        return transport.counters();
+        Map<String, Long> totals = new java.util.LinkedHashMap<>(transport.counters());
+        retired.forEach((k, v) -> totals.merge(k, v, Long::sum));
+        return totals;
     }
 }

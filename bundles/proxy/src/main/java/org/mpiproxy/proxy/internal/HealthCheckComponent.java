@@ -1,0 +1,151 @@
+package org.mpiproxy.proxy.internal;
+
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+
+import org.mpiproxy.api.ChannelManager;
+import org.mpiproxy.api.DatagramTransport;
+import org.mpiproxy.api.HealthResult;
+import org.mpiproxy.api.ProcessLauncher;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Modified;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
+import org.osgi.service.component.annotations.ReferencePolicyOption;
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.Designate;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Runs the node's health checks on demand: the UDP transport listens, each launcher's
+ * program directory is usable, the v2 key (when configured) is usable, the channel
+ * directory's file system has room.
+ */
+@Component(name = HealthCheckComponent.PID, service = HealthCheckComponent.class)
+@Designate(ocd = HealthCheckComponent.Config.class)
+public class HealthCheckComponent {
+
+    /** Configuration PID and component name. */
+    public static final String PID = "org.mpiproxy.health";
+
+    /** Service property of the launchers naming their program directory (their configuration key). */
+    static final String PROGRAM_DIRECTORY = "program.directory";
+
+    private static final Logger LOG = LoggerFactory.getLogger(HealthCheckComponent.class);
+
+    /** Configuration of the health checks. */
+    @ObjectClassDefinition(id = PID, name = "MPI proxy health checks",
+            description = "Thresholds of the node's health checks (mpi:health, JMX attribute Health).")
+    public @interface Config {
+
+        @AttributeDefinition(name = "Shared memory minimum",
+                description = "Free bytes the channel directory's file system must have; below it the check is"
+                        + " CRITICAL, below twice it WARN.", min = "0")
+        long shm_min_free_bytes() default 67108864L;
+
+        @AttributeDefinition(name = "Key file",
+                description = "The v2 key file to check; empty when the node speaks v1 only.")
+        String key_file() default "";
+    }
+
+    /** Validated settings. */
+    record Settings(long shmMinFreeBytes, Path keyFile) {
+    }
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    volatile DatagramTransport transport;
+
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    volatile ChannelManager channels;
+
+    private final Map<String, Path> programDirectories = new ConcurrentHashMap<>();
+    private volatile Settings settings;
+
+    /**
+     * @param config the configuration
+     */
+    @Activate
+    public HealthCheckComponent(Config config) {
+        this.settings = settings(config);
+    }
+
+    /** Applies a new configuration; a bad one is logged and the last good one stays. */
+    @Modified
+    void modified(Config config) {
+        try {
+            settings = settings(config);
+        } catch (IllegalArgumentException e) {
+            LOG.error("{} ignored, keeping the last good configuration: {}", PID, e.getMessage());
+        }
+    }
+
+    static Settings settings(Config config) {
+        if (config.shm_min_free_bytes() < 0) {
+            throw new IllegalArgumentException("shm.min.free.bytes=" + config.shm_min_free_bytes() + " must be >= 0");
+        }
+        String key = config.key_file() == null ? "" : config.key_file().trim();
+        if (!key.isEmpty() && !Path.of(key).isAbsolute()) {
+            throw new IllegalArgumentException("key.file=" + key + " must be an absolute path");
+        }
+        return new Settings(config.shm_min_free_bytes(), key.isEmpty() ? null : Path.of(key));
+    }
+
+    Settings settings() {
+        return settings;
+    }
+
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY, unbind = "removeLauncher")
+    void addLauncher(ProcessLauncher launcher, Map<String, Object> properties) {
+        Object kind = properties.get(ProcessLauncher.KIND);
+        if (kind != null) {
+            programDirectories.put(kind.toString(), programDirectory(properties.get(PROGRAM_DIRECTORY)));
+        }
+    }
+
+    void removeLauncher(ProcessLauncher launcher, Map<String, Object> properties) {
+        Object kind = properties.get(ProcessLauncher.KIND);
+        if (kind != null) {
+            programDirectories.remove(kind.toString());
+        }
+    }
+
+    /** @return the program directory of each running launcher, by kind */
+    Map<String, Path> programDirectories() {
+        return Map.copyOf(programDirectories);
+    }
+
+    /** Resolves a launcher's configured directory as the launchers do: empty means karaf.home/programs. */
+    static Path programDirectory(Object configured) {
+        String text = configured == null ? "" : configured.toString().trim();
+        if (!text.isEmpty()) {
+            return Path.of(text);
+        }
+        String home = System.getProperty("karaf.home");
+        return Path.of(home == null || home.isBlank() ? System.getProperty("user.dir") : home, "programs");
+    }
+
+    /** @return every check's result, in a fixed order */
+    public List<HealthResult> check() {
+        Settings s = settings;
+        List<HealthResult> results = new ArrayList<>();
+        DatagramTransport t = transport;
+        results.add(NodeHealth.listening(t != null ? t.localAddress() : null));
+        for (String kind : List.of(ProcessLauncher.KIND_LOCAL, ProcessLauncher.KIND_CORE)) {
+            results.add(NodeHealth.programs(kind, programDirectories.get(kind)));
+        }
+        results.add(NodeHealth.key(s.keyFile()));
+        ChannelManager c = channels;
+        results.add(NodeHealth.sharedMemory(c != null ? c.baseDirectory() : null, s.shmMinFreeBytes()));
+        return results;
+    }
+}

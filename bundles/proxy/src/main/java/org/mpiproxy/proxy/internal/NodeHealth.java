@@ -1,0 +1,128 @@
+package org.mpiproxy.proxy.internal;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.DirectoryStream;
+import java.nio.file.FileStore;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermission;
+import java.util.Set;
+
+import org.mpiproxy.api.HealthResult;
+import org.mpiproxy.api.HealthResult.Status;
+
+/** The node's health checks as pure functions of what they inspect. Thread-safe. */
+final class NodeHealth {
+
+    static final String LISTENING = "udp.listening";
+    static final String PROGRAMS = "programs.";
+    static final String KEY = "v2.key";
+    static final String SHARED_MEMORY = "shm.free";
+
+    private NodeHealth() {
+    }
+
+    /**
+     * @param address where the transport is bound, {@code null} when no transport runs
+     */
+    static HealthResult listening(InetSocketAddress address) {
+        if (address == null) {
+            return new HealthResult(LISTENING, Status.CRITICAL, "no UDP transport is running: check "
+                    + "etc/org.mpiproxy.transport.udp.cfg and the log");
+        }
+        return new HealthResult(LISTENING, Status.OK, "listening on " + address.getAddress().getHostAddress() + ":"
+                + address.getPort());
+    }
+
+    /**
+     * @param kind      which launcher ({@code local}, {@code core})
+     * @param directory its program directory, {@code null} when that launcher is not running
+     */
+    static HealthResult programs(String kind, Path directory) {
+        String check = PROGRAMS + kind;
+        if (directory == null) {
+            return new HealthResult(check, Status.CRITICAL, "the " + kind + " launcher is not running");
+        }
+        if (!Files.isDirectory(directory)) {
+            return new HealthResult(check, Status.CRITICAL, directory + " is not a directory");
+        }
+        if (!Files.isReadable(directory) || !Files.isExecutable(directory)) {
+            return new HealthResult(check, Status.CRITICAL, directory + " cannot be read");
+        }
+        int executables = 0;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(directory)) {
+            for (Path f : files) {
+                if (Files.isRegularFile(f) && Files.isExecutable(f)) {
+                    executables++;
+                }
+            }
+        } catch (IOException e) {
+            return new HealthResult(check, Status.CRITICAL, directory + " cannot be listed: " + e.getMessage());
+        }
+        if (executables == 0) {
+            return new HealthResult(check, Status.CRITICAL, directory + " holds no executable program");
+        }
+        return new HealthResult(check, Status.OK, executables + " programs in " + directory);
+    }
+
+    /**
+     * Hook for protocol v2's key: unset means the node speaks v1 only, which needs no key.
+     *
+     * @param keyFile the configured key file, {@code null} when none is configured
+     */
+    static HealthResult key(Path keyFile) {
+        if (keyFile == null) {
+            return new HealthResult(KEY, Status.OK, "no key configured (v1 only)");
+        }
+        if (!Files.isRegularFile(keyFile) || !Files.isReadable(keyFile)) {
+            return new HealthResult(KEY, Status.CRITICAL, keyFile + " is not a readable file");
+        }
+        try {
+            Set<PosixFilePermission> p = Files.getPosixFilePermissions(keyFile);
+            if (p.contains(PosixFilePermission.OTHERS_READ) || p.contains(PosixFilePermission.GROUP_READ)) {
+                return new HealthResult(KEY, Status.WARN, keyFile + " can be read by other users");
+            }
+        } catch (UnsupportedOperationException | IOException e) {
+            return new HealthResult(KEY, Status.WARN, "cannot read the permissions of " + keyFile);
+        }
+        return new HealthResult(KEY, Status.OK, keyFile + " is readable by its owner only");
+    }
+
+    /**
+     * @param base         the channel manager's base directory (or {@code null} when none runs);
+     *                     its nearest existing ancestor is measured when it does not exist yet
+     * @param minFreeBytes below this the check is critical, below twice this a warning
+     */
+    static HealthResult sharedMemory(Path base, long minFreeBytes) {
+        if (base == null) {
+            return new HealthResult(SHARED_MEMORY, Status.CRITICAL, "the channel manager is not running");
+        }
+        Path existing = base.toAbsolutePath();
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
+        if (existing == null) {
+            return new HealthResult(SHARED_MEMORY, Status.CRITICAL, "no part of " + base + " exists");
+        }
+        long free;
+        try {
+            FileStore store = Files.getFileStore(existing);
+            free = store.getUsableSpace();
+        } catch (IOException e) {
+            return new HealthResult(SHARED_MEMORY, Status.CRITICAL, "cannot measure " + existing + ": "
+                    + e.getMessage());
+        }
+        if (!Files.isWritable(existing)) {
+            return new HealthResult(SHARED_MEMORY, Status.CRITICAL, existing + " is not writable");
+        }
+        String text = free + " bytes free for " + base + " (minimum " + minFreeBytes + ")";
+        if (free < minFreeBytes) {
+            return new HealthResult(SHARED_MEMORY, Status.CRITICAL, text);
+        }
+        if (free / 2 < minFreeBytes) {
+            return new HealthResult(SHARED_MEMORY, Status.WARN, text);
+        }
+        return new HealthResult(SHARED_MEMORY, Status.OK, text);
+    }
+}

@@ -1,0 +1,117 @@
+package org.mpiproxy.proxy.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.mpiproxy.api.HealthResult;
+import org.mpiproxy.api.HealthResult.Status;
+
+class HealthChecksTest {
+
+    @TempDir
+    Path dir;
+
+    @Test
+    void shouldReportListeningOnlyWithATransport() {
+        assertEquals(Status.CRITICAL, NodeHealth.listening(null).status());
+        HealthResult ok = NodeHealth.listening(new InetSocketAddress("127.0.0.1", 6660));
+        assertEquals(Status.OK, ok.status());
+        assertEquals("listening on 127.0.0.1:6660", ok.message());
+    }
+
+    @Test
+    void shouldReportAProgramDirectoryThatIsMissingEmptyOrWithoutExecutables() throws Exception {
+        assertEquals(Status.CRITICAL, NodeHealth.programs("local", null).status());
+        HealthResult missing = NodeHealth.programs("local", dir.resolve("nope"));
+        assertEquals(Status.CRITICAL, missing.status());
+        assertEquals("programs.local", missing.check());
+        assertEquals(dir.resolve("nope") + " is not a directory", missing.message());
+        assertEquals(dir + " holds no executable program", NodeHealth.programs("core", dir).message());
+        Files.writeString(dir.resolve("data.txt"), "x");
+        assertEquals(Status.CRITICAL, NodeHealth.programs("core", dir).status());
+        Path program = Files.writeString(dir.resolve("mpiping"), "#!/bin/sh\n");
+        Files.setPosixFilePermissions(program, PosixFilePermissions.fromString("rwxr-xr-x"));
+        HealthResult ok = NodeHealth.programs("core", dir);
+        assertEquals(Status.OK, ok.status(), ok.message());
+        assertEquals("1 programs in " + dir, ok.message());
+    }
+
+    @Test
+    void shouldCompareFreeSpaceOfTheNearestExistingDirectoryWithTheMinimum() {
+        Path notYet = dir.resolve("a/b/c");
+        assertEquals(Status.OK, NodeHealth.sharedMemory(notYet, 0).status());
+        HealthResult full = NodeHealth.sharedMemory(notYet, Long.MAX_VALUE);
+        assertEquals(Status.CRITICAL, full.status());
+        assertTrue(full.message().contains("(minimum " + Long.MAX_VALUE + ")"), full.message());
+        assertEquals(Status.CRITICAL, NodeHealth.sharedMemory(null, 0).status());
+    }
+
+    @Test
+    void shouldCheckTheKeyOnlyWhenConfigured() throws Exception {
+        assertEquals(Status.OK, NodeHealth.key(null).status());
+        assertEquals(Status.CRITICAL, NodeHealth.key(dir.resolve("missing.key")).status());
+        Path key = Files.writeString(dir.resolve("node.key"), "secret");
+        Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-r--r--"));
+        assertEquals(Status.WARN, NodeHealth.key(key).status());
+        Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
+        assertEquals(Status.OK, NodeHealth.key(key).status());
+    }
+
+    @Test
+    void shouldReportTheWorstStatus() {
+        assertEquals(Status.OK, HealthResult.worst(List.of()));
+        assertEquals(Status.CRITICAL, HealthResult.worst(List.of(new HealthResult("a", Status.WARN, ""),
+                new HealthResult("b", Status.CRITICAL, ""), new HealthResult("c", Status.OK, ""))));
+    }
+
+    private static HealthCheckComponent.Config config(Map<String, Object> values) {
+        return TestConfigs.of(HealthCheckComponent.Config.class, values);
+    }
+
+    @Test
+    void shouldRejectANegativeMinimumNamingKeyAndValue() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> HealthCheckComponent.settings(config(Map.of("shm.min.free.bytes", -1L))));
+        assertEquals("shm.min.free.bytes=-1 must be >= 0", e.getMessage());
+    }
+
+    @Test
+    void shouldRejectARelativeKeyFileNamingKeyAndValue() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> HealthCheckComponent.settings(config(Map.of("key.file", "etc/node.key"))));
+        assertEquals("key.file=etc/node.key must be an absolute path", e.getMessage());
+    }
+
+    @Test
+    void shouldKeepTheLastGoodConfigurationWhenANewOneIsBad() {
+        HealthCheckComponent component = new HealthCheckComponent(config(Map.of("shm.min.free.bytes", 5L)));
+        component.modified(config(Map.of("shm.min.free.bytes", -7L)));
+        assertEquals(5L, component.settings().shmMinFreeBytes());
+        component.modified(config(Map.of("shm.min.free.bytes", 9L)));
+        assertEquals(9L, component.settings().shmMinFreeBytes());
+    }
+
+    @Test
+    void shouldRunEveryCheckInAFixedOrder() throws Exception {
+        HealthCheckComponent component = new HealthCheckComponent(config(Map.of()));
+        component.addLauncher(new FakeLauncher(), Map.of("mpiproxy.launcher", "local", "program.directory",
+                dir.resolve("missing").toString()));
+        List<HealthResult> results = component.check();
+        assertEquals(List.of("udp.listening", "programs.local", "programs.core", "v2.key", "shm.free"),
+                results.stream().map(HealthResult::check).toList());
+        assertEquals(dir.resolve("missing") + " is not a directory", results.get(1).message());
+        assertEquals("the core launcher is not running", results.get(2).message());
+        component.removeLauncher(null, Map.of("mpiproxy.launcher", "local"));
+        assertEquals("the local launcher is not running", component.check().get(1).message());
+    }
+}

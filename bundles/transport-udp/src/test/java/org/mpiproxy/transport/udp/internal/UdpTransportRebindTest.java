@@ -1,0 +1,105 @@
+package org.mpiproxy.transport.udp.internal;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.util.HashMap;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/** A changed address or port is applied in place; a bad one leaves the socket as it was. */
+class UdpTransportRebindTest {
+
+    private final RecordingHandler handler = new RecordingHandler();
+    private UdpTransportComponent component;
+    private DatagramChannel client;
+
+    private static UdpTransportComponent.Config config(Object... keyValues) {
+        Map<String, Object> m = new HashMap<>();
+        for (int i = 0; i < keyValues.length; i += 2) {
+            m.put((String) keyValues[i], keyValues[i + 1]);
+        }
+        return TestConfigs.of(UdpTransportComponent.Config.class, m);
+    }
+
+    @BeforeEach
+    void setUp() throws Exception {
+        component = new UdpTransportComponent();
+        component.activate(config("port", 0));
+        java.lang.reflect.Field f = UdpTransportComponent.class.getDeclaredField("handler");
+        f.setAccessible(true);
+        f.set(component, handler);
+        client = DatagramChannel.open();
+    }
+
+    @AfterEach
+    void tearDown() throws Exception {
+        component.deactivate();
+        client.close();
+    }
+
+    private static int freePort() throws Exception {
+        try (DatagramChannel probe = DatagramChannel.open()) {
+            probe.bind(new InetSocketAddress("127.0.0.1", 0));
+            return ((InetSocketAddress) probe.getLocalAddress()).getPort();
+        }
+    }
+
+    private void assertDelivered(InetSocketAddress to, byte value) throws Exception {
+        client.send(ByteBuffer.wrap(new byte[] {value}), to);
+        RecordingHandler.Received r = handler.received.poll(5, TimeUnit.SECONDS);
+        assertNotNull(r, "nothing delivered through " + to);
+        assertEquals(value, r.bytes()[0]);
+    }
+
+    @Test
+    void shouldMoveToTheNewPortAndReleaseTheOldOne() throws Exception {
+        InetSocketAddress before = component.localAddress();
+        assertDelivered(before, (byte) 1);
+        int port = freePort();
+
+        component.modified(config("port", port));
+
+        assertEquals(port, component.localAddress().getPort());
+        assertDelivered(component.localAddress(), (byte) 2);
+        try (DatagramChannel old = DatagramChannel.open()) {
+            old.bind(before);
+        }
+        assertEquals(2L, component.counters().get("datagrams.in"), "counters survive the rebind");
+        javax.management.ObjectName name = new javax.management.ObjectName(TransportMXBean.OBJECT_NAME);
+        javax.management.MBeanServer jmx = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+        assertEquals(2L, jmx.getAttribute(name, "DatagramsIn"));
+        assertEquals("127.0.0.1:" + port, jmx.getAttribute(name, "LocalAddress"));
+    }
+
+    @Test
+    void shouldKeepTheSocketWhenAValueIsBad() throws Exception {
+        InetSocketAddress before = component.localAddress();
+        component.modified(config("port", 70000));
+        component.modified(config("port", 0, "max.datagram.size", 10));
+        component.modified(config("address", "no-such-host.invalid"));
+        assertEquals(before, component.localAddress());
+        assertDelivered(before, (byte) 3);
+    }
+
+    @Test
+    void shouldKeepTheSocketWhenTheNewPortIsTaken() throws Exception {
+        InetSocketAddress before = component.localAddress();
+        try (DatagramChannel squatter = DatagramChannel.open()) {
+            squatter.bind(new InetSocketAddress("127.0.0.1", 0));
+            int taken = ((InetSocketAddress) squatter.getLocalAddress()).getPort();
+            component.modified(config("port", taken));
+            assertEquals(before, component.localAddress());
+            assertNotEquals(taken, component.localAddress().getPort());
+            assertDelivered(before, (byte) 4);
+        }
+    }
+}

@@ -1,0 +1,200 @@
+package org.mpiproxy.itests;
+
+import static org.junit.Assert.assertArrayEquals;
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertFalse;
+import static org.junit.Assert.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+
+import org.apache.karaf.shell.api.console.SessionFactory;
+import org.junit.Before;
+import org.junit.Test;
+import org.mpiproxy.api.DatagramTransport;
+import org.mpiproxy.api.JobInfo;
+import org.mpiproxy.api.ProxyStatus;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.Constants;
+import org.osgi.framework.ServiceReference;
+
+/**
+ * {@code bundle:update} of the UDP transport, both launchers and the channel manager while a
+ * v1 job streams two megabytes of prime flags to its host: the proxy (and with it the job)
+ * stays, and the host receives every element exactly once, in order.
+ */
+public class HotUpdateIT extends MpiProxyTestSupport {
+
+    /** mpiprime's range; with two ranks (host and one rank) the rank computes about N/2 flags. */
+    private static final int N = 4_000_000;
+    private static final int WORLD = 2;
+    /** Elements asked for by one RECV. */
+    private static final long REQUEST = 100_000;
+    /** Silence after which a RECV is considered lost (it may have reached a socket being replaced). */
+    private static final int SILENCE_MILLIS = 1000;
+    private static final int SILENT_ROUNDS_BEFORE_RESEND = 3;
+
+    /** Runs a command as the shipped operator (roles admin, manager, viewer), ACLs applied. */
+    private String admin(String command) throws Exception {
+        return AdminConsole.execute(awaitService(SessionFactory.class, null), command, TIMEOUT);
+    }
+
+    /** The commands register a moment after the bundles start: wait for every one used here. */
+    @Before
+    public void awaitCommands() {
+        for (String command : List.of("bundle:update", "mpi:jobs")) {
+            awaitCondition(() -> runs(command + " --help"), TIMEOUT, () -> command + " not registered");
+        }
+    }
+
+    private boolean runs(String command) {
+        try {
+            admin(command);
+            return true;
+        } catch (Exception e) {
+            return false;
+        }
+    }
+
+    @Test
+    public void shouldKeepAStreamingJobWhileItsBundlesAreUpdated() throws Exception {
+        ProxyStatus status = awaitService(ProxyStatus.class, null);
+        long proxyServiceId = serviceId(ProxyStatus.class);
+        int rounded = N % WORLD != 0 ? N + WORLD - N % WORLD : N;
+        int root = (int) Math.sqrt(rounded);
+        int per = (rounded - root) / WORLD;
+        byte[] expected = primeFlags(root + per, per);
+
+        List<String> updated = new ArrayList<>();
+        try (FreeNosHost host = new FreeNosHost(udpPort(), SILENCE_MILLIS)) {
+            assertEquals(0, host.exec(1, 0, WORLD, "mpiprime " + N).result);
+            String owner = "127.0.0.1:" + host.localPort();
+            long jobId = status.jobs().stream().filter(j -> owner.equals(j.owner())).findFirst()
+                    .map(JobInfo::jobId).orElseThrow(() -> new AssertionError("no job of " + owner));
+            Path jobDirectory = channelDirectory().resolve(String.format("job-%016x", jobId));
+
+            Stream stream = new Stream(host, per);
+            stream.receive(per / 5);
+            update("transport-udp", updated);
+            awaitService(DatagramTransport.class, null);
+            stream.receive(2 * per / 5);
+            update("launcher-local", updated);
+            update("launcher-core", updated);
+            stream.receive(3 * per / 5);
+            update("channel-shm", updated);
+            stream.receive(per);
+
+            assertEquals("elements received", per, stream.received);
+            assertArrayEquals("every flag exactly once, in order", expected, stream.bytes.toByteArray());
+            assertEquals("the proxy was not restarted", proxyServiceId, serviceId(ProxyStatus.class));
+            assertTrue("the job survived: " + status.jobs(),
+                    awaitService(ProxyStatus.class, null).jobs().stream().anyMatch(j -> j.jobId() == jobId));
+
+            FreeNosHost.Reply terminated = host.terminate(1, 0);
+            assertEquals("TERMINATE " + terminated, 0, terminated.result);
+            assertEquals("exit status", 0, terminated.datacount);
+            assertFalse(jobDirectory + " removed by the updated channel manager", Files.exists(jobDirectory));
+        }
+        assertEquals(List.of("transport-udp", "launcher-local", "launcher-core", "channel-shm"), updated);
+
+        // the updated bundles serve new jobs
+        try (FreeNosHost host = new FreeNosHost(udpPort(), (int) TIMEOUT.toMillis())) {
+            assertEquals(0, host.exec(1, 1, 2, "mpiping").result);
+            host.sendInts(1, 0xaabbccdd);
+            assertEquals(0x12345678, host.recvInt(1));
+            assertEquals(0, host.terminate(1, 1).result);
+        }
+    }
+
+    /** Runs {@code bundle:update} as an operator would, then waits until the bundle is active again. */
+    private void update(String bsn, List<String> updated) throws Exception {
+        Bundle bundle = bundle(bsn);
+        long modified = bundle.getLastModified();
+        admin("bundle:update " + bundle.getBundleId());
+        awaitCondition(() -> bundle.getState() == Bundle.ACTIVE && bundle.getLastModified() != modified, TIMEOUT,
+                () -> bsn + " state " + stateName(bundle.getState()));
+        updated.add(bsn);
+    }
+
+    private long serviceId(Class<?> type) {
+        awaitService(type, null);
+        ServiceReference<?> ref = bundleContext.getServiceReference(type);
+        return (Long) ref.getProperty(Constants.SERVICE_ID);
+    }
+
+    /**
+     * The host side of a RECV stream that tolerates a lost request: after a few silent rounds
+     * it asks again for what is missing. Elements are never asked for twice in a way that could
+     * duplicate them: each one leaves the rank's ring once, in order.
+     */
+    private static final class Stream {
+        final FreeNosHost host;
+        final long total;
+        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
+        long requested;
+        long received;
+
+        Stream(FreeNosHost host, long total) {
+            this.host = host;
+            this.total = total;
+        }
+
+        void receive(long upTo) throws IOException {
+            long deadline = System.nanoTime() + TIMEOUT.toNanos();
+            int silent = 0;
+            while (received < upTo) {
+                if (requested <= received) {
+                    long want = Math.min(REQUEST, total - received);
+                    host.sendRaw(FreeNosHost.header(FreeNosHost.RECV, 0, 1, 0, FreeNosHost.MPI_UNSIGNED_CHAR, want, 0));
+                    requested = received + want;
+                }
+                FreeNosHost.Reply r = host.receiveOrNull();
+                if (r == null) {
+                    if (System.nanoTime() - deadline > 0) {
+                        throw new AssertionError("stream stalled at " + received + " of " + total);
+                    }
+                    if (++silent >= SILENT_ROUNDS_BEFORE_RESEND) {
+                        requested = received;
+                        silent = 0;
+                    }
+                    continue;
+                }
+                silent = 0;
+                if (r.op != FreeNosHost.RECV || r.result != 0 || r.rankId != 1) {
+                    throw new AssertionError("unexpected reply " + r + " at " + received);
+                }
+                bytes.write(r.payload, 0, r.payload.length);
+                received += r.datacount;
+                if (received > total) {
+                    throw new AssertionError("received " + received + " elements, the rank sends " + total);
+                }
+            }
+        }
+    }
+
+    /** flag j = 1 when first + j is prime (sieve). */
+    private static byte[] primeFlags(int first, int count) {
+        int limit = first + count;
+        boolean[] composite = new boolean[limit];
+        composite[0] = true;
+        if (limit > 1) {
+            composite[1] = true;
+        }
+        for (long i = 2; i * i < limit; i++) {
+            if (!composite[(int) i]) {
+                for (long k = i * i; k < limit; k += i) {
+                    composite[(int) k] = true;
+                }
+            }
+        }
+        byte[] flags = new byte[count];
+        for (int j = 0; j < count; j++) {
+            flags[j] = (byte) (composite[first + j] ? 0 : 1);
+        }
+        return flags;
+    }
+}
