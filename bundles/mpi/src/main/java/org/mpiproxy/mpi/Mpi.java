@@ -63,7 +63,8 @@ public final class Mpi implements AutoCloseable {
     /**
      * Environment variable holding rank 0's world instead of a hostfile argument: the nodes of
      * ranks 1..N-1, comma-separated {@code <ipv4>:<port>:<coreId>} entries (set by
-     * {@code mpiproxy run}). When it is set, every argument is the program's own.
+     * {@code mpiproxy run}; empty for a world of rank 0 alone). When it is set, every argument
+     * is the program's own.
      */
     public static final String HOSTS_ENV = "MPIPROXY_HOSTS";
     /** Environment variable: the local UDP port rank 0 sends from (default: any free port). */
@@ -108,7 +109,7 @@ public final class Mpi implements AutoCloseable {
 
     static Mpi init(String[] args, Function<String, String> env, Properties properties, PrintStream diagnostics) {
         String hosts = env.apply(HOSTS_ENV);
-        boolean fromEnvironment = hosts != null && !hosts.isBlank() && !LaunchArguments.isRankForm(args);
+        boolean fromEnvironment = hosts != null && !LaunchArguments.isRankForm(args);
         LaunchArguments launch = fromEnvironment ? null : LaunchArguments.parse(args);
         if (launch != null && launch.isRank()) {
             return new Mpi(ChannelRankTransport.map(launch.channelFile()), launch.rank(), launch.worldSize(),
@@ -193,7 +194,7 @@ public final class Mpi implements AutoCloseable {
 
     static List<String> programArguments(String[] args, Function<String, String> env) {
         String hosts = env.apply(HOSTS_ENV);
-        if (hosts != null && !hosts.isBlank() && !LaunchArguments.isRankForm(args)) {
+        if (hosts != null && !LaunchArguments.isRankForm(args)) {
             return List.of(args);
         }
         return LaunchArguments.programArguments(args);

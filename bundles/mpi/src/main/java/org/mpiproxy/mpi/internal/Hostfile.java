@@ -82,11 +82,14 @@ public final class Hostfile {
      *
      * @param name the list's name, for messages
      * @param list {@code <ipv4>:<port>:<coreId>} entries separated by commas
-     * @return the nodes in rank order (element 0 = rank 1)
+     * @return the nodes in rank order (element 0 = rank 1); none for a blank list
      * @throws IllegalArgumentException when an entry is malformed; the message names the list
      *                                  and the entry's position
      */
     public static List<HostfileEntry> parseList(String name, String list) {
+        if (list.isBlank()) {
+            return List.of();
+        }
         String[] entries = list.strip().split(",", -1);
         for (int i = 0; i < entries.length; i++) {
             if (entries[i].isBlank()) {

@@ -89,6 +89,7 @@ class HostfileTest {
 
         assertEquals(2, nodes.size());
         assertEquals("127.0.0.12:6661:1", nodes.get(1).toString());
+        assertEquals(List.of(), Hostfile.parseList("MPIPROXY_HOSTS", ""));
     }
 
     @Test

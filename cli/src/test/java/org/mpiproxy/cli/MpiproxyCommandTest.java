@@ -1,0 +1,114 @@
+package org.mpiproxy.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MpiproxyCommandTest {
+
+    @TempDir
+    Path dir;
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+    private final Map<String, String> env = new HashMap<>();
+
+    private int run(String... args) {
+        return MpiproxyCommand.execute(args, env, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    private String err() {
+        return err.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void shouldRefuseProtocolV2InThisBuild() {
+        assertEquals(2, run("run", "--protocol", "v2", "--hosts", "127.0.0.1:2", "mpiprime", "10"));
+        assertTrue(err().contains("protocol v2 is not available in this build"), err());
+    }
+
+    @Test
+    void shouldRefuseAKeyFileOverV1AndUnknownOptions() {
+        assertEquals(2, run("run", "--key-file", "k", "--hosts", "127.0.0.1", "p"));
+        assertTrue(err().contains("--key-file applies to --protocol v2 only"), err());
+        assertEquals(2, run("run", "--bind", "socket", "--hosts", "127.0.0.1", "p"));
+        assertEquals(2, run("run", "--protocol", "v3", "p"));
+        assertEquals(2, run("run", "--no-such-option", "p"));
+    }
+
+    @Test
+    void shouldExplainWhereNoNodesComeFrom() {
+        assertEquals(2, run("run", "mpiprime", "10"));
+        assertTrue(err().contains("no nodes: give --hostfile or --hosts, or run inside a Slurm allocation"), err());
+    }
+
+    @Test
+    void shouldReportAMalformedSlurmAllocationAndHostfileLine() throws Exception {
+        env.put("SLURM_JOB_NODELIST", "n[1-3");
+        assertEquals(2, run("run", "mpiprime", "10"));
+        assertTrue(err().contains("SLURM_JOB_NODELIST='n[1-3': '[' is not closed at position 2"), err());
+
+        Path hostfile = dir.resolve("hosts");
+        Files.writeString(hostfile, "127.0.0.1:6660:0\n127.0.0.1:6660\n");
+        assertEquals(2, run("run", "--hostfile", hostfile.toString(), "mpiprime", "10"));
+        assertTrue(err().contains(hostfile + " line 2: mixes FreeNOS lines"), err());
+    }
+
+    @Test
+    void shouldRequireAVariableValueForMinusX() {
+        assertEquals(2, run("run", "-x", "NOT_SET_ANYWHERE", "--hosts", "127.0.0.1", "p"));
+        assertTrue(err().contains("-x NOT_SET_ANYWHERE: not set here"), err());
+        assertEquals(2, run("run", "-x", "1BAD=2", "--hosts", "127.0.0.1", "p"));
+    }
+
+    @Test
+    void shouldRunRankZeroAloneWithItsWorldInTheEnvironmentAndTagItsOutput() throws Exception {
+        Path program = dir.resolve("show-world");
+        Files.writeString(program, "#!/bin/sh\necho \"hosts=[$MPIPROXY_HOSTS] args=$*\"\necho oops >&2\nexit 3\n");
+        assertTrue(program.toFile().setExecutable(true));
+
+        int status = run("run", "-q", "-x", "EXTRA=1", "--hosts", "127.0.0.1:1", program.toString(), "a", "b");
+
+        assertEquals(3, status);
+        assertEquals("[0] hosts=[] args=a b\n", out.toString(StandardCharsets.UTF_8));
+        assertTrue(err().contains("[0] oops\n"), err());
+        assertTrue(err().contains("mpiproxy: rank 0 (here) exited with status 3"), err());
+    }
+
+    @Test
+    void shouldExitWith127WhenTheProgramCannotStart() {
+        assertEquals(127, run("run", "-q", "--hosts", "127.0.0.1:1", dir.resolve("missing").toString()));
+    }
+
+    @Test
+    void shouldResolveProgramNamesInTheProgramsDirectory() throws Exception {
+        Path program = dir.resolve("mpiprime");
+        Files.writeString(program, "#!/bin/sh\n");
+        assertTrue(program.toFile().setExecutable(true));
+
+        assertEquals(program.toString(), RunCommand.resolveProgram("mpiprime", Map.of("MPIPROXY_PROGRAMS", dir.toString())));
+        assertEquals("other", RunCommand.resolveProgram("other", Map.of("MPIPROXY_PROGRAMS", dir.toString())));
+        assertEquals("./x", RunCommand.resolveProgram("./x", Map.of()));
+    }
+
+    @Test
+    void shouldReadExitStatusesRankZeroWrote() throws Exception {
+        Path file = dir.resolve("statuses");
+        int[] statuses = {0, -1, -1, -1};
+        assertEquals(false, JobRunner.readStatuses(file, statuses));
+
+        Files.writeString(file, "0 0\n1 0\n2 -1\n3 137\n");
+        assertEquals(true, JobRunner.readStatuses(file, statuses));
+        assertEquals("[0, 0, -1, 137]", java.util.Arrays.toString(statuses));
+    }
+}
