@@ -32,17 +32,6 @@ final class PlacementOptions {
             description = "UDP port of the proxies where the node map names none (default: ${DEFAULT-VALUE}).")
     int port;
 
-    /** The source the options name, for messages. */
-    String source(Function<String, String> env) {
-        if (hostfile != null) {
-            return "hostfile " + hostfile;
-        }
-        if (hosts != null) {
-            return "--hosts";
-        }
-        return SlurmAllocation.isPresent(env) ? "the Slurm allocation" : "nothing";
-    }
-
     /**
      * @param env           the environment (Slurm variables, node map)
      * @param worldSize     requested world size, 0 = from the source
@@ -54,6 +43,36 @@ final class PlacementOptions {
      */
     List<Placement> plan(Function<String, String> env, int worldSize, int ranksPerNode, boolean bindCores)
             throws IOException {
+        Source source = source(env, ranksPerNode);
+        if (source.freeNos() != null) {
+            return WorldPlan.fromPlacements(source.freeNos(), worldSize);
+        }
+        return WorldPlan.fromSlots(source.nodes(), ranksPerNode, worldSize, bindCores, nodeMap(env));
+    }
+
+    /**
+     * @param env the environment (Slurm variables, node map)
+     * @return one placement per node the options name (core 0; FreeNOS lines as written)
+     * @throws IllegalArgumentException for conflicting or malformed input
+     * @throws IOException when a file cannot be read
+     */
+    List<Placement> nodes(Function<String, String> env) throws IOException {
+        Source source = source(env, 0);
+        if (source.freeNos() != null) {
+            return source.freeNos();
+        }
+        NodeMap map = nodeMap(env);
+        return source.nodes().stream().map(n -> {
+            NodeMap.Address a = map.resolve(n.name());
+            return new Placement(a.address(), a.port(), 0, n.name());
+        }).toList();
+    }
+
+    /** FreeNOS placements, or the node slots of the other sources. */
+    private record Source(List<Placement> freeNos, List<NodeSlots> nodes) {
+    }
+
+    private Source source(Function<String, String> env, int ranksPerNode) throws IOException {
         if (hostfile != null && hosts != null) {
             throw new IllegalArgumentException("give --hostfile or --hosts, not both");
         }
@@ -66,22 +85,20 @@ final class PlacementOptions {
                 if (ranksPerNode > 0) {
                     throw new IllegalArgumentException("--ppn does not apply to a FreeNOS hostfile (one rank per line)");
                 }
-                return WorldPlan.fromPlacements(content.placements(), worldSize);
+                return new Source(content.placements(), null);
             }
             if (content.nodes().isEmpty()) {
                 throw new IllegalArgumentException("hostfile " + hostfile + " names no nodes");
             }
-            return WorldPlan.fromSlots(content.nodes(), ranksPerNode, worldSize, bindCores, nodeMap(env));
+            return new Source(null, content.nodes());
         }
-        List<NodeSlots> nodes;
         if (hosts != null) {
-            nodes = Hostfiles.parseHostList(hosts);
-        } else if (SlurmAllocation.isPresent(env)) {
-            nodes = SlurmAllocation.fromEnvironment(env);
-        } else {
-            throw new IllegalArgumentException("no nodes: give --hostfile or --hosts, or run inside a Slurm allocation");
+            return new Source(null, Hostfiles.parseHostList(hosts));
         }
-        return WorldPlan.fromSlots(nodes, ranksPerNode, worldSize, bindCores, nodeMap(env));
+        if (SlurmAllocation.isPresent(env)) {
+            return new Source(null, SlurmAllocation.fromEnvironment(env));
+        }
+        throw new IllegalArgumentException("no nodes: give --hostfile or --hosts, or run inside a Slurm allocation");
     }
 
     private NodeMap nodeMap(Function<String, String> env) throws IOException {

@@ -49,7 +49,7 @@ final class StatusCommand implements Callable<Integer> {
                 out.println("rank 0 pid " + job.rankZeroPid() + ": " + alive(job.rankZeroPid()));
                 ranks = job.ranks();
             } else {
-                ranks = placement.plan(launch.env()::get, 0, 0, false);
+                ranks = placement.nodes(launch.env()::get);
             }
         } catch (IllegalArgumentException | java.io.IOException e) {
             launch.err().println("mpiproxy: " + e.getMessage());
