@@ -86,6 +86,23 @@ class MpiproxyCommandTest {
     }
 
     @Test
+    void shouldStopRankZeroOnTimeoutAndExitWith124() throws Exception {
+        Path program = dir.resolve("sleeper");
+        Files.writeString(program, "#!/bin/sh\necho started\nexec sleep 60\n");
+        assertTrue(program.toFile().setExecutable(true));
+        long start = System.nanoTime();
+
+        int status = run("run", "--timeout", "1", "--grace", "1", "--hosts", "127.0.0.1:1", program.toString());
+
+        long seconds = java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+        assertEquals(124, status, err());
+        assertTrue(seconds < 20, "took " + seconds + " s");
+        assertEquals("[0] started\n", out.toString(StandardCharsets.UTF_8));
+        assertTrue(err().contains("mpiproxy: stopping the job (--timeout 1 s)"), err());
+        assertTrue(err().contains("rank 0 (here) exited with status 143 (signal 15)"), err());
+    }
+
+    @Test
     void shouldExitWith127WhenTheProgramCannotStart() {
         assertEquals(127, run("run", "-q", "--hosts", "127.0.0.1:1", dir.resolve("missing").toString()));
     }
