@@ -159,6 +159,7 @@ final class JobRunner {
                         + "; terminating the job's ranks on their nodes" + (immediate ? " (not waiting)" : ""));
             }
             try {
+                markUnreachableNodes(ranks, statuses);
                 V1Control.terminate(hostPort, ranks, statuses, wait, () -> !immediate && signalCount() >= 2);
             } catch (IOException e) {
                 err.println("mpiproxy: cannot terminate the ranks from UDP port " + hostPort + " (" + e.getMessage()
@@ -166,6 +167,23 @@ final class JobRunner {
             }
         }
         return report(statuses, ranks, stopReason);
+    }
+
+    /** A node that does not answer a probe is not waited for (a launch may have failed on it). */
+    private static void markUnreachableNodes(List<Placement> ranks, int[] statuses) throws IOException {
+        Map<InetSocketAddress, Boolean> probes = new java.util.LinkedHashMap<>();
+        for (int r = 1; r < statuses.length; r++) {
+            if (statuses[r] < 0) {
+                probes.put(new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port()), false);
+            }
+        }
+        Map<InetSocketAddress, Boolean> answered = V1Control.probe(List.copyOf(probes.keySet()), Duration.ofSeconds(2));
+        for (int r = 1; r < statuses.length; r++) {
+            InetSocketAddress proxy = new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port());
+            if (statuses[r] < 0 && !answered.getOrDefault(proxy, true)) {
+                statuses[r] = V1Control.NODE_DOWN;
+            }
+        }
     }
 
     private boolean awaitEndOrStop(Process process) throws InterruptedException {

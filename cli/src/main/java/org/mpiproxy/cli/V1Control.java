@@ -35,6 +35,8 @@ final class V1Control {
     static final int NOT_RUNNING = -2;
     /** Status of a rank whose proxy could not start it (TERMINATE replied an error). */
     static final int FAILED_TO_START = -3;
+    /** Status of a rank whose node's proxy does not answer at all. */
+    static final int NODE_DOWN = -4;
 
     private static final long RESEND_NANOS = Duration.ofSeconds(1).toNanos();
 
@@ -109,7 +111,7 @@ final class V1Control {
         int left = 0;
         for (int r = 1; r <= ranks.size(); r++) {
             addresses[r] = new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port());
-            pending[r] = statuses[r] < 0;
+            pending[r] = statuses[r] < 0 && statuses[r] != NODE_DOWN;
             left += pending[r] ? 1 : 0;
         }
         if (left == 0) {
@@ -169,6 +171,8 @@ final class V1Control {
                 return "not running (its proxy has no such rank)";
             case FAILED_TO_START:
                 return "could not be started";
+            case NODE_DOWN:
+                return "unknown: its node's proxy does not answer";
             default:
                 return status > 128 && status < 160 ? "exited with status " + status + " (signal " + (status - 128) + ")"
                         : "exited with status " + status;

@@ -103,6 +103,44 @@ class MpiproxyCommandTest {
     }
 
     @Test
+    void shouldNotWaitForANodeThatDoesNotAnswer() throws Exception {
+        Path program = dir.resolve("no-start");
+        Files.writeString(program, "#!/bin/sh\necho 'cannot start the job' >&2\nexit 1\n");
+        assertTrue(program.toFile().setExecutable(true));
+        try (java.nio.channels.DatagramChannel silent = java.nio.channels.DatagramChannel.open()) {
+            silent.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+            int port = ((java.net.InetSocketAddress) silent.getLocalAddress()).getPort();
+            long start = System.nanoTime();
+
+            int status = run("run", "--hosts", "127.0.0.1:2", "--port", Integer.toString(port), program.toString());
+
+            long seconds = java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+            assertEquals(1, status, err());
+            assertTrue(seconds < 15, "took " + seconds + " s");
+            assertTrue(err().contains("rank 1 (127.0.0.1:" + port + ":0) unknown: its node's proxy does not answer"),
+                    err());
+        }
+    }
+
+    @Test
+    void shouldReadAJobFile() throws Exception {
+        Path file = dir.resolve("job");
+        Files.writeString(file, "protocol=v1\nlauncher.pid=10\nrank0.pid=11\nhost.port=4000\nworld.size=3\n"
+                + "rank.1=127.0.0.11:6660:0 n1\nrank.2=127.0.0.12:6661:1 n2\n");
+
+        JobFile job = JobFile.read(file);
+
+        assertEquals(10, job.launcherPid());
+        assertEquals(4000, job.hostPort());
+        assertEquals(java.util.List.of(new Placement("127.0.0.11", 6660, 0, "n1"), new Placement("127.0.0.12", 6661, 1, "n2")),
+                job.ranks());
+        Files.writeString(file, "protocol=v1\nworld.size=2\n");
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> JobFile.read(file));
+        assertTrue(e.getMessage().startsWith("job file " + file + " is malformed"), e.getMessage());
+    }
+
+    @Test
     void shouldExitWith127WhenTheProgramCannotStart() {
         assertEquals(127, run("run", "-q", "--hosts", "127.0.0.1:1", dir.resolve("missing").toString()));
     }
