@@ -172,6 +172,26 @@ class LauncherMultiNodeIT {
     }
 
     @Test
+    void shouldStopAJobEverywhereWithMpiproxyKill() throws Exception {
+        Path jobFile = work.resolve("kill.job");
+        Process launcher = launch(jobFile, LONG_JOB_NUMBER);
+        BufferedReader out = new BufferedReader(new InputStreamReader(launcher.getInputStream(), StandardCharsets.UTF_8));
+        assertEquals("[0] 2", out.readLine(), "first line of output");
+        CompletableFuture<List<String>> rest = CompletableFuture.supplyAsync(() -> readAll(out));
+
+        ProcessBuilder killer = new ProcessBuilder(java(), "-jar", cli.toString(), "kill", "--job-file", jobFile.toString())
+                .redirectErrorStream(true).redirectOutput(work.resolve("kill.out").toFile());
+        Process kill = killer.start();
+        assertTrue(kill.waitFor(STOP_BOUND_SECONDS, TimeUnit.SECONDS), "mpiproxy kill still runs");
+        assertEquals(0, kill.exitValue(), read(work.resolve("kill.out")));
+
+        assertTrue(launcher.waitFor(10, TimeUnit.SECONDS), "launcher still runs");
+        rest.get(10, TimeUnit.SECONDS);
+        assertEquals(143, launcher.exitValue(), launcherErrors());
+        assertEquals(List.of(), ranksEverywhere(), "ranks left running");
+    }
+
+    @Test
     void shouldRunOnTheSlurmAllocationWithoutAHostfile() throws Exception {
         Path slurmScripts = Paths.get(System.getProperty("mpiproxy.itest.slurm"));
         Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
