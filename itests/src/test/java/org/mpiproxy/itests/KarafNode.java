@@ -21,7 +21,7 @@ import java.util.regex.Pattern;
  * ports, short TERMINATE timeouts; run as {@code bin/karaf server} (exec'd, so stopping the
  * process stops Karaf).
  */
-final class KarafNode implements AutoCloseable {
+final class KarafNode {
 
     final String name;
     final Path home;
@@ -121,8 +121,8 @@ final class KarafNode implements AutoCloseable {
                 .toList();
     }
 
-    @Override
-    public void close() throws InterruptedException {
+    /** Stops Karaf (SIGTERM, then SIGKILL after 60 s) and any rank of this node left behind. */
+    void stop() throws InterruptedException {
         if (karaf == null) {
             return;
         }

@@ -73,7 +73,7 @@ class LauncherMultiNodeIT {
     @AfterAll
     void stopNodes() throws InterruptedException {
         for (KarafNode node : nodes) {
-            node.close();
+            node.stop();
         }
     }
 
