@@ -37,7 +37,7 @@ import org.junit.jupiter.api.TestInstance;
 class LauncherMultiNodeIT {
 
     /** Proxies stop a rank 1 s after TERMINATE (terminate.timeout) and SIGKILL it 2 s later; the launcher's grace is 5 s. */
-    private static final long STOP_BOUND_SECONDS = 30;
+    private static final long STOP_BOUND_SECONDS = 45;
     /** Large enough that rank 0 is still collecting slices when the tests interfere. */
     private static final String LONG_JOB_NUMBER = "12000000";
 
@@ -66,7 +66,7 @@ class LauncherMultiNodeIT {
             node.start();
         }
         for (KarafNode node : nodes) {
-            node.awaitProxy(180);
+            node.awaitProxy(300);
         }
     }
 
