@@ -36,7 +36,9 @@ public final class MpiPing {
             usage(out);
             return 0;
         }
-        if (args.length == 0 || !Mpi.programArguments(args).isEmpty()) {
+        // under 'mpiproxy run' the world comes from the environment: no hostfile argument
+        boolean hostfileNeeded = System.getenv(Mpi.HOSTS_ENV) == null;
+        if (args.length == 0 && hostfileNeeded || !Mpi.programArguments(args).isEmpty()) {
             usage(err);
             return 2;
         }
@@ -96,7 +98,7 @@ public final class MpiPing {
     }
 
     private static void usage(PrintStream out) {
-        out.println("usage: mpiping HOSTFILE");
+        out.println("usage: mpiping HOSTFILE    (or: mpiproxy run [options] mpiping)");
         out.println("  Rank 0 pings every rank named in HOSTFILE (one <ipv4>:<port>:<coreId> per line).");
     }
 }

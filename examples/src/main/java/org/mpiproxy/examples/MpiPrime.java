@@ -117,7 +117,7 @@ public final class MpiPrime {
     }
 
     private static void usage(PrintStream out) {
-        out.println("usage: mpiprime HOSTFILE NUMBER");
+        out.println("usage: mpiprime HOSTFILE NUMBER    (or: mpiproxy run [options] mpiprime NUMBER)");
         out.println("  Prints the primes below NUMBER (0.." + PrimeSlices.MAX_NUMBER
                 + "), one per line, then '<count> primes below NUMBER'.");
         out.println("  The ranks named in HOSTFILE (one <ipv4>:<port>:<coreId> per line) each sieve a slice.");

@@ -44,8 +44,13 @@ class DistributionArchiveIT {
     }
 
     @Test
+    void shouldShipTheLauncherBesideItsScript() {
+        assertFalse(entry("lib/cli/mpiproxy-cli.jar").directory());
+    }
+
+    @Test
     void shouldPackKarafScriptsAsExecutables() {
-        for (String name : List.of("bin/karaf", "bin/start", "bin/stop", "bin/client", "bin/setenv")) {
+        for (String name : List.of("bin/karaf", "bin/start", "bin/stop", "bin/client", "bin/setenv", "bin/mpiproxy")) {
             assertTrue(entry(name).isExecutable(), name + " not executable");
         }
     }

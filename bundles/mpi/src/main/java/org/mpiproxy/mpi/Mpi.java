@@ -5,6 +5,9 @@ import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.IntBuffer;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
@@ -32,7 +35,9 @@ import org.mpiproxy.protocol.MpiErrors;
  * {@link #init} sends one v1 EXEC per rank with the command line {@code PROGRAM ARGS...},
  * where PROGRAM is the environment variable {@value #PROGRAM_ENV} (the program's launcher
  * script sets it to its own file name) or else the system property {@value #PROGRAM_PROPERTY}.
- * Replies are awaited for {@value #TIMEOUT_ENV} seconds (default 30, 0 = forever).</li>
+ * Replies are awaited for {@value #TIMEOUT_ENV} seconds (default 30, 0 = forever).
+ * Under {@code mpiproxy run} the world comes from the environment instead
+ * ({@value #HOSTS_ENV}), so there is no hostfile argument.</li>
  * <li><b>Rank n &gt;= 1</b>: started by a proxy as
  * {@code PROGRAM --slave <channel-file> <rankId> <worldSize> ARGS...}; talks to rank 0 through
  * the shared-memory channel file.</li>
@@ -55,6 +60,20 @@ public final class Mpi implements AutoCloseable {
     public static final String TIMEOUT_ENV = "MPIPROXY_TIMEOUT";
     /** Reply timeout when {@value #TIMEOUT_ENV} is not set. */
     public static final Duration DEFAULT_TIMEOUT = Duration.ofSeconds(30);
+    /**
+     * Environment variable holding rank 0's world instead of a hostfile argument: the nodes of
+     * ranks 1..N-1, comma-separated {@code <ipv4>:<port>:<coreId>} entries (set by
+     * {@code mpiproxy run}; empty for a world of rank 0 alone). When it is set, every argument
+     * is the program's own.
+     */
+    public static final String HOSTS_ENV = "MPIPROXY_HOSTS";
+    /** Environment variable: the local UDP port rank 0 sends from (default: any free port). */
+    public static final String HOST_PORT_ENV = "MPIPROXY_HOST_PORT";
+    /**
+     * Environment variable naming a file rank 0 writes at {@link #close()}: one line
+     * {@code <rank> <exit status>} per rank (-1 where unknown).
+     */
+    public static final String STATUS_FILE_ENV = "MPIPROXY_STATUS_FILE";
 
     private static final int CHUNK_BYTES = 64 * 1024;
 
@@ -65,6 +84,7 @@ public final class Mpi implements AutoCloseable {
     private final ByteBuffer scratch = ByteBuffer.allocate(CHUNK_BYTES).order(ByteOrder.LITTLE_ENDIAN);
     private final IntBuffer scratchInts = scratch.asIntBuffer();
     private int[] exitStatuses;
+    private Path statusFile;
 
     private Mpi(Transport transport, int rank, int size, List<String> args) {
         this.transport = transport;
@@ -88,18 +108,31 @@ public final class Mpi implements AutoCloseable {
     }
 
     static Mpi init(String[] args, Function<String, String> env, Properties properties, PrintStream diagnostics) {
-        LaunchArguments launch = LaunchArguments.parse(args);
-        if (launch.isRank()) {
+        String hosts = env.apply(HOSTS_ENV);
+        boolean fromEnvironment = hosts != null && !LaunchArguments.isRankForm(args);
+        LaunchArguments launch = fromEnvironment ? null : LaunchArguments.parse(args);
+        if (launch != null && launch.isRank()) {
             return new Mpi(ChannelRankTransport.map(launch.channelFile()), launch.rank(), launch.worldSize(),
                     launch.programArgs());
         }
         List<HostfileEntry> nodes;
-        try {
-            nodes = Hostfile.read(launch.hostfile());
-        } catch (IOException e) {
-            throw new MpiException(MpiErrors.ERR_IO, "cannot read hostfile " + launch.hostfile() + ": " + e, e);
-        } catch (IllegalArgumentException e) {
-            throw new MpiException(MpiErrors.ERR_ARG, "hostfile " + e.getMessage(), e);
+        List<String> programArgs;
+        if (fromEnvironment) {
+            try {
+                nodes = Hostfile.parseList(HOSTS_ENV, hosts);
+            } catch (IllegalArgumentException e) {
+                throw new MpiException(MpiErrors.ERR_ARG, e.getMessage(), e);
+            }
+            programArgs = List.of(args);
+        } else {
+            try {
+                nodes = Hostfile.read(launch.hostfile());
+            } catch (IOException e) {
+                throw new MpiException(MpiErrors.ERR_IO, "cannot read hostfile " + launch.hostfile() + ": " + e, e);
+            } catch (IllegalArgumentException e) {
+                throw new MpiException(MpiErrors.ERR_ARG, "hostfile " + e.getMessage(), e);
+            }
+            programArgs = launch.programArgs();
         }
         String program = env.apply(PROGRAM_ENV);
         if (program == null || program.isEmpty()) {
@@ -110,8 +143,27 @@ public final class Mpi implements AutoCloseable {
                     + " or the system property " + PROGRAM_PROPERTY);
         }
         Duration timeout = timeout(env.apply(TIMEOUT_ENV));
-        UdpHostTransport transport = UdpHostTransport.start(nodes, program, launch.programArgs(), timeout, diagnostics);
-        return new Mpi(transport, 0, transport.size(), launch.programArgs());
+        int port = hostPort(env.apply(HOST_PORT_ENV));
+        UdpHostTransport transport = UdpHostTransport.start(nodes, program, programArgs, timeout, diagnostics, port);
+        Mpi mpi = new Mpi(transport, 0, transport.size(), programArgs);
+        String statusFile = env.apply(STATUS_FILE_ENV);
+        mpi.statusFile = statusFile == null || statusFile.isBlank() ? null : Path.of(statusFile);
+        return mpi;
+    }
+
+    static int hostPort(String text) {
+        if (text == null || text.isBlank()) {
+            return 0;
+        }
+        try {
+            int port = Integer.parseInt(text.strip());
+            if (port >= 0 && port <= 65535) {
+                return port;
+            }
+        } catch (NumberFormatException e) {
+            // reported below with the variable's name
+        }
+        throw new MpiException(MpiErrors.ERR_ARG, HOST_PORT_ENV + "='" + text + "' is not a port number 0-65535");
     }
 
     static Duration timeout(String text) {
@@ -137,6 +189,14 @@ public final class Mpi implements AutoCloseable {
      * @return the arguments after the hostfile (host) or after {@code --slave ...} (rank)
      */
     public static List<String> programArguments(String[] args) {
+        return programArguments(args, System::getenv);
+    }
+
+    static List<String> programArguments(String[] args, Function<String, String> env) {
+        String hosts = env.apply(HOSTS_ENV);
+        if (hosts != null && !LaunchArguments.isRankForm(args)) {
+            return List.of(args);
+        }
         return LaunchArguments.programArguments(args);
     }
 
@@ -242,6 +302,23 @@ public final class Mpi implements AutoCloseable {
     public void close() {
         if (exitStatuses == null) {
             exitStatuses = transport.finish();
+            if (statusFile != null) {
+                writeStatuses(statusFile, exitStatuses);
+            }
+        }
+    }
+
+    private static void writeStatuses(Path file, int[] statuses) {
+        StringBuilder text = new StringBuilder();
+        for (int r = 0; r < statuses.length; r++) {
+            text.append(r).append(' ').append(statuses[r]).append('\n');
+        }
+        try {
+            Path partial = file.resolveSibling(file.getFileName() + ".partial");
+            Files.writeString(partial, text);
+            Files.move(partial, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        } catch (IOException | RuntimeException e) {
+            System.err.println("mpi: cannot write the exit statuses to " + file + ": " + e);
         }
     }
 

@@ -123,4 +123,61 @@ class MpiHostTest {
             assertEquals(1, proxy.received(V1HeaderDescriptor.OP_TERMINATE).size());
         }
     }
+
+    @Test
+    void shouldTakeTheWorldFromTheEnvironmentAndWriteExitStatuses() throws Exception {
+        try (FakeProxy proxy = new FakeProxy((d, p) -> {
+            V1HeaderFlyweight h = d.header();
+            if (h.operation() == V1HeaderDescriptor.OP_EXEC) {
+                p.reply(d.source(), V1HeaderDescriptor.OP_EXEC, 0, h.rankId(), h.coreId(), 0, 0, new byte[0]);
+            } else if (h.operation() == V1HeaderDescriptor.OP_TERMINATE) {
+                p.reply(d.source(), V1HeaderDescriptor.OP_TERMINATE, 0, h.rankId(), h.coreId(), 0, h.rankId() == 2 ? 7 : 0,
+                        new byte[0]);
+            }
+        })) {
+            int hostPort;
+            try (java.nio.channels.DatagramChannel probe = java.nio.channels.DatagramChannel.open()) {
+                probe.bind(new java.net.InetSocketAddress(0));
+                hostPort = ((java.net.InetSocketAddress) probe.getLocalAddress()).getPort();
+            }
+            Path statuses = dir.resolve("statuses");
+            String hosts = "127.0.0.1:" + proxy.port() + ":0,127.0.0.1:" + proxy.port() + ":1";
+            Map<String, String> env = Map.of(Mpi.HOSTS_ENV, hosts, Mpi.PROGRAM_ENV, "mpiprime", Mpi.TIMEOUT_ENV, "5",
+                    Mpi.HOST_PORT_ENV, Integer.toString(hostPort), Mpi.STATUS_FILE_ENV, statuses.toString());
+            assertEquals(List.of("1000"), Mpi.programArguments(new String[] {"1000"}, env::get));
+            try (Mpi mpi = init(env, new Properties(), "1000")) {
+                assertEquals(3, mpi.size());
+                assertEquals(List.of("1000"), mpi.args());
+            }
+
+            List<FakeProxy.Datagram> execs = proxy.received(V1HeaderDescriptor.OP_EXEC);
+            assertEquals(2, execs.size());
+            assertEquals(hostPort, execs.get(0).source().getPort());
+            assertEquals(1, execs.get(1).header().coreId());
+            assertEquals("mpiprime 1000", new String(execs.get(0).payload(), StandardCharsets.UTF_8));
+            assertEquals("0 0\n1 0\n2 7\n", Files.readString(statuses));
+        }
+    }
+
+    @Test
+    void shouldNameTheEntryOfAMalformedHostsVariable() {
+        Map<String, String> env = Map.of(Mpi.HOSTS_ENV, "127.0.0.1:6660:0,127.0.0.300:6660:0", Mpi.PROGRAM_ENV, "x");
+        MpiException e = assertThrows(MpiException.class, () -> init(env, new Properties(), "1"));
+
+        assertEquals(MpiErrors.ERR_ARG, e.errorCode());
+        assertTrue(e.getMessage().contains("MPIPROXY_HOSTS entry 2"), e.getMessage());
+    }
+
+    @Test
+    void shouldRejectABadHostPort() {
+        assertEquals(MpiErrors.ERR_ARG, assertThrows(MpiException.class, () -> Mpi.hostPort("70000")).errorCode());
+        assertEquals(0, Mpi.hostPort(null));
+        assertEquals(4242, Mpi.hostPort(" 4242 "));
+    }
+
+    @Test
+    void shouldKeepRankCommandLinesWhenTheHostsVariableIsSet() {
+        Map<String, String> env = Map.of(Mpi.HOSTS_ENV, "127.0.0.1:6660:0");
+        assertEquals(List.of("9"), Mpi.programArguments(new String[] {"--slave", "c", "1", "2", "9"}, env::get));
+    }
 }

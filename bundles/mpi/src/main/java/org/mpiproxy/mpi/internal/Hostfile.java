@@ -76,6 +76,34 @@ public final class Hostfile {
         return List.copyOf(nodes);
     }
 
+    /**
+     * Parses a comma-separated list of hostfile entries, as in the environment variable
+     * {@code MPIPROXY_HOSTS}.
+     *
+     * @param name the list's name, for messages
+     * @param list {@code <ipv4>:<port>:<coreId>} entries separated by commas
+     * @return the nodes in rank order (element 0 = rank 1); none for a blank list
+     * @throws IllegalArgumentException when an entry is malformed; the message names the list
+     *                                  and the entry's position
+     */
+    public static List<HostfileEntry> parseList(String name, String list) {
+        if (list.isBlank()) {
+            return List.of();
+        }
+        String[] entries = list.strip().split(",", -1);
+        for (int i = 0; i < entries.length; i++) {
+            if (entries[i].isBlank()) {
+                throw new IllegalArgumentException(name + " entry " + (i + 1) + " is empty, got '" + printable(list)
+                        + "'");
+            }
+        }
+        try {
+            return parse(name, List.of(entries));
+        } catch (IllegalArgumentException e) {
+            throw new IllegalArgumentException(e.getMessage().replace(name + " line ", name + " entry "), e);
+        }
+    }
+
     private static byte[] ipv4(String text) {
         String[] octets = text.split("\\.", -1);
         if (octets.length != 4) {

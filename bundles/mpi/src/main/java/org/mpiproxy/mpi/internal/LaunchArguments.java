@@ -34,6 +34,14 @@ public record LaunchArguments(Path channelFile, Path hostfile, int rank, int wor
 
     /**
      * @param args the command line
+     * @return {@code true} when it is a rank's command line ({@code --slave ...})
+     */
+    public static boolean isRankForm(String[] args) {
+        return args.length > 0 && SLAVE_FLAG.equals(args[0]);
+    }
+
+    /**
+     * @param args the command line
      * @return the program's own arguments, without parsing the library's part strictly
      */
     public static List<String> programArguments(String[] args) {

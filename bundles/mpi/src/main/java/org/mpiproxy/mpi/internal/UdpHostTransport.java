@@ -91,7 +91,8 @@ public final class UdpHostTransport implements Transport {
         }
     }
 
-    private UdpHostTransport(List<HostfileEntry> nodes, Duration timeout, PrintStream diagnostics) throws IOException {
+    private UdpHostTransport(List<HostfileEntry> nodes, Duration timeout, PrintStream diagnostics, int localPort)
+            throws IOException {
         int size = nodes.size() + 1;
         this.nodes = new HostfileEntry[size];
         this.addresses = new InetSocketAddress[size];
@@ -107,7 +108,7 @@ public final class UdpHostTransport implements Transport {
         Selector sel = null;
         try {
             ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_RECEIVE_BUFFER);
-            ch.bind(new InetSocketAddress(0));
+            ch.bind(new InetSocketAddress(localPort));
             ch.configureBlocking(false);
             sel = Selector.open();
             this.key = ch.register(sel, SelectionKey.OP_READ);
@@ -136,12 +137,32 @@ public final class UdpHostTransport implements Transport {
      */
     public static UdpHostTransport start(List<HostfileEntry> nodes, String program, List<String> args,
             Duration timeout, PrintStream diagnostics) {
+        return start(nodes, program, args, timeout, diagnostics, 0);
+    }
+
+    /**
+     * As {@link #start(List, String, List, Duration, PrintStream)}, sending from a given local port
+     * (a launcher that knows the port can terminate the job's ranks after rank 0 is gone).
+     *
+     * @param nodes       the hostfile's nodes, element 0 = rank 1
+     * @param program     the program name the proxies start
+     * @param args        the program's arguments (no spaces: v1 separates them by spaces)
+     * @param timeout     how long to wait for replies; zero = forever
+     * @param diagnostics where problems that do not fail a call are reported
+     * @param localPort   the local UDP port, 0 = any free port
+     * @return the started transport
+     * @throws MpiException as {@link #start(List, String, List, Duration, PrintStream)}, or
+     *                      {@code MPI_ERR_IO} when the port cannot be bound
+     */
+    public static UdpHostTransport start(List<HostfileEntry> nodes, String program, List<String> args,
+            Duration timeout, PrintStream diagnostics, int localPort) {
         byte[] command = commandLine(program, args);
         UdpHostTransport transport;
         try {
-            transport = new UdpHostTransport(nodes, timeout, diagnostics);
+            transport = new UdpHostTransport(nodes, timeout, diagnostics, localPort);
         } catch (IOException e) {
-            throw new MpiException(MpiErrors.ERR_IO, "cannot open a UDP socket: " + e.getMessage(), e);
+            throw new MpiException(MpiErrors.ERR_IO, "cannot open a UDP socket"
+                    + (localPort == 0 ? "" : " on port " + localPort) + ": " + e.getMessage(), e);
         }
         try {
             transport.exec(command);

@@ -82,4 +82,22 @@ class HostfileTest {
     private static String message(String line) {
         return assertThrows(IllegalArgumentException.class, () -> Hostfile.parse("h", List.of(line))).getMessage();
     }
+
+    @Test
+    void shouldParseACommaSeparatedList() {
+        List<HostfileEntry> nodes = Hostfile.parseList("MPIPROXY_HOSTS", "127.0.0.11:6660:0,127.0.0.12:6661:1");
+
+        assertEquals(2, nodes.size());
+        assertEquals("127.0.0.12:6661:1", nodes.get(1).toString());
+        assertEquals(List.of(), Hostfile.parseList("MPIPROXY_HOSTS", ""));
+    }
+
+    @Test
+    void shouldNameTheEntryOfAMalformedList() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
+                () -> Hostfile.parseList("MPIPROXY_HOSTS", "127.0.0.1:6660:0,,127.0.0.1:6660:1"));
+        assertTrue(e.getMessage().startsWith("MPIPROXY_HOSTS entry 2 is empty"), e.getMessage());
+        e = assertThrows(IllegalArgumentException.class, () -> Hostfile.parseList("MPIPROXY_HOSTS", "127.0.0.1:0:1"));
+        assertTrue(e.getMessage().startsWith("MPIPROXY_HOSTS entry 1: port"), e.getMessage());
+    }
 }

@@ -84,6 +84,8 @@ class UdpTransportTest {
         client.socket().receive(packet);
         assertEquals(4, packet.getLength());
         assertEquals(transport.localAddress(), packet.getSocketAddress());
+        // the reply can arrive before the receive thread counts it: wait, bounded, for the count
+        awaitCounter("datagrams.out", 1L);
         Map<String, Long> counters = transport.counters();
         assertEquals(1L, counters.get("datagrams.in"));
         assertEquals(1L, counters.get("datagrams.out"));
@@ -155,6 +157,7 @@ class UdpTransportTest {
         RecordingHandler.Received second = handler.received.poll(AWAIT_SECONDS, TimeUnit.SECONDS);
         assertNotNull(second, "loop died after an exception");
         assertEquals(10, second.bytes()[0]);
+        awaitCounter("errors", 1L);
         assertEquals(1L, transport.counters().get("errors"));
     }
 
@@ -206,6 +209,14 @@ class UdpTransportTest {
         assertEquals(UdpTransport.Backoff.MAX_PARK_NANOS, backoff.parkNanos());
         backoff.reset();
         assertEquals(UdpTransport.Backoff.MIN_PARK_NANOS, backoff.parkNanos());
+    }
+
+    /** Waits up to AWAIT_SECONDS for a counter the receive thread updates after the event the test saw. */
+    private void awaitCounter(String name, long expected) {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(AWAIT_SECONDS);
+        while (transport.counters().get(name) < expected && System.nanoTime() < deadline) {
+            Thread.onSpinWait();
+        }
     }
 
     private void awaitBlockedInSelect() throws InterruptedException {

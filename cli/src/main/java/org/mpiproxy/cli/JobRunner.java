@@ -1,0 +1,340 @@
+package org.mpiproxy.cli;
+
+import java.io.IOException;
+import java.io.OutputStream;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.nio.channels.DatagramChannel;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Arrays;
+import java.util.List;
+import java.util.Map;
+import java.util.StringJoiner;
+import java.util.concurrent.TimeUnit;
+
+/**
+ * Runs one job over v1: starts rank 0 here with its world in the environment
+ * ({@code MPIPROXY_HOSTS}, the port it sends from, where it writes the exit statuses), copies
+ * its output tagged, and after it ends terminates whatever rank it left running on the nodes,
+ * as the job's owner from rank 0's own port. SIGINT/SIGTERM/timeout stop rank 0 (SIGTERM,
+ * SIGKILL after the grace) and then the ranks; a second signal stops waiting at once.
+ */
+final class JobRunner {
+
+    /** Exit status on {@code --timeout}, as timeout(1). */
+    static final int EXIT_TIMEOUT = 124;
+    /** Exit status when PROGRAM cannot be started, as a shell. */
+    static final int EXIT_CANNOT_START = 127;
+
+    /**
+     * What to run and how.
+     *
+     * @param program        the executable of rank 0
+     * @param args           its arguments
+     * @param ranks          placement of rank r at element r-1
+     * @param environment    extra environment of rank 0
+     * @param tagOutput      prefix lines with {@code [rank]}
+     * @param timeout        job time limit, {@code null} for none
+     * @param grace          SIGTERM to SIGKILL of rank 0
+     * @param terminateWait  wait for TERMINATE replies of ranks left behind
+     * @param jobFile        where to describe the job, or {@code null}
+     * @param verbosity      -1 quiet, 0 normal, 1 verbose
+     */
+    record Settings(String program, List<String> args, List<Placement> ranks, Map<String, String> environment,
+            boolean tagOutput, Duration timeout, Duration grace, Duration terminateWait, Path jobFile, int verbosity) {
+    }
+
+    private final Settings settings;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final Object lock = new Object();
+    private int signals;
+    private String firstSignal;
+
+    JobRunner(Settings settings, PrintStream out, PrintStream err) {
+        this.settings = settings;
+        this.out = out;
+        this.err = err;
+    }
+
+    int run() throws IOException, InterruptedException {
+        List<Placement> ranks = settings.ranks();
+        int size = ranks.size() + 1;
+        int hostPort = freeUdpPort();
+        Path workDir = Files.createTempDirectory("mpiproxy-job-");
+        Path statusFile = workDir.resolve("exit-statuses");
+        try {
+            return run(ranks, size, hostPort, statusFile);
+        } finally {
+            Files.deleteIfExists(workDir.resolve("exit-statuses.partial"));
+            Files.deleteIfExists(statusFile);
+            Files.deleteIfExists(workDir);
+            if (settings.jobFile() != null) {
+                Files.deleteIfExists(settings.jobFile());
+            }
+        }
+    }
+
+    private int run(List<Placement> ranks, int size, int hostPort, Path statusFile)
+            throws IOException, InterruptedException {
+        StringJoiner hosts = new StringJoiner(",");
+        ranks.forEach(p -> hosts.add(p.hostEntry()));
+        List<String> command = new ArrayList<>();
+        command.add(settings.program());
+        command.addAll(settings.args());
+        ProcessBuilder builder = new ProcessBuilder(command);
+        builder.environment().putAll(settings.environment());
+        builder.environment().put("MPIPROXY_HOSTS", hosts.toString());
+        builder.environment().put("MPIPROXY_HOST_PORT", Integer.toString(hostPort));
+        builder.environment().put("MPIPROXY_STATUS_FILE", statusFile.toString());
+        builder.redirectInput(ProcessBuilder.Redirect.INHERIT);
+        if (!settings.tagOutput()) {
+            builder.redirectOutput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT);
+        }
+        if (settings.verbosity() > 0) {
+            info("world of " + size + " over v1; rank 0 here (" + settings.program() + "), sending from UDP port "
+                    + hostPort);
+            for (int r = 1; r < size; r++) {
+                info("rank " + r + " on " + ranks.get(r - 1));
+            }
+        }
+        SignalTrap.install("INT", () -> onSignal("SIGINT"));
+        SignalTrap.install("TERM", () -> onSignal("SIGTERM"));
+        Process process;
+        try {
+            process = builder.start();
+        } catch (IOException e) {
+            err.println("mpiproxy: cannot start " + settings.program() + ": " + e.getMessage());
+            return EXIT_CANNOT_START;
+        }
+        process.onExit().thenRun(this::wake);
+        List<Thread> pumps = new ArrayList<>();
+        if (settings.tagOutput()) {
+            pumps.add(pump(process.getInputStream(), out, "[0] ", "rank-0-stdout"));
+            pumps.add(pump(process.getErrorStream(), err, "[0] ", "rank-0-stderr"));
+        }
+        if (settings.jobFile() != null) {
+            writeJobFile(settings.jobFile(), process.pid(), hostPort, ranks);
+        }
+
+        boolean timedOut = awaitEndOrStop(process);
+        String stopReason = null;
+        synchronized (lock) {
+            if (signals > 0) {
+                stopReason = firstSignal;
+            }
+        }
+        if (timedOut && stopReason == null) {
+            stopReason = "timeout";
+        }
+        if (process.isAlive() && stopReason != null) {
+            info("stopping the job (" + (stopReason.equals("timeout") ? "--timeout " + settings.timeout().toSeconds()
+                    + " s" : stopReason) + ")");
+            stopRankZero(process);
+        }
+        process.waitFor();
+        for (Thread pump : pumps) {
+            pump.join(TimeUnit.SECONDS.toMillis(2));
+        }
+        synchronized (lock) {
+            if (stopReason == null && signals > 0) {
+                stopReason = firstSignal;
+            }
+        }
+
+        int[] statuses = new int[size];
+        Arrays.fill(statuses, V1Control.NO_REPLY);
+        statuses[0] = process.exitValue();
+        boolean finalized = readStatuses(statusFile, statuses);
+        if (hasUnknown(statuses)) {
+            boolean immediate = signalCount() >= 2;
+            Duration wait = immediate ? Duration.ofMillis(300) : settings.terminateWait();
+            if (settings.verbosity() >= 0) {
+                info((finalized ? "some ranks did not report their end" : "rank 0 ended without finalizing")
+                        + "; terminating the job's ranks on their nodes" + (immediate ? " (not waiting)" : ""));
+            }
+            try {
+                markUnreachableNodes(ranks, statuses);
+                V1Control.terminate(hostPort, ranks, statuses, wait, () -> !immediate && signalCount() >= 2);
+            } catch (IOException e) {
+                err.println("mpiproxy: cannot terminate the ranks from UDP port " + hostPort + " (" + e.getMessage()
+                        + "): ranks may still run; see each node's mpi:jobs");
+            }
+        }
+        return report(statuses, ranks, stopReason);
+    }
+
+    /** A node that does not answer a probe is not waited for (a launch may have failed on it). */
+    private static void markUnreachableNodes(List<Placement> ranks, int[] statuses) throws IOException {
+        Map<InetSocketAddress, Boolean> probes = new java.util.LinkedHashMap<>();
+        for (int r = 1; r < statuses.length; r++) {
+            if (statuses[r] < 0) {
+                probes.put(new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port()), false);
+            }
+        }
+        Map<InetSocketAddress, Boolean> answered = V1Control.probe(List.copyOf(probes.keySet()), Duration.ofSeconds(2));
+        for (int r = 1; r < statuses.length; r++) {
+            InetSocketAddress proxy = new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port());
+            if (statuses[r] < 0 && !answered.getOrDefault(proxy, true)) {
+                statuses[r] = V1Control.NODE_DOWN;
+            }
+        }
+    }
+
+    private boolean awaitEndOrStop(Process process) throws InterruptedException {
+        long deadline = settings.timeout() == null ? 0 : System.nanoTime() + settings.timeout().toNanos();
+        synchronized (lock) {
+            while (process.isAlive() && signals == 0) {
+                if (settings.timeout() == null) {
+                    lock.wait();
+                } else {
+                    long left = deadline - System.nanoTime();
+                    if (left <= 0) {
+                        return true;
+                    }
+                    lock.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+                }
+            }
+        }
+        return false;
+    }
+
+    private void stopRankZero(Process process) throws InterruptedException {
+        process.destroy();
+        long deadline = System.nanoTime() + settings.grace().toNanos();
+        synchronized (lock) {
+            while (process.isAlive() && signals < 2) {
+                long left = deadline - System.nanoTime();
+                if (left <= 0) {
+                    break;
+                }
+                lock.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
+            }
+        }
+        if (process.isAlive()) {
+            process.destroyForcibly();
+        }
+    }
+
+    private void onSignal(String name) {
+        synchronized (lock) {
+            signals++;
+            if (firstSignal == null) {
+                firstSignal = name;
+            }
+            lock.notifyAll();
+        }
+        if (signalCount() == 2) {
+            err.println("mpiproxy: " + name + " again: stopping at once");
+        }
+    }
+
+    private void wake() {
+        synchronized (lock) {
+            lock.notifyAll();
+        }
+    }
+
+    private int signalCount() {
+        synchronized (lock) {
+            return signals;
+        }
+    }
+
+    private int report(int[] statuses, List<Placement> ranks, String stopReason) {
+        int exit = 0;
+        boolean unknown = false;
+        for (int r = 0; r < statuses.length; r++) {
+            int s = statuses[r];
+            if (s == 0 || s == V1Control.NOT_RUNNING) {
+                continue;
+            }
+            String where = r == 0 ? "here" : ranks.get(r - 1).toString();
+            err.println("mpiproxy: rank " + r + " (" + where + ") " + V1Control.describe(s));
+            if (s > 0 && exit == 0) {
+                exit = (s & 0xff) == 0 ? 1 : s & 0xff;
+            }
+            unknown |= s < 0;
+        }
+        if (stopReason != null) {
+            return stopReason.equals("SIGINT") ? 130 : stopReason.equals("SIGTERM") ? 143 : EXIT_TIMEOUT;
+        }
+        return exit != 0 ? exit : unknown ? 1 : 0;
+    }
+
+    private static boolean hasUnknown(int[] statuses) {
+        for (int r = 1; r < statuses.length; r++) {
+            if (statuses[r] < 0) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    /** @return whether rank 0 wrote the file (it finalized); fills the statuses it names */
+    static boolean readStatuses(Path file, int[] statuses) throws IOException {
+        List<String> lines;
+        try {
+            lines = Files.readAllLines(file, StandardCharsets.UTF_8);
+        } catch (NoSuchFileException e) {
+            return false;
+        }
+        for (String line : lines) {
+            String[] f = line.strip().split(" ");
+            if (f.length != 2) {
+                continue;
+            }
+            try {
+                int r = Integer.parseInt(f[0]);
+                int s = Integer.parseInt(f[1]);
+                if (r >= 1 && r < statuses.length) {
+                    statuses[r] = s < 0 ? V1Control.NO_REPLY : s;
+                }
+            } catch (NumberFormatException e) {
+                // not a status line: the file is rank 0's, written by our library only
+            }
+        }
+        return true;
+    }
+
+    private void writeJobFile(Path file, long rankZeroPid, int hostPort, List<Placement> ranks) throws IOException {
+        StringBuilder text = new StringBuilder();
+        text.append("# mpiproxy job: read by 'mpiproxy status' and 'mpiproxy kill'\n");
+        text.append("protocol=v1\n");
+        text.append("launcher.pid=").append(ProcessHandle.current().pid()).append('\n');
+        text.append("rank0.pid=").append(rankZeroPid).append('\n');
+        text.append("host.port=").append(hostPort).append('\n');
+        text.append("world.size=").append(ranks.size() + 1).append('\n');
+        for (int r = 1; r <= ranks.size(); r++) {
+            Placement p = ranks.get(r - 1);
+            text.append("rank.").append(r).append('=').append(p.hostEntry()).append(' ').append(p.node()).append('\n');
+        }
+        Files.writeString(file, text);
+    }
+
+    private void info(String message) {
+        if (settings.verbosity() >= 0) {
+            err.println("mpiproxy: " + message);
+        }
+    }
+
+    private static Thread pump(java.io.InputStream in, OutputStream to, String tag, String name) {
+        Thread t = new Thread(new TaggedOutput(in, to, tag), name);
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    /** @return a UDP port free right now on every address (rank 0 binds it next) */
+    static int freeUdpPort() throws IOException {
+        try (DatagramChannel probe = DatagramChannel.open()) {
+            probe.bind(new InetSocketAddress(0));
+            return ((InetSocketAddress) probe.getLocalAddress()).getPort();
+        }
+    }
+}

@@ -1,0 +1,80 @@
+package org.mpiproxy.cli;
+
+import java.io.PrintStream;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.Optional;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Option;
+
+/** {@code mpiproxy kill}: stops a job everywhere, through its launcher when it still runs. */
+@Command(name = "kill", sortOptions = false, mixinStandardHelpOptions = true,
+        description = {"Stops the job a job file describes: sends SIGTERM to its launcher, which stops rank 0 and the"
+                + " ranks on every node; when the launcher is gone, stops rank 0 and terminates the ranks itself"
+                + " (over v1 only the job's owner port can, which this command takes over).",
+            "Exit status: 0 when the job is gone everywhere, 1 when some rank's state is unknown, 2 for bad usage."})
+final class KillCommand implements Callable<Integer> {
+
+    @Option(names = "--job-file", paramLabel = "FILE", required = true,
+            description = "The job file written by 'mpiproxy run --job-file'.")
+    Path jobFile;
+
+    @Option(names = "--wait", paramLabel = "SECONDS", defaultValue = "90",
+            description = "How long to wait for the job to end (default: ${DEFAULT-VALUE}).")
+    long waitSeconds;
+
+    private final RunCommand.Launch launch;
+
+    KillCommand(RunCommand.Launch launch) {
+        this.launch = launch;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        PrintStream out = launch.out();
+        JobFile job;
+        try {
+            job = JobFile.read(jobFile);
+        } catch (IllegalArgumentException | java.io.IOException e) {
+            launch.err().println("mpiproxy: " + e.getMessage());
+            return 2;
+        }
+        Duration wait = Duration.ofSeconds(waitSeconds);
+        Optional<ProcessHandle> launcher = ProcessHandle.of(job.launcherPid()).filter(ProcessHandle::isAlive);
+        if (launcher.isPresent()) {
+            out.println("stopping launcher " + job.launcherPid());
+            launcher.get().destroy();
+            try {
+                launcher.get().onExit().get(wait.toSeconds(), TimeUnit.SECONDS);
+                out.println("the launcher stopped the job");
+                return 0;
+            } catch (java.util.concurrent.TimeoutException e) {
+                launch.err().println("mpiproxy: launcher " + job.launcherPid() + " still runs after " + waitSeconds + " s");
+                return 1;
+            }
+        }
+        ProcessHandle.of(job.rankZeroPid()).filter(ProcessHandle::isAlive).ifPresent(p -> {
+            out.println("stopping rank 0 (pid " + p.pid() + ")");
+            p.destroyForcibly();
+            try {
+                p.onExit().get(10, TimeUnit.SECONDS);
+            } catch (Exception e) {
+                launch.err().println("mpiproxy: rank 0 did not stop: " + e);
+            }
+        });
+        int[] statuses = new int[job.ranks().size() + 1];
+        Arrays.fill(statuses, V1Control.NO_REPLY);
+        statuses[0] = 0;
+        V1Control.terminate(job.hostPort(), job.ranks(), statuses, wait, () -> false);
+        int unknown = 0;
+        for (int r = 1; r < statuses.length; r++) {
+            out.println("rank " + r + " (" + job.ranks().get(r - 1) + ") " + V1Control.describe(statuses[r]));
+            unknown += statuses[r] == V1Control.NO_REPLY ? 1 : 0;
+        }
+        return unknown == 0 ? 0 : 1;
+    }
+}

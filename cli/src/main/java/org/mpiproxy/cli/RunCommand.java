@@ -1,0 +1,176 @@
+package org.mpiproxy.cli;
+
+import java.io.PrintStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.Callable;
+
+import picocli.CommandLine.Command;
+import picocli.CommandLine.Mixin;
+import picocli.CommandLine.Option;
+import picocli.CommandLine.Parameters;
+
+/** {@code mpiproxy run}: starts PROGRAM here as rank 0 with its world in the environment. */
+@Command(name = "run", sortOptions = false, mixinStandardHelpOptions = true, showEndOfOptionsDelimiterInUsageHelp = true,
+        description = {"Runs PROGRAM ARGS... as an MPI job: rank 0 here, ranks 1..N-1 started by the nodes' proxies.",
+            "Exit status: 0 when every rank exited 0; else rank 0's status when it failed, else the status of the"
+                    + " lowest failing rank (1 when only unknown); 124 on --timeout, 130 on SIGINT, 143 on SIGTERM,"
+                    + " 2 for bad usage."})
+final class RunCommand implements Callable<Integer> {
+
+    /** Environment variable: directory searched for PROGRAM names without a slash, before PATH. */
+    static final String PROGRAMS_ENV = "MPIPROXY_PROGRAMS";
+
+    @Option(names = {"-n", "--np"}, paramLabel = "N",
+            description = "World size, rank 0 included (default: the hostfile's lines + 1 for FreeNOS hostfiles,"
+                    + " else the number of slots).")
+    int worldSize;
+
+    @Mixin
+    PlacementOptions placement;
+
+    @Option(names = "--ppn", paramLabel = "N", description = "Ranks per node, replacing the nodes' slot counts.")
+    int ranksPerNode;
+
+    @Option(names = "--bind", paramLabel = "POLICY", defaultValue = "none",
+            description = "Core binding for node slots: none (every rank on core 0, the proxy's own) or core (a rank"
+                    + " runs on the core of its slot's index on the node; needs the program's .lz4 image)."
+                    + " FreeNOS hostfiles name their cores. Default: ${DEFAULT-VALUE}.")
+    String bind;
+
+    @Option(names = {"-x", "--env"}, paramLabel = "VAR[=VALUE]",
+            description = "Environment variable for the job (repeatable). Over v1 it reaches rank 0 only: the proxies"
+                    + " start ranks 1..N-1 with their own environment.")
+    List<String> environment = new ArrayList<>();
+
+    @Option(names = "--timeout", paramLabel = "SECONDS",
+            description = "Stops the job after this many seconds (exit status 124). Default: no limit.")
+    long timeoutSeconds;
+
+    @Option(names = "--grace", paramLabel = "SECONDS", defaultValue = "5",
+            description = "When stopping: seconds rank 0 gets between SIGTERM and SIGKILL (default: ${DEFAULT-VALUE}).")
+    long graceSeconds;
+
+    @Option(names = "--terminate-wait", paramLabel = "SECONDS", defaultValue = "60",
+            description = "Seconds to wait for the proxies' TERMINATE replies when stopping ranks rank 0 left behind"
+                    + " (a proxy answers once the rank exited or was stopped after its terminate timeout and stop"
+                    + " grace). Default: ${DEFAULT-VALUE}.")
+    long terminateWaitSeconds;
+
+    @Option(names = "--tag-output", negatable = true, defaultValue = "true", fallbackValue = "true",
+            description = "Prefix every output line with [rank] (default: on).")
+    boolean tagOutput;
+
+    @Option(names = "--raw", description = "Pass output through untagged (same as --no-tag-output).")
+    boolean raw;
+
+    @Option(names = "--protocol", paramLabel = "v1|v2", defaultValue = "v1",
+            description = "Wire protocol to the proxies (default: ${DEFAULT-VALUE}).")
+    String protocol;
+
+    @Option(names = "--key-file", paramLabel = "FILE", description = "The job's key (protocol v2).")
+    Path keyFile;
+
+    @Option(names = "--job-file", paramLabel = "FILE",
+            description = "Writes what 'mpiproxy status' and 'mpiproxy kill' need to find this job.")
+    Path jobFile;
+
+    @Option(names = {"-q", "--quiet"}, description = "Only errors and the failure summary.")
+    boolean quiet;
+
+    @Option(names = {"-v", "--verbose"}, description = "Shows where every rank runs and what the launcher does.")
+    boolean verbose;
+
+    @Parameters(index = "0", paramLabel = "PROGRAM", description = "The program: a path, a name in $" + PROGRAMS_ENV
+            + ", or a name on PATH. The proxies start the file of the same name in their programs/ directory.")
+    String program;
+
+    @Parameters(index = "1..*", paramLabel = "ARGS", description = "The program's arguments.")
+    List<String> args = new ArrayList<>();
+
+    private final Launch launch;
+
+    /** The process environment and streams, replaceable in tests. */
+    record Launch(Map<String, String> env, PrintStream out, PrintStream err) {
+    }
+
+    RunCommand(Launch launch) {
+        this.launch = launch;
+    }
+
+    @Override
+    public Integer call() throws Exception {
+        PrintStream err = launch.err();
+        if (!protocol.equals("v1") && !protocol.equals("v2")) {
+            err.println("mpiproxy: --protocol " + protocol + ": expected v1 or v2");
+            return 2;
+        }
+        if (protocol.equals("v2")) {
+            err.println("mpiproxy: protocol v2 is not available in this build (its proxy and library support have not"
+                    + " landed); use --protocol v1");
+            return 2;
+        }
+        if (keyFile != null) {
+            err.println("mpiproxy: --key-file applies to --protocol v2 only; v1 has no authentication");
+            return 2;
+        }
+        if (!bind.equals("none") && !bind.equals("core")) {
+            err.println("mpiproxy: --bind " + bind + ": expected none or core");
+            return 2;
+        }
+        if (worldSize < 0 || ranksPerNode < 0 || timeoutSeconds < 0 || graceSeconds < 0 || terminateWaitSeconds < 0) {
+            err.println("mpiproxy: -n, --ppn, --timeout, --grace and --terminate-wait take numbers >= 0");
+            return 2;
+        }
+        Map<String, String> extra = new LinkedHashMap<>();
+        for (String e : environment) {
+            int eq = e.indexOf('=');
+            String name = eq < 0 ? e : e.substring(0, eq);
+            if (name.isEmpty() || !name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+                err.println("mpiproxy: -x " + e + ": '" + name + "' is not a variable name");
+                return 2;
+            }
+            String value = eq < 0 ? launch.env().get(name) : e.substring(eq + 1);
+            if (value == null) {
+                err.println("mpiproxy: -x " + name + ": not set here; give -x " + name + "=VALUE");
+                return 2;
+            }
+            extra.put(name, value);
+        }
+        List<Placement> ranks;
+        try {
+            ranks = placement.plan(launch.env()::get, worldSize, ranksPerNode, bind.equals("core"));
+        } catch (IllegalArgumentException e) {
+            err.println("mpiproxy: " + e.getMessage());
+            return 2;
+        } catch (java.io.IOException e) {
+            err.println("mpiproxy: cannot read " + e.getMessage());
+            return 2;
+        }
+        String executable = resolveProgram(program, launch.env());
+        JobRunner.Settings settings = new JobRunner.Settings(executable, List.copyOf(args), ranks, extra,
+                tagOutput && !raw, timeoutSeconds == 0 ? null : Duration.ofSeconds(timeoutSeconds),
+                Duration.ofSeconds(graceSeconds), Duration.ofSeconds(terminateWaitSeconds), jobFile,
+                quiet ? -1 : verbose ? 1 : 0);
+        return new JobRunner(settings, launch.out(), err).run();
+    }
+
+    static String resolveProgram(String program, Map<String, String> env) {
+        if (program.contains("/")) {
+            return program;
+        }
+        String dir = env.get(PROGRAMS_ENV);
+        if (dir != null && !dir.isBlank()) {
+            Path candidate = Path.of(dir, program);
+            if (Files.isExecutable(candidate)) {
+                return candidate.toString();
+            }
+        }
+        return program;
+    }
+}

@@ -1,0 +1,169 @@
+package org.mpiproxy.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+
+class MpiproxyCommandTest {
+
+    @TempDir
+    Path dir;
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+    private final Map<String, String> env = new HashMap<>();
+
+    private int run(String... args) {
+        return MpiproxyCommand.execute(args, env, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+    }
+
+    private String err() {
+        return err.toString(StandardCharsets.UTF_8);
+    }
+
+    @Test
+    void shouldRefuseProtocolV2InThisBuild() {
+        assertEquals(2, run("run", "--protocol", "v2", "--hosts", "127.0.0.1:2", "mpiprime", "10"));
+        assertTrue(err().contains("protocol v2 is not available in this build"), err());
+    }
+
+    @Test
+    void shouldRefuseAKeyFileOverV1AndUnknownOptions() {
+        assertEquals(2, run("run", "--key-file", "k", "--hosts", "127.0.0.1", "p"));
+        assertTrue(err().contains("--key-file applies to --protocol v2 only"), err());
+        assertEquals(2, run("run", "--bind", "socket", "--hosts", "127.0.0.1", "p"));
+        assertEquals(2, run("run", "--protocol", "v3", "p"));
+        assertEquals(2, run("run", "--no-such-option", "p"));
+    }
+
+    @Test
+    void shouldExplainWhereNoNodesComeFrom() {
+        assertEquals(2, run("run", "mpiprime", "10"));
+        assertTrue(err().contains("no nodes: give --hostfile or --hosts, or run inside a Slurm allocation"), err());
+    }
+
+    @Test
+    void shouldReportAMalformedSlurmAllocationAndHostfileLine() throws Exception {
+        env.put("SLURM_JOB_NODELIST", "n[1-3");
+        assertEquals(2, run("run", "mpiprime", "10"));
+        assertTrue(err().contains("SLURM_JOB_NODELIST='n[1-3': '[' is not closed at position 2"), err());
+
+        Path hostfile = dir.resolve("hosts");
+        Files.writeString(hostfile, "127.0.0.1:6660:0\n127.0.0.1:6660\n");
+        assertEquals(2, run("run", "--hostfile", hostfile.toString(), "mpiprime", "10"));
+        assertTrue(err().contains(hostfile + " line 2: mixes FreeNOS lines"), err());
+    }
+
+    @Test
+    void shouldRequireAVariableValueForMinusX() {
+        assertEquals(2, run("run", "-x", "NOT_SET_ANYWHERE", "--hosts", "127.0.0.1", "p"));
+        assertTrue(err().contains("-x NOT_SET_ANYWHERE: not set here"), err());
+        assertEquals(2, run("run", "-x", "1BAD=2", "--hosts", "127.0.0.1", "p"));
+    }
+
+    @Test
+    void shouldRunRankZeroAloneWithItsWorldInTheEnvironmentAndTagItsOutput() throws Exception {
+        Path program = dir.resolve("show-world");
+        Files.writeString(program, "#!/bin/sh\necho \"hosts=[$MPIPROXY_HOSTS] args=$*\"\necho oops >&2\nexit 3\n");
+        assertTrue(program.toFile().setExecutable(true));
+
+        int status = run("run", "-q", "-x", "EXTRA=1", "--hosts", "127.0.0.1:1", program.toString(), "a", "b");
+
+        assertEquals(3, status);
+        assertEquals("[0] hosts=[] args=a b\n", out.toString(StandardCharsets.UTF_8));
+        assertTrue(err().contains("[0] oops\n"), err());
+        assertTrue(err().contains("mpiproxy: rank 0 (here) exited with status 3"), err());
+    }
+
+    @Test
+    void shouldStopRankZeroOnTimeoutAndExitWith124() throws Exception {
+        Path program = dir.resolve("sleeper");
+        Files.writeString(program, "#!/bin/sh\necho started\nexec sleep 60\n");
+        assertTrue(program.toFile().setExecutable(true));
+        long start = System.nanoTime();
+
+        int status = run("run", "--timeout", "1", "--grace", "1", "--hosts", "127.0.0.1:1", program.toString());
+
+        long seconds = java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+        assertEquals(124, status, err());
+        assertTrue(seconds < 20, "took " + seconds + " s");
+        assertEquals("[0] started\n", out.toString(StandardCharsets.UTF_8));
+        assertTrue(err().contains("mpiproxy: stopping the job (--timeout 1 s)"), err());
+        assertTrue(err().contains("rank 0 (here) exited with status 143 (signal 15)"), err());
+    }
+
+    @Test
+    void shouldNotWaitForANodeThatDoesNotAnswer() throws Exception {
+        Path program = dir.resolve("no-start");
+        Files.writeString(program, "#!/bin/sh\necho 'cannot start the job' >&2\nexit 1\n");
+        assertTrue(program.toFile().setExecutable(true));
+        try (java.nio.channels.DatagramChannel silent = java.nio.channels.DatagramChannel.open()) {
+            silent.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+            int port = ((java.net.InetSocketAddress) silent.getLocalAddress()).getPort();
+            long start = System.nanoTime();
+
+            int status = run("run", "--hosts", "127.0.0.1:2", "--port", Integer.toString(port), program.toString());
+
+            long seconds = java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+            assertEquals(1, status, err());
+            assertTrue(seconds < 15, "took " + seconds + " s");
+            assertTrue(err().contains("rank 1 (127.0.0.1:" + port + ":0) unknown: its node's proxy does not answer"),
+                    err());
+        }
+    }
+
+    @Test
+    void shouldReadAJobFile() throws Exception {
+        Path file = dir.resolve("job");
+        Files.writeString(file, "protocol=v1\nlauncher.pid=10\nrank0.pid=11\nhost.port=4000\nworld.size=3\n"
+                + "rank.1=127.0.0.11:6660:0 n1\nrank.2=127.0.0.12:6661:1 n2\n");
+
+        JobFile job = JobFile.read(file);
+
+        assertEquals(10, job.launcherPid());
+        assertEquals(4000, job.hostPort());
+        assertEquals(java.util.List.of(new Placement("127.0.0.11", 6660, 0, "n1"), new Placement("127.0.0.12", 6661, 1, "n2")),
+                job.ranks());
+        Files.writeString(file, "protocol=v1\nworld.size=2\n");
+        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                () -> JobFile.read(file));
+        assertTrue(e.getMessage().startsWith("job file " + file + " is malformed"), e.getMessage());
+    }
+
+    @Test
+    void shouldExitWith127WhenTheProgramCannotStart() {
+        assertEquals(127, run("run", "-q", "--hosts", "127.0.0.1:1", dir.resolve("missing").toString()));
+    }
+
+    @Test
+    void shouldResolveProgramNamesInTheProgramsDirectory() throws Exception {
+        Path program = dir.resolve("mpiprime");
+        Files.writeString(program, "#!/bin/sh\n");
+        assertTrue(program.toFile().setExecutable(true));
+
+        assertEquals(program.toString(), RunCommand.resolveProgram("mpiprime", Map.of("MPIPROXY_PROGRAMS", dir.toString())));
+        assertEquals("other", RunCommand.resolveProgram("other", Map.of("MPIPROXY_PROGRAMS", dir.toString())));
+        assertEquals("./x", RunCommand.resolveProgram("./x", Map.of()));
+    }
+
+    @Test
+    void shouldReadExitStatusesRankZeroWrote() throws Exception {
+        Path file = dir.resolve("statuses");
+        int[] statuses = {0, -1, -1, -1};
+        assertEquals(false, JobRunner.readStatuses(file, statuses));
+
+        Files.writeString(file, "0 0\n1 0\n2 -1\n3 137\n");
+        assertEquals(true, JobRunner.readStatuses(file, statuses));
+        assertEquals("[0, 0, -1, 137]", java.util.Arrays.toString(statuses));
+    }
+}

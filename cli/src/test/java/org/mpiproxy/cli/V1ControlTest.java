@@ -1,0 +1,89 @@
+package org.mpiproxy.cli;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+import org.mpiproxy.protocol.MpiErrors;
+import org.mpiproxy.protocol.V1HeaderDescriptor;
+import org.mpiproxy.protocol.V1HeaderFlyweight;
+
+class V1ControlTest {
+
+    /** Answers TERMINATE: rank 1 exited 0, rank 2 unknown (ERR_RANK), rank 3 exited 9; EXEC with ERR_ARG. */
+    private static Thread answering(DatagramChannel proxy, List<InetSocketAddress> sources) {
+        Thread t = new Thread(() -> {
+            ByteBuffer in = ByteBuffer.allocate(2048).order(V1HeaderDescriptor.BYTE_ORDER);
+            V1HeaderFlyweight h = new V1HeaderFlyweight().wrap(in, 0);
+            ByteBuffer out = ByteBuffer.allocate(V1HeaderDescriptor.HEADER_LENGTH).order(V1HeaderDescriptor.BYTE_ORDER);
+            V1HeaderFlyweight r = new V1HeaderFlyweight().wrap(out, 0);
+            try {
+                while (true) {
+                    InetSocketAddress source = (InetSocketAddress) proxy.receive(in.clear());
+                    synchronized (sources) {
+                        sources.add(source);
+                    }
+                    if (h.operation() == V1HeaderDescriptor.OP_EXEC) {
+                        r.set(V1HeaderDescriptor.OP_EXEC, MpiErrors.ERR_ARG, h.rankId(), 0, 0, 0);
+                    } else {
+                        int rank = h.rankId();
+                        r.set(V1HeaderDescriptor.OP_TERMINATE, rank == 2 ? MpiErrors.ERR_RANK : 0, rank, h.coreId(), 0,
+                                rank == 3 ? 9 : 0);
+                    }
+                    proxy.send(out.clear(), source);
+                }
+            } catch (java.io.IOException e) {
+                // closed: the test is over
+            }
+        });
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
+    @Test
+    void shouldTerminateUnknownRanksFromTheJobsPortAndCollectStatuses() throws Exception {
+        try (DatagramChannel proxy = DatagramChannel.open()) {
+            proxy.bind(new InetSocketAddress("127.0.0.1", 0));
+            int port = ((InetSocketAddress) proxy.getLocalAddress()).getPort();
+            List<InetSocketAddress> sources = new ArrayList<>();
+            answering(proxy, sources);
+            List<Placement> ranks = List.of(new Placement("127.0.0.1", port, 0, "a"),
+                    new Placement("127.0.0.1", port, 1, "a"), new Placement("127.0.0.1", port, 0, "a"),
+                    new Placement("127.0.0.1", port, 0, "a"));
+            int hostPort = JobRunner.freeUdpPort();
+            int[] statuses = {0, -1, -1, -1, 5};
+
+            V1Control.terminate(hostPort, ranks, statuses, Duration.ofSeconds(5), () -> false);
+
+            assertArrayEquals(new int[] {0, 0, V1Control.NOT_RUNNING, 9, 5}, statuses);
+            synchronized (sources) {
+                assertEquals(3, sources.size());
+                sources.forEach(s -> assertEquals(hostPort, s.getPort()));
+            }
+        }
+    }
+
+    @Test
+    void shouldProbeProxiesWithoutStartingAnything() throws Exception {
+        try (DatagramChannel proxy = DatagramChannel.open(); DatagramChannel silent = DatagramChannel.open()) {
+            proxy.bind(new InetSocketAddress("127.0.0.1", 0));
+            silent.bind(new InetSocketAddress("127.0.0.1", 0));
+            answering(proxy, new ArrayList<>());
+            InetSocketAddress up = (InetSocketAddress) proxy.getLocalAddress();
+            InetSocketAddress down = (InetSocketAddress) silent.getLocalAddress();
+
+            Map<InetSocketAddress, Boolean> answered = V1Control.probe(List.of(up, down), Duration.ofMillis(500));
+
+            assertEquals(Map.of(up, true, down, false), answered);
+        }
+    }
+}

@@ -1,0 +1,159 @@
+package org.mpiproxy.itests;
+
+import java.io.IOException;
+import java.net.DatagramPacket;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.net.SocketTimeoutException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+/**
+ * One node of a test cluster: the distribution unpacked into its own directory, its proxy on its
+ * own loopback address and a free port, its rings in its own directory, SSH and RMI on free
+ * ports, short TERMINATE timeouts; run as {@code bin/karaf server} (exec'd, so stopping the
+ * process stops Karaf).
+ */
+final class KarafNode {
+
+    final String name;
+    final Path home;
+    final String address;
+    final int port;
+    final Path ringDirectory;
+    private Process karaf;
+
+    private KarafNode(String name, Path home, String address, int port) {
+        this.name = name;
+        this.home = home;
+        this.address = address;
+        this.port = port;
+        this.ringDirectory = home.resolve("rings");
+    }
+
+    /**
+     * Unpacks and configures a node.
+     *
+     * @param name         the node's name
+     * @param distribution the distribution's .tar.gz
+     * @param parent       where the node's directory goes
+     * @param address      the proxy's loopback address, e.g. 127.0.0.11
+     * @return the node, not started
+     */
+    static KarafNode create(String name, Path distribution, Path parent, String address)
+            throws IOException, InterruptedException {
+        Path home = parent.resolve(name);
+        Files.createDirectories(home);
+        Process tar = new ProcessBuilder("tar", "-xzf", distribution.toString(), "-C", home.toString(),
+                "--strip-components=1").inheritIO().start();
+        if (!tar.waitFor(120, TimeUnit.SECONDS) || tar.exitValue() != 0) {
+            throw new IOException("tar failed to unpack " + distribution);
+        }
+        KarafNode node = new KarafNode(name, home, address, freeUdpPort(address));
+        Path etc = home.resolve("etc");
+        edit(etc.resolve("org.mpiproxy.transport.udp.cfg"), "address", address);
+        edit(etc.resolve("org.mpiproxy.transport.udp.cfg"), "port", Integer.toString(node.port));
+        edit(etc.resolve("org.mpiproxy.channel.shm.cfg"), "base.directory", node.ringDirectory.toString());
+        edit(etc.resolve("org.mpiproxy.proxy.cfg"), "terminate.timeout.seconds", "1");
+        edit(etc.resolve("org.mpiproxy.proxy.cfg"), "stop.grace.seconds", "2");
+        edit(etc.resolve("org.apache.karaf.shell.cfg"), "sshPort", Integer.toString(freeTcpPort()));
+        edit(etc.resolve("org.apache.karaf.management.cfg"), "rmiRegistryPort", Integer.toString(freeTcpPort()));
+        edit(etc.resolve("org.apache.karaf.management.cfg"), "rmiServerPort", Integer.toString(freeTcpPort()));
+        return node;
+    }
+
+    /** Starts Karaf; returns at once (see {@link #awaitProxy}). */
+    void start() throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(home.resolve("bin/karaf").toString(), "server")
+                .directory(home.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(home.resolve("karaf.out").toFile());
+        builder.environment().put("KARAF_EXEC", "exec");
+        builder.environment().put("EXTRA_JAVA_OPTS", "-Xms32m -Xmx128m");
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        karaf = builder.start();
+    }
+
+    /**
+     * Waits until the proxy answers a v1 EXEC it must refuse (world size 1): up and serving,
+     * nothing started.
+     */
+    void awaitProxy(long timeoutSeconds) throws IOException {
+        byte[] exec = new byte[12 + 6];
+        exec[0] = FreeNosHost.EXEC;
+        exec[2] = 1;
+        exec[6] = 1;
+        System.arraycopy("status".getBytes(StandardCharsets.US_ASCII), 0, exec, 12, 6);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(timeoutSeconds);
+        try (DatagramSocket socket = new DatagramSocket(0)) {
+            socket.setSoTimeout(250);
+            InetSocketAddress proxy = new InetSocketAddress(InetAddress.getByName(address), port);
+            while (System.nanoTime() < deadline) {
+                if (!karaf.isAlive()) {
+                    throw new IOException(name + ": Karaf exited with " + karaf.exitValue() + ", see " + home
+                            + "/karaf.out");
+                }
+                socket.send(new DatagramPacket(exec, exec.length, proxy));
+                try {
+                    socket.receive(new DatagramPacket(new byte[64], 64));
+                    return;
+                } catch (SocketTimeoutException e) {
+                    // not up yet: ask again until the deadline
+                }
+            }
+        }
+        throw new IOException(name + ": proxy " + address + ":" + port + " did not answer within " + timeoutSeconds
+                + " s, see " + home + "/data/log/karaf.log");
+    }
+
+    /** @return this node's rank processes (started by its proxy: their channel file is in its ring directory) */
+    List<ProcessHandle> ranks() {
+        String marker = ringDirectory.toString() + "/";
+        return ProcessHandle.allProcesses()
+                .filter(p -> p.info().commandLine().map(c -> c.contains("--slave") && c.contains(marker)).orElse(false))
+                .toList();
+    }
+
+    /** Stops Karaf (SIGTERM, then SIGKILL after 60 s) and any rank of this node left behind. */
+    void stop() throws InterruptedException {
+        if (karaf == null) {
+            return;
+        }
+        karaf.destroy();
+        if (!karaf.waitFor(60, TimeUnit.SECONDS)) {
+            karaf.destroyForcibly();
+            karaf.waitFor(10, TimeUnit.SECONDS);
+        }
+        for (ProcessHandle rank : ranks()) {
+            rank.destroyForcibly();
+        }
+    }
+
+    private static void edit(Path cfg, String key, String value) throws IOException {
+        String text = Files.readString(cfg);
+        Matcher m = Pattern.compile("(?m)^" + Pattern.quote(key) + "\\s*=.*$").matcher(text);
+        if (!m.find()) {
+            throw new IOException(cfg + " has no key " + key);
+        }
+        Files.writeString(cfg, m.replaceFirst(Matcher.quoteReplacement(key + " = " + value)));
+    }
+
+    private static int freeUdpPort(String address) throws IOException {
+        try (DatagramSocket s = new DatagramSocket(new InetSocketAddress(address, 0))) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static int freeTcpPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}

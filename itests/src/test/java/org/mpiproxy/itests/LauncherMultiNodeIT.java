@@ -1,0 +1,372 @@
+package org.mpiproxy.itests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * {@code mpiproxy run} across three nodes, each its own Karaf with its own proxy address
+ * (127.0.0.11-13): the right primes from six ranks, a killed rank failing the job without
+ * leftovers, and SIGINT stopping every rank everywhere.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class LauncherMultiNodeIT {
+
+    /** Proxies stop a rank 1 s after TERMINATE (terminate.timeout) and SIGKILL it 2 s later; the launcher's grace is 5 s. */
+    private static final long STOP_BOUND_SECONDS = 45;
+    /** Large enough that rank 0 is still collecting slices when the tests interfere. */
+    private static final String LONG_JOB_NUMBER = "12000000";
+
+    private final List<KarafNode> nodes = new ArrayList<>();
+    private Path work;
+    private Path nodeMap;
+    private Path cli;
+
+    @BeforeAll
+    void startNodes() throws Exception {
+        Path target = Paths.get(System.getProperty("mpiproxy.itest.target"));
+        Path distribution = Paths.get(System.getProperty("mpiproxy.itest.distribution"));
+        cli = Paths.get(System.getProperty("mpiproxy.itest.cli"));
+        work = target.resolve("launcher-nodes");
+        deleteTree(work);
+        Files.createDirectories(work);
+        StringBuilder map = new StringBuilder("# node name -> proxy\n");
+        for (int i = 1; i <= 3; i++) {
+            KarafNode node = KarafNode.create("n" + i, distribution, work, "127.0.0." + (10 + i));
+            nodes.add(node);
+            map.append(node.name).append(' ').append(node.address).append(':').append(node.port).append('\n');
+        }
+        nodeMap = work.resolve("node-map");
+        Files.writeString(nodeMap, map);
+        for (KarafNode node : nodes) {
+            node.start();
+        }
+        for (KarafNode node : nodes) {
+            node.awaitProxy(300);
+        }
+    }
+
+    @AfterAll
+    void stopNodes() throws InterruptedException {
+        for (KarafNode node : nodes) {
+            node.stop();
+        }
+    }
+
+    /** The launcher as a user starts it, from node n1's directory. */
+    private Process launch(Path jobFile, String... args) throws IOException {
+        List<String> command = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
+                "-jar", cli.toString(), "run", "--node-map", nodeMap.toString(), "--hosts", "n1:2,n2:2,n3:2"));
+        if (jobFile != null) {
+            command.addAll(List.of("--job-file", jobFile.toString()));
+        }
+        command.add(nodes.get(0).home.resolve("programs/mpiprime").toString());
+        command.addAll(List.of(args));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectError(work.resolve("launcher.err").toFile());
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        return builder.start();
+    }
+
+    private String launcherErrors() throws IOException {
+        return Files.readString(work.resolve("launcher.err"));
+    }
+
+    private List<ProcessHandle> ranksEverywhere() {
+        List<ProcessHandle> all = new ArrayList<>();
+        nodes.forEach(n -> all.addAll(n.ranks()));
+        return all;
+    }
+
+    @Test
+    void shouldFindThePrimesWithSixRanksOnThreeNodes() throws Exception {
+        List<List<Path>> jobsBefore = new ArrayList<>();
+        for (KarafNode node : nodes) {
+            jobsBefore.add(jobDirectories(node));
+        }
+        Process launcher = launch(null, "100000");
+        CompletableFuture<List<String>> lines = CompletableFuture.supplyAsync(() -> readAll(launcher));
+
+        assertTrue(launcher.waitFor(180, TimeUnit.SECONDS), "launcher still runs");
+        assertEquals(0, launcher.exitValue(), launcherErrors());
+        List<String> expected = new ArrayList<>();
+        for (int p : primesBelow(100000)) {
+            expected.add("[0] " + p);
+        }
+        expected.add("[0] 9592 primes below 100000");
+        assertEquals(expected, lines.get(10, TimeUnit.SECONDS));
+        // ranks 1 on n1, 2-3 on n2, 4-5 on n3: each proxy kept the output files of its own ranks
+        assertEquals(List.of("rank-1.out"), newRankLogs(nodes.get(0), jobsBefore.get(0)));
+        assertEquals(List.of("rank-2.out", "rank-3.out"), newRankLogs(nodes.get(1), jobsBefore.get(1)));
+        assertEquals(List.of("rank-4.out", "rank-5.out"), newRankLogs(nodes.get(2), jobsBefore.get(2)));
+    }
+
+    @Test
+    void shouldFailAndLeaveNothingRunningWhenOneNodesRankIsKilled() throws Exception {
+        Process launcher = launch(null, LONG_JOB_NUMBER);
+        BufferedReader out = new BufferedReader(new InputStreamReader(launcher.getInputStream(), StandardCharsets.UTF_8));
+        // rank 0 prints its own slice after every rank started
+        assertEquals("[0] 2", out.readLine(), "first line of output");
+        CompletableFuture<List<String>> rest = CompletableFuture.supplyAsync(() -> readAll(out));
+        List<ProcessHandle> onN3 = nodes.get(2).ranks();
+        assertEquals(2, onN3.size(), "ranks on n3");
+        onN3.get(0).destroyForcibly();
+
+        assertTrue(launcher.waitFor(120, TimeUnit.SECONDS), "launcher still runs");
+        rest.get(10, TimeUnit.SECONDS);
+        assertNotEquals(0, launcher.exitValue(), launcherErrors());
+        assertTrue(launcherErrors().contains("exited with status"), launcherErrors());
+        assertEquals(List.of(), ranksEverywhere(), "ranks left running");
+    }
+
+    @Test
+    void shouldStopEveryRankOnEveryNodeOnSigint() throws Exception {
+        Path jobFile = work.resolve("sigint.job");
+        Process launcher = launch(jobFile, LONG_JOB_NUMBER);
+        BufferedReader out = new BufferedReader(new InputStreamReader(launcher.getInputStream(), StandardCharsets.UTF_8));
+        assertEquals("[0] 2", out.readLine(), "first line of output");
+        CompletableFuture<List<String>> rest = CompletableFuture.supplyAsync(() -> readAll(out));
+        Properties job = new Properties();
+        try (var in = Files.newBufferedReader(jobFile)) {
+            job.load(in);
+        }
+        long rankZero = Long.parseLong(job.getProperty("rank0.pid"));
+        assertFalse(ranksEverywhere().isEmpty(), "no ranks running before SIGINT");
+
+        long start = System.nanoTime();
+        Process kill = new ProcessBuilder("sh", "-c", "kill -INT " + launcher.pid()).inheritIO().start();
+        assertEquals(0, kill.waitFor());
+
+        assertTrue(launcher.waitFor(STOP_BOUND_SECONDS, TimeUnit.SECONDS), "launcher still runs "
+                + STOP_BOUND_SECONDS + " s after SIGINT");
+        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+        rest.get(10, TimeUnit.SECONDS);
+        assertEquals(130, launcher.exitValue(), launcherErrors());
+        assertEquals(List.of(), ranksEverywhere(), "ranks left running after the launcher exited");
+        assertFalse(ProcessHandle.of(rankZero).map(ProcessHandle::isAlive).orElse(false), "rank 0 still runs");
+        assertTrue(seconds < STOP_BOUND_SECONDS, "took " + seconds + " s");
+        assertFalse(Files.exists(jobFile), "job file left behind");
+    }
+
+    @Test
+    void shouldStopAJobEverywhereWithMpiproxyKill() throws Exception {
+        Path jobFile = work.resolve("kill.job");
+        Process launcher = launch(jobFile, LONG_JOB_NUMBER);
+        BufferedReader out = new BufferedReader(new InputStreamReader(launcher.getInputStream(), StandardCharsets.UTF_8));
+        assertEquals("[0] 2", out.readLine(), "first line of output");
+        CompletableFuture<List<String>> rest = CompletableFuture.supplyAsync(() -> readAll(out));
+
+        ProcessBuilder killer = new ProcessBuilder(java(), "-jar", cli.toString(), "kill", "--job-file", jobFile.toString())
+                .redirectErrorStream(true).redirectOutput(work.resolve("kill.out").toFile());
+        Process kill = killer.start();
+        assertTrue(kill.waitFor(STOP_BOUND_SECONDS, TimeUnit.SECONDS), "mpiproxy kill still runs");
+        assertEquals(0, kill.exitValue(), read(work.resolve("kill.out")));
+
+        assertTrue(launcher.waitFor(10, TimeUnit.SECONDS), "launcher still runs");
+        rest.get(10, TimeUnit.SECONDS);
+        assertEquals(143, launcher.exitValue(), launcherErrors());
+        assertEquals(List.of(), ranksEverywhere(), "ranks left running");
+    }
+
+    @Test
+    void shouldRunOnTheSlurmAllocationWithoutAHostfile() throws Exception {
+        Path slurmScripts = Paths.get(System.getProperty("mpiproxy.itest.slurm"));
+        Assumptions.assumeTrue("root".equals(System.getProperty("user.name")),
+                "the Slurm test starts slurmctld and slurmd and needs root; skipped as " + System.getProperty("user.name"));
+        for (String command : List.of("slurmctld", "slurmd", "munged", "sbatch")) {
+            Assumptions.assumeTrue(onPath(command), "the Slurm test needs " + command
+                    + " (Debian: apt-get install munge slurmctld slurmd slurm-client; .ci/run installs them)");
+        }
+        Path slurm = work.resolve("slurm");
+        Files.createDirectories(slurm);
+        Map<String, String> env = new HashMap<>();
+        env.put("SLURM_LOCAL_DIR", slurm.toString());
+        env.put("NODES", "3");
+        env.put("CPUS_PER_NODE", "2");
+        int[] ports = freeTcpPorts(5);
+        env.put("CTLD_PORT", Integer.toString(ports[0]));
+        env.put("SLURMD_PORT_BASE", Integer.toString(ports[1] - 1));
+        List<List<Path>> jobsBefore = new ArrayList<>();
+        for (KarafNode node : nodes) {
+            jobsBefore.add(jobDirectories(node));
+        }
+        try {
+            assertEquals(0, script(slurmScripts.resolve("up.sh"), env, slurm.resolve("up.out"), 120),
+                    "up.sh failed: " + read(slurm.resolve("up.out")));
+            Path batch = slurm.resolve("job.sh");
+            Files.writeString(batch, "#!/bin/sh\n"
+                    + "# no hostfile, no --hosts: the launcher reads SLURM_JOB_NODELIST and SLURM_TASKS_PER_NODE\n"
+                    + "echo \"nodes=$SLURM_JOB_NODELIST tasks=$SLURM_TASKS_PER_NODE\" >&2\n"
+                    + "exec '" + java() + "' -jar '" + cli + "' run --node-map '" + nodeMap + "' '"
+                    + nodes.get(0).home.resolve("programs/mpiprime") + "' 100000\n");
+            Path output = slurm.resolve("job.out");
+            Path errors = slurm.resolve("job.err");
+            ProcessBuilder sbatch = new ProcessBuilder("sbatch", "--wait", "-N", "3", "--ntasks-per-node=2",
+                    "-o", output.toString(), "-e", errors.toString(), batch.toString())
+                    .redirectErrorStream(true).redirectOutput(slurm.resolve("sbatch.out").toFile());
+            sbatch.environment().put("SLURM_CONF", slurm.resolve("etc/slurm.conf").toString());
+            sbatch.environment().put("PATH", System.getenv("PATH") + ":/usr/sbin");
+            sbatch.environment().put("JAVA_HOME", System.getProperty("java.home"));
+            Process job = sbatch.start();
+            assertTrue(job.waitFor(180, TimeUnit.SECONDS), "sbatch --wait still runs");
+            assertEquals(0, job.exitValue(), "sbatch: " + read(slurm.resolve("sbatch.out")) + "\njob stderr: "
+                    + read(errors));
+
+            List<String> lines = Files.readAllLines(output);
+            assertEquals("[0] 9592 primes below 100000", lines.get(lines.size() - 1));
+            assertEquals(9593, lines.size());
+            assertTrue(read(errors).contains("nodes=n[1-3] tasks=2(x3)"), read(errors));
+            assertEquals(List.of("rank-1.out"), newRankLogs(nodes.get(0), jobsBefore.get(0)));
+            assertEquals(List.of("rank-2.out", "rank-3.out"), newRankLogs(nodes.get(1), jobsBefore.get(1)));
+            assertEquals(List.of("rank-4.out", "rank-5.out"), newRankLogs(nodes.get(2), jobsBefore.get(2)));
+        } finally {
+            script(slurmScripts.resolve("down.sh"), env, slurm.resolve("down.out"), 60);
+        }
+    }
+
+    private static String java() {
+        return Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    private static boolean onPath(String command) {
+        String path = System.getenv("PATH") + ":/usr/sbin:/usr/bin";
+        for (String dir : path.split(":")) {
+            if (!dir.isEmpty() && Files.isExecutable(Paths.get(dir, command))) {
+                return true;
+            }
+        }
+        return false;
+    }
+
+    private static int script(Path script, Map<String, String> env, Path log, long timeoutSeconds)
+            throws IOException, InterruptedException {
+        ProcessBuilder builder = new ProcessBuilder("bash", script.toString()).redirectErrorStream(true)
+                .redirectOutput(log.toFile());
+        builder.environment().putAll(env);
+        Process p = builder.start();
+        if (!p.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new IOException(script + " did not finish within " + timeoutSeconds + " s: " + read(log));
+        }
+        return p.exitValue();
+    }
+
+    private static String read(Path file) {
+        try {
+            return Files.exists(file) ? Files.readString(file) : "(no " + file.getFileName() + ")";
+        } catch (IOException e) {
+            return "(" + e + ")";
+        }
+    }
+
+    /** @return n free TCP ports; element 1.. are consecutive (slurmd ports follow a base) */
+    private static int[] freeTcpPorts(int n) throws IOException {
+        for (int attempt = 0; attempt < 50; attempt++) {
+            int base = 20000 + java.util.concurrent.ThreadLocalRandom.current().nextInt(20000);
+            int[] ports = new int[n];
+            boolean free = true;
+            for (int i = 0; i < n && free; i++) {
+                ports[i] = base + i;
+                try (java.net.ServerSocket s = new java.net.ServerSocket()) {
+                    s.bind(new java.net.InetSocketAddress("0.0.0.0", ports[i]));
+                } catch (IOException e) {
+                    free = false;
+                }
+            }
+            if (free) {
+                return ports;
+            }
+        }
+        throw new IOException("no " + n + " consecutive free TCP ports found");
+    }
+
+    private static List<Path> jobDirectories(KarafNode node) throws IOException {
+        Path logs = node.home.resolve("data/mpiproxy/logs");
+        if (!Files.isDirectory(logs)) {
+            return List.of();
+        }
+        try (Stream<Path> dirs = Files.list(logs)) {
+            return dirs.filter(d -> d.getFileName().toString().startsWith("job-")).toList();
+        }
+    }
+
+    /** @return the {@code .out} files of the node's jobs that are not in {@code before}, sorted */
+    private static List<String> newRankLogs(KarafNode node, List<Path> before) throws IOException {
+        List<String> names = new ArrayList<>();
+        for (Path job : jobDirectories(node)) {
+            if (before.contains(job)) {
+                continue;
+            }
+            try (Stream<Path> files = Files.list(job)) {
+                files.map(f -> f.getFileName().toString()).filter(n -> n.endsWith(".out")).forEach(names::add);
+            }
+        }
+        Collections.sort(names);
+        return names;
+    }
+
+    private static List<String> readAll(Process process) {
+        return readAll(new BufferedReader(new InputStreamReader(process.getInputStream(), StandardCharsets.UTF_8)));
+    }
+
+    private static List<String> readAll(BufferedReader reader) {
+        List<String> lines = new ArrayList<>();
+        try {
+            String line;
+            while ((line = reader.readLine()) != null) {
+                lines.add(line);
+            }
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return lines;
+    }
+
+    private static List<Integer> primesBelow(int n) {
+        boolean[] composite = new boolean[n];
+        List<Integer> primes = new ArrayList<>();
+        for (int i = 2; i < n; i++) {
+            if (!composite[i]) {
+                primes.add(i);
+                for (long j = (long) i * i; j < n; j += i) {
+                    composite[(int) j] = true;
+                }
+            }
+        }
+        return primes;
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(root)) {
+            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+}
