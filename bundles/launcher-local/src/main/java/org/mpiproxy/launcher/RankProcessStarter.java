@@ -12,7 +12,8 @@ import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.protocol.MpiErrors;
 
 /**
- * Spawns a rank's process: the proxy's environment plus the rank's variables, standard
+ * Spawns a rank's process, leading its own process group and session ({@link ProcessGroup}):
+ * the proxy's environment plus the rank's variables, standard
  * input from {@code /dev/null}, standard output and error appended to
  * {@code <logDirectory>/rank-<rankId>.out} and {@code .err}. Stateless and thread-safe;
  * {@link #start} blocks for the time the operating system takes to spawn.
@@ -64,17 +65,40 @@ public final class RankProcessStarter {
             throw new LaunchException(MpiErrors.ERR_IO, "cannot create log directory " + logDirectory
                     + " for program '" + program + "': " + e, e);
         }
-        ProcessBuilder builder = new ProcessBuilder(argv);
+        // setsid would spawn fine and only then fail to exec: check the command first
+        if (argv.isEmpty() || !isExecutable(argv.get(0))) {
+            throw new LaunchException(MpiErrors.ERR_IO, "cannot start program '" + program + "': "
+                    + (argv.isEmpty() ? "empty command line" : argv.get(0) + " is not an executable file"));
+        }
+        ProcessBuilder builder = new ProcessBuilder(ProcessGroup.argv(argv));
         builder.redirectInput(Redirect.from(NULL_INPUT));
         builder.redirectOutput(Redirect.appendTo(outputFile(logDirectory, rankId).toFile()));
         builder.redirectError(Redirect.appendTo(errorFile(logDirectory, rankId).toFile()));
         try {
             // Rejects NUL characters and '=' in names with IllegalArgumentException.
             builder.environment().putAll(environment);
-            return new SpawnedRankProcess(builder.start(), coreId);
+            return new SpawnedRankProcess(builder.start(), coreId, true);
         } catch (IOException | RuntimeException e) {
             throw new LaunchException(MpiErrors.ERR_IO, "cannot start program '" + program + "': "
                     + e.getMessage(), e);
         }
+    }
+
+    /** @return whether {@code command} names an executable file, directly or through {@code PATH} */
+    static boolean isExecutable(String command) {
+        if (command.indexOf('/') >= 0) {
+            Path file = Path.of(command);
+            return Files.isRegularFile(file) && Files.isExecutable(file);
+        }
+        String path = System.getenv("PATH");
+        for (String directory : (path == null ? "/usr/bin:/bin" : path).split(":")) {
+            if (!directory.isEmpty()) {
+                Path file = Path.of(directory, command);
+                if (Files.isRegularFile(file) && Files.isExecutable(file)) {
+                    return true;
+                }
+            }
+        }
+        return false;
     }
 }
