@@ -60,6 +60,21 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         @AttributeDefinition(name = "Stop grace",
                 description = "Seconds between SIGTERM and SIGKILL when a rank is stopped.", min = "0")
         int stop_grace_seconds() default 10;
+
+        @AttributeDefinition(name = "Abort on failure",
+                description = "When a rank of a v1 job exits with a non-zero status or cannot be started, stop the"
+                        + " job's other ranks.")
+        boolean abort_on_failure() default true;
+
+        @AttributeDefinition(name = "Job timeout",
+                description = "Seconds after which every rank of a v1 job is stopped (SIGTERM to its process group,"
+                        + " SIGKILL after the stop grace); 0 means no limit.", min = "0")
+        int job_timeout_seconds() default 0;
+
+        @AttributeDefinition(name = "Host silence",
+                description = "Seconds without any request from a job's host after which the job's ranks are stopped"
+                        + " and removed; 0 means never.", min = "0")
+        int host_silence_seconds() default 300;
     }
 
     @Reference(target = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_LOCAL + ")",
@@ -86,12 +101,27 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     public ProxyComponent(@Reference(name = "channels") ChannelManager channels, Config config) {
         this.dispatcher = new V1Dispatcher(channels, settings(config), this::launcher, this::wakeup,
                 launchExecutor(), timer());
+        dispatcher.supervision(supervision(config));
     }
 
     /** Applies a changed configuration to jobs started from now on, without restarting. */
     @Modified
     void modified(Config config) {
         dispatcher.settings(settings(config));
+        dispatcher.supervision(supervision(config));
+    }
+
+    static SupervisionSettings supervision(Config config) {
+        if (config.job_timeout_seconds() < 0) {
+            throw new IllegalArgumentException("job.timeout.seconds=" + config.job_timeout_seconds()
+                    + " must be >= 0");
+        }
+        if (config.host_silence_seconds() < 0) {
+            throw new IllegalArgumentException("host.silence.seconds=" + config.host_silence_seconds()
+                    + " must be >= 0");
+        }
+        return new SupervisionSettings(config.abort_on_failure(), Duration.ofSeconds(config.job_timeout_seconds()),
+                Duration.ofSeconds(config.host_silence_seconds()));
     }
 
     /** Stops every rank, removes the channels and stops the proxy's threads. */
