@@ -29,7 +29,12 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Channel files {@code <base>/job-<16 hex>/rank-<rankId>.chan}, owner-only, one per rank. */
+/**
+ * Channel files {@code <base>/job-<uid>-<16 hex>/rank-<rankId>.chan}, owner-only, one per rank.
+ * A job's directory is created exclusively by the job's first {@link #open}: a directory that
+ * exists already (a crashed run's, or an attacker's) makes the open fail instead of being
+ * shared.
+ */
 @Component(name = MappedFileChannelManager.PID, service = ChannelManager.class,
     configurationPolicy = ConfigurationPolicy.OPTIONAL)
 @Designate(ocd = MappedFileChannelManager.Config.class)
@@ -47,7 +52,7 @@ public final class MappedFileChannelManager implements ChannelManager {
          * @return the base directory
          */
         @AttributeDefinition(name = "Base directory",
-            description = "Directory holding one job-<16 hex> directory per job (created 0700 when missing; "
+            description = "Directory holding one job-<uid>-<16 hex> directory per job (created 0700 when missing; "
                 + "must not be a symbolic link). Preferably on a memory file system such as /dev/shm. "
                 + "A relative path is resolved against karaf.data, or the working directory.")
         String base_directory() default "/dev/shm/mpiproxy";
@@ -69,6 +74,9 @@ public final class MappedFileChannelManager implements ChannelManager {
 
     private final Path baseDirectory;
     private final int ringCapacity;
+    private final long uid;
+    /** Jobs whose directory this manager created and has not released. */
+    private final java.util.Set<Long> created = new java.util.HashSet<>();
 
     /**
      * @param config the configuration
@@ -83,6 +91,21 @@ public final class MappedFileChannelManager implements ChannelManager {
     MappedFileChannelManager(Path baseDirectory, int ringCapacity) {
         this.baseDirectory = baseDirectory.toAbsolutePath().normalize();
         this.ringCapacity = checkRingCapacity(ringCapacity);
+        this.uid = currentUid();
+    }
+
+    /** @return the effective user id of this process (the owner of {@code /proc/self}), or -1 when unknown */
+    static long currentUid() {
+        try {
+            return ((Number) Files.getAttribute(Paths.get("/proc/self"), "unix:uid")).longValue();
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** @return the user id in the names of job directories */
+    long uid() {
+        return uid;
     }
 
     @Override
@@ -106,6 +129,7 @@ public final class MappedFileChannelManager implements ChannelManager {
 
     @Override
     public synchronized void release(long jobId) throws IOException {
+        created.remove(jobId);
         Path jobDirectory = jobDirectory(jobId);
         if (!Files.exists(jobDirectory, LinkOption.NOFOLLOW_LINKS)) {
             return;
@@ -135,7 +159,7 @@ public final class MappedFileChannelManager implements ChannelManager {
 
     @Override
     public Path jobDirectory(long jobId) {
-        return baseDirectory.resolve(ChannelDescriptor.jobDirectoryName(jobId));
+        return baseDirectory.resolve(ChannelDescriptor.jobDirectoryName(uid, jobId));
     }
 
     @Override
@@ -151,7 +175,21 @@ public final class MappedFileChannelManager implements ChannelManager {
     private Path ensureJobDirectory(long jobId) throws IOException {
         ensureDirectory(baseDirectory, "base.directory=" + baseDirectory, true);
         Path jobDirectory = jobDirectory(jobId);
-        ensureDirectory(jobDirectory, "job directory " + jobDirectory, false);
+        if (created.contains(jobId)) {
+            if (Files.isSymbolicLink(jobDirectory) || !Files.isDirectory(jobDirectory, LinkOption.NOFOLLOW_LINKS)) {
+                throw new IOException("job directory " + jobDirectory + " is gone or replaced");
+            }
+            return jobDirectory;
+        }
+        FileAttribute<?>[] attributes = jobDirectory.getFileSystem().supportedFileAttributeViews().contains("posix")
+            ? new FileAttribute<?>[] {DIRECTORY_PERMISSIONS}
+            : new FileAttribute<?>[0];
+        try {
+            Files.createDirectory(jobDirectory, attributes);
+        } catch (FileAlreadyExistsException e) {
+            throw new IOException("job directory " + jobDirectory + " exists already; refusing to share it", e);
+        }
+        created.add(jobId);
         return jobDirectory;
     }
 
