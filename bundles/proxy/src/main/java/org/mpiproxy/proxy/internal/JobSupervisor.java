@@ -36,6 +36,7 @@ final class JobSupervisor {
     private final Supplier<Duration> grace;
     private final Reaper reaper;
     private volatile SupervisionSettings settings = SupervisionSettings.DEFAULT;
+    private volatile RankLedger ledger;
 
     /**
      * @param timer  runs the job timers
@@ -60,6 +61,11 @@ final class JobSupervisor {
         return settings;
     }
 
+    /** Records started ranks from now on in {@code newLedger} ({@code null}: nowhere); any thread. */
+    void ledger(RankLedger newLedger) {
+        this.ledger = newLedger;
+    }
+
     /** A new job: takes the current settings and starts its timers. */
     void onJobCreated(Job job, long nowNanos) {
         SupervisionSettings s = settings;
@@ -80,6 +86,10 @@ final class JobSupervisor {
 
     /** A rank's process has started; a job being stopped stops it at once. */
     void onRankStarted(Rank rank) {
+        RankLedger l = ledger;
+        if (l != null && rank.process != null) {
+            l.rankStarted(rank.job.jobId, rank.rankId, rank.process.pid());
+        }
         if (rank.job.stopReason != null && rank.process != null) {
             rank.process.stop(grace.get());
         }
@@ -104,6 +114,10 @@ final class JobSupervisor {
 
     /** The job's last rank is gone: its timers stop. */
     void onJobFinished(Job job) {
+        RankLedger l = ledger;
+        if (l != null) {
+            l.jobEnded(job.jobId);
+        }
         cancel(job.timeoutTimer);
         cancel(job.silenceTimer);
         job.timeoutTimer = null;

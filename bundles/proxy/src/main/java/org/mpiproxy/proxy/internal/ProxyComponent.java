@@ -75,6 +75,12 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
                 description = "Seconds without any request from a job's host after which the job's ranks are stopped"
                         + " and removed; 0 means never.", min = "0")
         int host_silence_seconds() default 300;
+
+        @AttributeDefinition(name = "State directory",
+                description = "Directory where the proxy records the rank processes it started, per job, so that"
+                        + " after a crash the next start kills them and removes their shared memory;"
+                        + " empty means ${karaf.data}/mpiproxy/state.")
+        String state_directory() default "";
     }
 
     @Reference(target = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_LOCAL + ")",
@@ -102,6 +108,17 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         this.dispatcher = new V1Dispatcher(channels, settings(config), this::launcher, this::wakeup,
                 launchExecutor(), timer());
         dispatcher.supervision(supervision(config));
+        RankLedger ledger = new RankLedger(stateDirectory(config));
+        ledger.sweep(channels);
+        dispatcher.ledger(ledger);
+    }
+
+    static java.nio.file.Path stateDirectory(Config config) {
+        String configured = config.state_directory();
+        if (configured != null && !configured.isBlank()) {
+            return java.nio.file.Path.of(configured.trim());
+        }
+        return ProxySettings.resolveLogDirectory("").resolveSibling("state");
     }
 
     /** Applies a changed configuration to jobs started from now on, without restarting. */

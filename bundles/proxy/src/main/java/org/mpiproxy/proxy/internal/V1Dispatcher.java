@@ -124,6 +124,11 @@ final class V1Dispatcher implements DatagramHandler {
         supervisor.settings(newSettings);
     }
 
+    /** Records the ranks started from now on in {@code ledger}; any thread. */
+    void ledger(RankLedger ledger) {
+        supervisor.ledger(ledger);
+    }
+
     /** Applies new settings to what starts from now on; any thread. */
     void settings(ProxySettings newSettings) {
         this.settings = newSettings;
