@@ -38,10 +38,31 @@ public final class RankCommand {
     /** Environment variable: the program name as requested (not its path). */
     public static final String ENV_PROGRAM = "MPIPROXY_PROGRAM";
 
+    /** Environment variable: the proxy's process id (decimal), for the rank's lifeline. */
+    public static final String ENV_PROXY_PID = "MPIPROXY_PROXY_PID";
+
+    /**
+     * Environment variable: the proxy's start time, field 22 of {@code /proc/<pid>/stat}
+     * (decimal clock ticks after boot): with {@link #ENV_PROXY_PID} it names the proxy even
+     * when its pid is reused. A rank whose proxy no longer runs should end.
+     */
+    public static final String ENV_PROXY_START = "MPIPROXY_PROXY_START";
+
     /** Environment variable: the Java installation programs should run with. */
     public static final String ENV_JAVA_HOME = "JAVA_HOME";
 
+    private static final long SELF_PID = ProcessHandle.current().pid();
+    private static final long SELF_START = selfStart();
+
     private RankCommand() {
+    }
+
+    private static long selfStart() {
+        try {
+            return ProcStat.read(SELF_PID).map(ProcStat::startTime).orElse(-1L);
+        } catch (java.io.IOException e) {
+            return -1;
+        }
     }
 
     /**
@@ -86,6 +107,10 @@ public final class RankCommand {
         env.put(ENV_JOB_ID, jobIdHex(request.jobId()));
         env.put(ENV_CORE, Integer.toString(request.coreId()));
         env.put(ENV_PROGRAM, request.program());
+        env.put(ENV_PROXY_PID, Long.toString(SELF_PID));
+        if (SELF_START >= 0) {
+            env.put(ENV_PROXY_START, Long.toString(SELF_START));
+        }
         return Collections.unmodifiableMap(env);
     }
 

@@ -88,8 +88,12 @@ class ProcessGroupTest {
                 + "while :; do sleep 1; done\n", ready);
         grandchild = Long.parseLong(TestScripts.await(ready, readiness, TIMEOUT).trim());
         long grandchildStart = ProcStat.read(grandchild).orElseThrow().startTime();
-        assertTrue(ProcessHandle.of(p.pid()).orElseThrow().descendants().noneMatch(h -> h.pid() == grandchild),
-                "grandchild is orphaned");
+        // the subshell wrote the pid just before it ends: wait until the grandchild is re-parented
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        while (ProcessHandle.of(p.pid()).orElseThrow().descendants().anyMatch(h -> h.pid() == grandchild)) {
+            assertTrue(System.nanoTime() < deadline, "grandchild is orphaned");
+            Thread.sleep(10);
+        }
 
         long stopped = System.nanoTime();
         p.stop(Duration.ofSeconds(2));
