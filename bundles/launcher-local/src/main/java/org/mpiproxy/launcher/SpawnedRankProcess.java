@@ -24,6 +24,9 @@ public final class SpawnedRankProcess implements RankProcess {
     /** Longest wait, at the rank's exit, for the rest of its group to die. */
     private static final Duration GROUP_KILL_WAIT = Duration.ofSeconds(5);
 
+    /** Longest wait, at the rank's exit, for its output to be drained. */
+    public static final Duration OUTPUT_DRAIN_WAIT = Duration.ofSeconds(5);
+
     private final Process process;
     private final int coreId;
     private final boolean ownGroup;
@@ -46,12 +49,30 @@ public final class SpawnedRankProcess implements RankProcess {
      *                 group id), as {@link ProcessGroup#argv} arranges
      */
     public SpawnedRankProcess(Process process, int coreId, boolean ownGroup) {
+        this(process, coreId, ownGroup, CompletableFuture.completedFuture(null));
+    }
+
+    /**
+     * @param process  a started process
+     * @param coreId   the core it runs on
+     * @param ownGroup {@code true} when the process leads its own process group
+     * @param output   completes when the process's output has been drained; the exit is
+     *                 reported after it (waiting at most {@link #OUTPUT_DRAIN_WAIT})
+     */
+    public SpawnedRankProcess(Process process, int coreId, boolean ownGroup, CompletableFuture<?> output) {
         this.process = Objects.requireNonNull(process, "process");
         this.coreId = coreId;
         this.ownGroup = ownGroup;
         this.exit = process.onExit().thenApplyAsync(p -> {
             if (ownGroup) {
                 ProcessGroup.kill(p.pid(), GROUP_KILL_WAIT);
+            }
+            try {
+                output.get(OUTPUT_DRAIN_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                // the exit status matters more than the last bytes of output
             }
             return p.exitValue();
         }, StopTimer::execute);

@@ -128,7 +128,7 @@ final class JobSupervisor {
         if (job.ended || job.stopReason != null) {
             return;
         }
-        stop(job, "job timeout of " + timeout.toSeconds() + " s reached", false);
+        stop(job, "job timeout of " + timeout.toMillis() / 1000.0 + " s reached", false);
     }
 
     private void onSilenceCheck(DatagramTransport replies, Job job, Duration silence) {

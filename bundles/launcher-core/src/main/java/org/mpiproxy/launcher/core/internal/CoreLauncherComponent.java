@@ -4,9 +4,14 @@ import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.RankProcess;
+import org.mpiproxy.api.RankOutputListener;
 import org.mpiproxy.launcher.LauncherDirectories;
+import org.mpiproxy.launcher.OutputListeners;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
@@ -44,6 +49,7 @@ public final class CoreLauncherComponent implements ProcessLauncher {
     }
 
     private final PinnedCoreLauncher launcher;
+    private final OutputListeners outputListeners = new OutputListeners();
 
     /**
      * @param config the component configuration
@@ -60,9 +66,20 @@ public final class CoreLauncherComponent implements ProcessLauncher {
                 maxImageSize);
         launcher = new PinnedCoreLauncher(
                 LauncherDirectories.programDirectory(config.program_directory(), System::getProperty),
-                images, AllowedCpus.ofThisProcess(), System.getProperty("java.home"));
+                images, AllowedCpus.ofThisProcess(), System.getProperty("java.home"), outputListeners);
         LOG.info("Core launcher started, images in {}, cache {}, max.image.size={}, {}",
                 launcher.programDirectory(), images.directory(), maxImageSize, Lz4Codecs.description());
+    }
+
+    /** @param listener receives the output of ranks started from now on */
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            unbind = "removeOutputListener")
+    void addOutputListener(RankOutputListener listener) {
+        outputListeners.add(listener);
+    }
+
+    void removeOutputListener(RankOutputListener listener) {
+        outputListeners.remove(listener);
     }
 
     PinnedCoreLauncher launcher() {

@@ -4,9 +4,14 @@ import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.RankProcess;
+import org.mpiproxy.api.RankOutputListener;
 import org.mpiproxy.launcher.LauncherDirectories;
+import org.mpiproxy.launcher.OutputListeners;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
@@ -35,6 +40,7 @@ public final class LocalLauncherComponent implements ProcessLauncher {
     }
 
     private final LocalProcessLauncher launcher;
+    private final OutputListeners outputListeners = new OutputListeners();
 
     /**
      * @param config the component configuration
@@ -43,8 +49,19 @@ public final class LocalLauncherComponent implements ProcessLauncher {
     public LocalLauncherComponent(Config config) {
         launcher = new LocalProcessLauncher(
                 LauncherDirectories.programDirectory(config.program_directory(), System::getProperty),
-                System.getProperty("java.home"));
+                System.getProperty("java.home"), outputListeners);
         LOG.info("Local launcher started, programs in {}", launcher.programDirectory());
+    }
+
+    /** @param listener receives the output of ranks started from now on */
+    @Reference(cardinality = ReferenceCardinality.MULTIPLE, policy = ReferencePolicy.DYNAMIC,
+            unbind = "removeOutputListener")
+    void addOutputListener(RankOutputListener listener) {
+        outputListeners.add(listener);
+    }
+
+    void removeOutputListener(RankOutputListener listener) {
+        outputListeners.remove(listener);
     }
 
     @Override

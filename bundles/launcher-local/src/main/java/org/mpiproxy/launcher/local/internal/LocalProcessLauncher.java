@@ -7,6 +7,8 @@ import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.RankProcess;
+import org.mpiproxy.api.RankOutputListener;
+import org.mpiproxy.launcher.OutputSettings;
 import org.mpiproxy.launcher.ProgramFiles;
 import org.mpiproxy.launcher.RankCommand;
 import org.mpiproxy.launcher.RankProcessStarter;
@@ -17,10 +19,16 @@ final class LocalProcessLauncher implements ProcessLauncher {
 
     private final Path programDirectory;
     private final String javaHome;
+    private final RankOutputListener output;
 
     LocalProcessLauncher(Path programDirectory, String javaHome) {
+        this(programDirectory, javaHome, null);
+    }
+
+    LocalProcessLauncher(Path programDirectory, String javaHome, RankOutputListener output) {
         this.programDirectory = Objects.requireNonNull(programDirectory, "programDirectory");
         this.javaHome = javaHome;
+        this.output = output;
     }
 
     Path programDirectory() {
@@ -37,6 +45,7 @@ final class LocalProcessLauncher implements ProcessLauncher {
         return RankProcessStarter.start(request.program(),
                 RankCommand.argv(executable.toString(), request),
                 RankCommand.environment(request, javaHome),
-                request.logDirectory(), request.rankId(), request.coreId());
+                request.logDirectory(), request.jobId(), request.rankId(), request.coreId(),
+                OutputSettings.of(output, OutputSettings.DEFAULT_CAP_BYTES, request.environment()));
     }
 }
