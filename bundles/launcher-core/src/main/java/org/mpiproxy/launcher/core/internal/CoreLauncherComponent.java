@@ -46,6 +46,11 @@ public final class CoreLauncherComponent implements ProcessLauncher {
         @AttributeDefinition(name = "Maximum image size",
                 description = "Largest decompressed program image accepted, in bytes (> 0).")
         long max_image_size() default 268435456L;
+
+        @AttributeDefinition(name = "Image digests",
+                description = "File listing the SHA-256 digests (64 hex digits per line, # comments) of the images"
+                        + " this node runs; an image not on the list is refused. Empty means any image.")
+        String image_digests() default "";
     }
 
     private final PinnedCoreLauncher launcher;
@@ -61,14 +66,27 @@ public final class CoreLauncherComponent implements ProcessLauncher {
         if (maxImageSize <= 0) {
             throw new IllegalArgumentException("max.image.size=" + maxImageSize + " must be > 0");
         }
+        ImageDigests digests = digests(config.image_digests());
         ImageCache images = new ImageCache(
                 LauncherDirectories.dataDirectory(config.cache_directory(), System::getProperty, "mpiproxy/images"),
-                maxImageSize);
+                maxImageSize, digests);
         launcher = new PinnedCoreLauncher(
                 LauncherDirectories.programDirectory(config.program_directory(), System::getProperty),
                 images, AllowedCpus.ofThisProcess(), System.getProperty("java.home"), outputListeners);
-        LOG.info("Core launcher started, images in {}, cache {}, max.image.size={}, {}",
-                launcher.programDirectory(), images.directory(), maxImageSize, Lz4Codecs.description());
+        LOG.info("Core launcher started, images in {}, cache {}, max.image.size={}, {}, {}",
+                launcher.programDirectory(), images.directory(), maxImageSize, Lz4Codecs.description(),
+                digests.source() == null ? "any image" : digests.size() + " image digests from " + digests.source());
+    }
+
+    static ImageDigests digests(String file) {
+        if (file == null || file.isBlank()) {
+            return ImageDigests.ANY;
+        }
+        try {
+            return ImageDigests.load(java.nio.file.Path.of(file.trim()));
+        } catch (java.io.IOException | java.nio.file.InvalidPathException e) {
+            throw new IllegalArgumentException("image.digests=" + file + " cannot be read: " + e, e);
+        }
     }
 
     /** @param listener receives the output of ranks started from now on */
