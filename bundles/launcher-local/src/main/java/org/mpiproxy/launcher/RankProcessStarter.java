@@ -85,6 +85,30 @@ public final class RankProcessStarter {
     public static SpawnedRankProcess start(String program, List<String> argv, Map<String, String> environment,
                                            Path logDirectory, long jobId, int rankId, int coreId,
                                            OutputSettings output) throws LaunchException {
+        return start(program, argv, environment, logDirectory, jobId, rankId, coreId, output, null);
+    }
+
+    /**
+     * As {@link #start(String, List, Map, Path, long, int, int, OutputSettings)}, in a clean
+     * environment.
+     *
+     * @param program      the program name, for error messages
+     * @param argv         the complete command line (see {@link RankCommand#argv})
+     * @param environment  the rank's variables
+     * @param logDirectory directory of the output files; created when missing
+     * @param jobId        the job, for the listener
+     * @param rankId       the rank, naming the output files
+     * @param coreId       the core the process runs on
+     * @param output       how output is captured
+     * @param allowlist    variables of the proxy's environment passed on (see
+     *                     {@link RankEnvironment}); {@code null} passes on all of them
+     * @return the running process; its exit completes once its output is drained
+     * @throws LaunchException with MPI_ERR_IO when the log directory cannot be created or the
+     *                         process cannot be spawned
+     */
+    public static SpawnedRankProcess start(String program, List<String> argv, Map<String, String> environment,
+                                           Path logDirectory, long jobId, int rankId, int coreId,
+                                           OutputSettings output, List<String> allowlist) throws LaunchException {
         try {
             Files.createDirectories(logDirectory);
         } catch (IOException e) {
@@ -102,7 +126,13 @@ public final class RankProcessStarter {
         builder.redirectError(Redirect.PIPE);
         try {
             // Rejects NUL characters and '=' in names with IllegalArgumentException.
-            builder.environment().putAll(environment);
+            if (allowlist != null) {
+                Map<String, String> clean = RankEnvironment.build(builder.environment(), allowlist, environment);
+                builder.environment().clear();
+                builder.environment().putAll(clean);
+            } else {
+                builder.environment().putAll(environment);
+            }
             Process process = builder.start();
             CompletableFuture<Long> out = RankOutput.start(process.getInputStream(), outputFile(logDirectory, rankId),
                     output.capBytes(), output.raw(), jobId, rankId, RankOutputListener.Stream.STDOUT,

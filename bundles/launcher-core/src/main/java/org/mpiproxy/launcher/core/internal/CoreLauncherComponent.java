@@ -7,6 +7,7 @@ import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.api.RankOutputListener;
 import org.mpiproxy.launcher.LauncherDirectories;
 import org.mpiproxy.launcher.OutputListeners;
+import org.mpiproxy.launcher.RankEnvironment;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
@@ -51,6 +52,11 @@ public final class CoreLauncherComponent implements ProcessLauncher {
                 description = "File listing the SHA-256 digests (64 hex digits per line, # comments) of the images"
                         + " this node runs; an image not on the list is refused. Empty means any image.")
         String image_digests() default "";
+
+        @AttributeDefinition(name = "Environment allowlist",
+                description = "Comma-separated variables of the proxy's environment that ranks get (a trailing *"
+                        + " matches any suffix); ranks also get what the job asked for, JAVA_HOME and MPIPROXY_*.")
+        String environment_allowlist() default RankEnvironment.DEFAULT_ALLOWLIST;
     }
 
     private final PinnedCoreLauncher launcher;
@@ -72,7 +78,8 @@ public final class CoreLauncherComponent implements ProcessLauncher {
                 maxImageSize, digests);
         launcher = new PinnedCoreLauncher(
                 LauncherDirectories.programDirectory(config.program_directory(), System::getProperty),
-                images, AllowedCpus.ofThisProcess(), System.getProperty("java.home"), outputListeners);
+                images, AllowedCpus.ofThisProcess(), System.getProperty("java.home"), outputListeners,
+                RankEnvironment.parseAllowlist(config.environment_allowlist()));
         LOG.info("Core launcher started, images in {}, cache {}, max.image.size={}, {}, {}",
                 launcher.programDirectory(), images.directory(), maxImageSize, Lz4Codecs.description(),
                 digests.source() == null ? "any image" : digests.size() + " image digests from " + digests.source());

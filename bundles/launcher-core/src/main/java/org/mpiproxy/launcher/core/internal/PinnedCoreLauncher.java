@@ -30,12 +30,15 @@ final class PinnedCoreLauncher implements ProcessLauncher {
     private final String javaHome;
     private final RankOutputListener output;
 
+    private final List<String> allowlist;
+
     PinnedCoreLauncher(Path programDirectory, ImageCache images, AllowedCpus cpus, String javaHome) {
-        this(programDirectory, images, cpus, javaHome, null);
+        this(programDirectory, images, cpus, javaHome, null, null);
     }
 
     PinnedCoreLauncher(Path programDirectory, ImageCache images, AllowedCpus cpus, String javaHome,
-                       RankOutputListener output) {
+                       RankOutputListener output, List<String> allowlist) {
+        this.allowlist = allowlist;
         this.programDirectory = Objects.requireNonNull(programDirectory, "programDirectory");
         this.images = Objects.requireNonNull(images, "images");
         this.cpus = Objects.requireNonNull(cpus, "cpus");
@@ -61,7 +64,7 @@ final class PinnedCoreLauncher implements ProcessLauncher {
                 pinnedArgv(core, RankCommand.argv(executable.toString(), request)),
                 RankCommand.environment(request, javaHome),
                 request.logDirectory(), request.jobId(), request.rankId(), core,
-                OutputSettings.of(output, OutputSettings.DEFAULT_CAP_BYTES, request.environment()));
+                OutputSettings.of(output, OutputSettings.DEFAULT_CAP_BYTES, request.environment()), allowlist);
     }
 
     /**

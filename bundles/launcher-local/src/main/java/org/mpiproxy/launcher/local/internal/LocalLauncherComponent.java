@@ -7,6 +7,7 @@ import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.api.RankOutputListener;
 import org.mpiproxy.launcher.LauncherDirectories;
 import org.mpiproxy.launcher.OutputListeners;
+import org.mpiproxy.launcher.RankEnvironment;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Reference;
@@ -37,6 +38,11 @@ public final class LocalLauncherComponent implements ProcessLauncher {
                 description = "Directory holding the executable rank programs, named by EXEC."
                         + " Empty means ${karaf.home}/programs.")
         String program_directory() default "";
+
+        @AttributeDefinition(name = "Environment allowlist",
+                description = "Comma-separated variables of the proxy's environment that ranks get (a trailing *"
+                        + " matches any suffix); ranks also get what the job asked for, JAVA_HOME and MPIPROXY_*.")
+        String environment_allowlist() default RankEnvironment.DEFAULT_ALLOWLIST;
     }
 
     private final LocalProcessLauncher launcher;
@@ -49,7 +55,8 @@ public final class LocalLauncherComponent implements ProcessLauncher {
     public LocalLauncherComponent(Config config) {
         launcher = new LocalProcessLauncher(
                 LauncherDirectories.programDirectory(config.program_directory(), System::getProperty),
-                System.getProperty("java.home"), outputListeners);
+                System.getProperty("java.home"), outputListeners,
+                RankEnvironment.parseAllowlist(config.environment_allowlist()));
         LOG.info("Local launcher started, programs in {}", launcher.programDirectory());
     }
 

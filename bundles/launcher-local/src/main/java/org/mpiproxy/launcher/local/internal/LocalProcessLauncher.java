@@ -1,6 +1,7 @@
 package org.mpiproxy.launcher.local.internal;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
 
 import org.mpiproxy.api.LaunchException;
@@ -21,14 +22,20 @@ final class LocalProcessLauncher implements ProcessLauncher {
     private final String javaHome;
     private final RankOutputListener output;
 
+    private final List<String> allowlist;
+
     LocalProcessLauncher(Path programDirectory, String javaHome) {
-        this(programDirectory, javaHome, null);
+        this(programDirectory, javaHome, null, null);
     }
 
-    LocalProcessLauncher(Path programDirectory, String javaHome, RankOutputListener output) {
+    /**
+     * @param allowlist variables of the proxy's environment ranks get; {@code null}: all
+     */
+    LocalProcessLauncher(Path programDirectory, String javaHome, RankOutputListener output, List<String> allowlist) {
         this.programDirectory = Objects.requireNonNull(programDirectory, "programDirectory");
         this.javaHome = javaHome;
         this.output = output;
+        this.allowlist = allowlist;
     }
 
     Path programDirectory() {
@@ -46,6 +53,6 @@ final class LocalProcessLauncher implements ProcessLauncher {
                 RankCommand.argv(executable.toString(), request),
                 RankCommand.environment(request, javaHome),
                 request.logDirectory(), request.jobId(), request.rankId(), request.coreId(),
-                OutputSettings.of(output, OutputSettings.DEFAULT_CAP_BYTES, request.environment()));
+                OutputSettings.of(output, OutputSettings.DEFAULT_CAP_BYTES, request.environment()), allowlist);
     }
 }
