@@ -115,6 +115,46 @@ public final class RankCommand {
     }
 
     /**
+     * @param user {uid, gid} the rank runs as
+     * @param argv the rank's command line
+     * @return {@code setpriv --reuid=<uid> --regid=<gid> --clear-groups argv...}: util-linux
+     *         {@code setpriv} drops to that user and execs the command in place (same pid)
+     */
+    public static List<String> asUser(long[] user, List<String> argv) {
+        List<String> command = new ArrayList<>(argv.size() + 4);
+        command.add("setpriv");
+        command.add("--reuid=" + user[0]);
+        command.add("--regid=" + user[1]);
+        command.add("--clear-groups");
+        command.addAll(argv);
+        return Collections.unmodifiableList(command);
+    }
+
+    /**
+     * @param value {@code <uid>:<gid>} (numeric), or empty
+     * @return {uid, gid}, or {@code null} for empty
+     * @throws IllegalArgumentException when malformed, naming {@code rank.user}
+     */
+    public static long[] parseUser(String value) {
+        if (value == null || value.isBlank()) {
+            return null;
+        }
+        String[] parts = value.trim().split(":");
+        try {
+            if (parts.length == 2) {
+                long u = Long.parseLong(parts[0].trim());
+                long g = Long.parseLong(parts[1].trim());
+                if (u >= 0 && g >= 0) {
+                    return new long[] {u, g};
+                }
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("rank.user=" + value + " must be a numeric <uid>:<gid>");
+    }
+
+    /**
      * @param jobId a job id
      * @return the id as exactly 16 lower-case hex digits (two's complement for negatives)
      */

@@ -7,6 +7,7 @@ import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.api.RankOutputListener;
 import org.mpiproxy.launcher.LauncherDirectories;
 import org.mpiproxy.launcher.OutputListeners;
+import org.mpiproxy.launcher.RankCommand;
 import org.mpiproxy.launcher.RankEnvironment;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -43,6 +44,11 @@ public final class LocalLauncherComponent implements ProcessLauncher {
                 description = "Comma-separated variables of the proxy's environment that ranks get (a trailing *"
                         + " matches any suffix); ranks also get what the job asked for, JAVA_HOME and MPIPROXY_*.")
         String environment_allowlist() default RankEnvironment.DEFAULT_ALLOWLIST;
+
+        @AttributeDefinition(name = "Rank user",
+                description = "Numeric <uid>:<gid> ranks run as (through setpriv) when the proxy runs as root; give"
+                        + " org.mpiproxy.channel.shm the same owner.user. Empty means the proxy's own user.")
+        String rank_user() default "";
     }
 
     private final LocalProcessLauncher launcher;
@@ -56,7 +62,7 @@ public final class LocalLauncherComponent implements ProcessLauncher {
         launcher = new LocalProcessLauncher(
                 LauncherDirectories.programDirectory(config.program_directory(), System::getProperty),
                 System.getProperty("java.home"), outputListeners,
-                RankEnvironment.parseAllowlist(config.environment_allowlist()));
+                RankEnvironment.parseAllowlist(config.environment_allowlist()), rankUser(config.rank_user()));
         LOG.info("Local launcher started, programs in {}", launcher.programDirectory());
     }
 
@@ -69,6 +75,23 @@ public final class LocalLauncherComponent implements ProcessLauncher {
 
     void removeOutputListener(RankOutputListener listener) {
         outputListeners.remove(listener);
+    }
+
+    static long[] rankUser(String value) {
+        long[] user = RankCommand.parseUser(value);
+        if (user != null && !isRoot()) {
+            throw new IllegalArgumentException("rank.user=" + value + " needs the proxy to run as root");
+        }
+        return user;
+    }
+
+    private static boolean isRoot() {
+        try {
+            return ((Number) java.nio.file.Files.getAttribute(java.nio.file.Path.of("/proc/self"), "unix:uid"))
+                    .longValue() == 0;
+        } catch (java.io.IOException | RuntimeException e) {
+            return false;
+        }
     }
 
     @Override

@@ -23,15 +23,22 @@ final class LocalProcessLauncher implements ProcessLauncher {
     private final RankOutputListener output;
 
     private final List<String> allowlist;
+    private final long[] rankUser;
 
     LocalProcessLauncher(Path programDirectory, String javaHome) {
         this(programDirectory, javaHome, null, null);
     }
 
+    LocalProcessLauncher(Path programDirectory, String javaHome, RankOutputListener output, List<String> allowlist) {
+        this(programDirectory, javaHome, output, allowlist, null);
+    }
+
     /**
      * @param allowlist variables of the proxy's environment ranks get; {@code null}: all
      */
-    LocalProcessLauncher(Path programDirectory, String javaHome, RankOutputListener output, List<String> allowlist) {
+    LocalProcessLauncher(Path programDirectory, String javaHome, RankOutputListener output, List<String> allowlist,
+                         long[] rankUser) {
+        this.rankUser = rankUser;
         this.programDirectory = Objects.requireNonNull(programDirectory, "programDirectory");
         this.javaHome = javaHome;
         this.output = output;
@@ -49,8 +56,9 @@ final class LocalProcessLauncher implements ProcessLauncher {
                     + request.coreId());
         }
         Path executable = ProgramFiles.executable(programDirectory, request.program());
+        List<String> argv = RankCommand.argv(executable.toString(), request);
         return RankProcessStarter.start(request.program(),
-                RankCommand.argv(executable.toString(), request),
+                rankUser == null ? argv : RankCommand.asUser(rankUser, argv),
                 RankCommand.environment(request, javaHome),
                 request.logDirectory(), request.jobId(), request.rankId(), request.coreId(),
                 OutputSettings.of(output, OutputSettings.DEFAULT_CAP_BYTES, request.environment()), allowlist);
