@@ -73,7 +73,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
 
         @AttributeDefinition(name = "Host silence",
                 description = "Seconds without any request from a job's host after which the job's ranks are stopped"
-                        + " and removed; 0 means never.", min = "0")
+                        + " and removed (a host waiting for a RECV reply counts as heard); 0 means never.",
+                min = "0")
         int host_silence_seconds() default 300;
 
         @AttributeDefinition(name = "State directory",

@@ -253,6 +253,21 @@ class JobSupervisionTest {
     }
 
     @Test
+    void shouldKeepAJobWhoseHostWaitsForARecvReply() throws Exception {
+        script("worker", WAIT_FOR_DONE);
+        create(false, Duration.ZERO, Duration.ofMillis(300), Duration.ofSeconds(5));
+        startRanks("worker", 1);
+        dispatcher.onDatagram(V1Datagrams.recv(1, org.mpiproxy.protocol.MpiDatatype.INT, 1), HOST, transport);
+        long until = System.nanoTime() + Duration.ofMillis(1200).toNanos();
+        while (System.nanoTime() < until) {
+            pumpUntil("relay", () -> true);
+            Thread.sleep(50);
+        }
+        assertTrue(started.get(0).isAlive(), "a host blocked in RECV is not silent");
+        assertNotNull(rank(1));
+    }
+
+    @Test
     void shouldKeepAJobWhoseHostKeepsTalking() throws Exception {
         script("worker", WAIT_FOR_DONE);
         create(false, Duration.ZERO, Duration.ofMillis(400), Duration.ofSeconds(5));
