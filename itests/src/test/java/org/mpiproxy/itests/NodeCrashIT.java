@@ -33,7 +33,7 @@ import org.junit.jupiter.api.Test;
  */
 class NodeCrashIT {
 
-    private static final Duration BOOT = Duration.ofSeconds(180);
+    private static final Duration BOOT = Duration.ofSeconds(300);
     private static final Duration WAIT = Duration.ofSeconds(30);
 
     private Path work;
@@ -87,8 +87,8 @@ class NodeCrashIT {
     void shouldLeaveNoRankAndNoJobDirectoryOfACrashedRunAndRunNewJobs() throws Exception {
         startKaraf();
         try (FreeNosHost host = new FreeNosHost(udpPort, 1000)) {
-            awaitExec(host, 1, 3, "waiter");
-            awaitExec(host, 2, 3, "waiter");
+            awaitExec(host, 1, 3, "waiter", home);
+            awaitExec(host, 2, 3, "waiter", home);
         }
         for (int rank = 1; rank <= 2; rank++) {
             processes.add(await(home.resolve("programs/waiter.rank-" + rank)));
@@ -108,7 +108,7 @@ class NodeCrashIT {
         startKaraf();
         try (FreeNosHost host = new FreeNosHost(udpPort, 1000)) {
             // the proxy answers only once its start-up clean-up is done
-            awaitExec(host, 1, 2, "quick");
+            awaitExec(host, 1, 2, "quick", home);
             for (long[] p : processes) {
                 assertFalse(isRunning(p[0], p[1]), "pid " + p[0] + " of the crashed run is gone");
             }
@@ -132,7 +132,8 @@ class NodeCrashIT {
     }
 
     /** EXEC until the proxy answers (it boots meanwhile); the reply must be a success. */
-    private static void awaitExec(FreeNosHost host, int rank, int world, String program) throws IOException {
+    private static void awaitExec(FreeNosHost host, int rank, int world, String program, Path home)
+            throws IOException {
         long deadline = System.nanoTime() + BOOT.toNanos();
         while (System.nanoTime() < deadline) {
             host.sendRaw(execDatagram(rank, world, program));
@@ -148,7 +149,10 @@ class NodeCrashIT {
                 return;
             }
         }
-        fail("the proxy did not answer within " + BOOT);
+        Path log = home.resolve("data/log/karaf.log");
+        List<String> lines = Files.exists(log) ? Files.readAllLines(log) : List.of("(no karaf.log)");
+        fail("the proxy did not answer within " + BOOT + "; end of karaf.log:\n"
+                + String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size())));
     }
 
     /** TERMINATE, skipping late replies to the EXECs sent while the proxy booted. */
