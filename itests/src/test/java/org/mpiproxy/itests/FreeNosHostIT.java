@@ -52,7 +52,9 @@ public class FreeNosHostIT extends MpiProxyTestSupport {
                 assertEquals("pong of rank " + rank, PONG, host.recvInt(rank));
             }
 
-            Path jobDirectory = channelDirectory().resolve(String.format("job-%016x", job.jobId()));
+            // job-<uid>-<id>: the proxy runs in this very process, so its uid is ours
+            long uid = ((Number) Files.getAttribute(Paths.get("/proc/self"), "unix:uid")).longValue();
+            Path jobDirectory = channelDirectory().resolve(String.format("job-%d-%016x", uid, job.jobId()));
             assertTrue(jobDirectory + " while running", Files.isDirectory(jobDirectory));
 
             assertTerminated(host.terminate(1, 0), 1, 0);

@@ -38,10 +38,31 @@ public final class RankCommand {
     /** Environment variable: the program name as requested (not its path). */
     public static final String ENV_PROGRAM = "MPIPROXY_PROGRAM";
 
+    /** Environment variable: the proxy's process id (decimal), for the rank's lifeline. */
+    public static final String ENV_PROXY_PID = "MPIPROXY_PROXY_PID";
+
+    /**
+     * Environment variable: the proxy's start time, field 22 of {@code /proc/<pid>/stat}
+     * (decimal clock ticks after boot): with {@link #ENV_PROXY_PID} it names the proxy even
+     * when its pid is reused. A rank whose proxy no longer runs should end.
+     */
+    public static final String ENV_PROXY_START = "MPIPROXY_PROXY_START";
+
     /** Environment variable: the Java installation programs should run with. */
     public static final String ENV_JAVA_HOME = "JAVA_HOME";
 
+    private static final long SELF_PID = ProcessHandle.current().pid();
+    private static final long SELF_START = selfStart();
+
     private RankCommand() {
+    }
+
+    private static long selfStart() {
+        try {
+            return ProcStat.read(SELF_PID).map(ProcStat::startTime).orElse(-1L);
+        } catch (java.io.IOException e) {
+            return -1;
+        }
     }
 
     /**
@@ -86,7 +107,51 @@ public final class RankCommand {
         env.put(ENV_JOB_ID, jobIdHex(request.jobId()));
         env.put(ENV_CORE, Integer.toString(request.coreId()));
         env.put(ENV_PROGRAM, request.program());
+        env.put(ENV_PROXY_PID, Long.toString(SELF_PID));
+        if (SELF_START >= 0) {
+            env.put(ENV_PROXY_START, Long.toString(SELF_START));
+        }
         return Collections.unmodifiableMap(env);
+    }
+
+    /**
+     * @param user {uid, gid} the rank runs as
+     * @param argv the rank's command line
+     * @return {@code setpriv --reuid=<uid> --regid=<gid> --clear-groups argv...}: util-linux
+     *         {@code setpriv} drops to that user and execs the command in place (same pid)
+     */
+    public static List<String> asUser(long[] user, List<String> argv) {
+        List<String> command = new ArrayList<>(argv.size() + 4);
+        command.add("setpriv");
+        command.add("--reuid=" + user[0]);
+        command.add("--regid=" + user[1]);
+        command.add("--clear-groups");
+        command.addAll(argv);
+        return Collections.unmodifiableList(command);
+    }
+
+    /**
+     * @param value {@code <uid>:<gid>} (numeric), or empty
+     * @return {uid, gid}, or {@code null} for empty
+     * @throws IllegalArgumentException when malformed, naming {@code rank.user}
+     */
+    public static long[] parseUser(String value) {
+        if (value == null || value.isBlank()) {
+            return null;
+        }
+        String[] parts = value.trim().split(":");
+        try {
+            if (parts.length == 2) {
+                long u = Long.parseLong(parts[0].trim());
+                long g = Long.parseLong(parts[1].trim());
+                if (u >= 0 && g >= 0) {
+                    return new long[] {u, g};
+                }
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("rank.user=" + value + " must be a numeric <uid>:<gid>");
     }
 
     /**

@@ -13,22 +13,74 @@ import org.mpiproxy.api.RankProcess;
  * The exit status is {@link Process#exitValue()}, which on Linux is the exit code, or
  * 128 + signal number for a process ended by a signal. {@link #stop} signals the process
  * and the descendants it has at that moment (SIGTERM, then SIGKILL after the grace, on a
- * shared daemon timer thread). Thread-safe.
+ * shared daemon timer thread). When the process leads its own process group (started through
+ * {@link ProcessGroup#argv}), every signal also goes to the whole group, so grandchildren
+ * whose parent has already ended are reached too, and when the process ends, whatever is left
+ * of its group is killed before {@link #onExit()} completes: nothing a rank started outlives
+ * it unless it made its own session. Thread-safe.
  */
 public final class SpawnedRankProcess implements RankProcess {
 
+    /** Longest wait, at the rank's exit, for the rest of its group to die. */
+    private static final Duration GROUP_KILL_WAIT = Duration.ofSeconds(5);
+
+    /** Longest wait, at the rank's exit, for its output to be drained. */
+    public static final Duration OUTPUT_DRAIN_WAIT = Duration.ofSeconds(5);
+
     private final Process process;
     private final int coreId;
+    private final boolean ownGroup;
     private final CompletableFuture<Integer> exit;
 
     /**
+     * A process in its parent's process group: only the process and its descendants are signalled.
+     *
      * @param process a started process
      * @param coreId  the core it runs on
      */
     public SpawnedRankProcess(Process process, int coreId) {
+        this(process, coreId, false);
+    }
+
+    /**
+     * @param process  a started process
+     * @param coreId   the core it runs on
+     * @param ownGroup {@code true} when the process leads its own process group (its pid is the
+     *                 group id), as {@link ProcessGroup#argv} arranges
+     */
+    public SpawnedRankProcess(Process process, int coreId, boolean ownGroup) {
+        this(process, coreId, ownGroup, CompletableFuture.completedFuture(null));
+    }
+
+    /**
+     * @param process  a started process
+     * @param coreId   the core it runs on
+     * @param ownGroup {@code true} when the process leads its own process group
+     * @param output   completes when the process's output has been drained; the exit is
+     *                 reported after it (waiting at most {@link #OUTPUT_DRAIN_WAIT})
+     */
+    public SpawnedRankProcess(Process process, int coreId, boolean ownGroup, CompletableFuture<?> output) {
         this.process = Objects.requireNonNull(process, "process");
         this.coreId = coreId;
-        this.exit = process.onExit().thenApply(Process::exitValue);
+        this.ownGroup = ownGroup;
+        this.exit = process.onExit().thenApplyAsync(p -> {
+            if (ownGroup) {
+                ProcessGroup.kill(p.pid(), GROUP_KILL_WAIT);
+            }
+            try {
+                output.get(OUTPUT_DRAIN_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                // the exit status matters more than the last bytes of output
+            }
+            return p.exitValue();
+        }, StopTimer::execute);
+    }
+
+    /** @return {@code true} when the process leads its own process group */
+    public boolean ownGroup() {
+        return ownGroup;
     }
 
     @Override
@@ -68,6 +120,9 @@ public final class SpawnedRankProcess implements RankProcess {
     public void stop(Duration grace) {
         Objects.requireNonNull(grace, "grace");
         List<ProcessHandle> tree = process.descendants().toList();
+        if (ownGroup) {
+            ProcessGroup.signal(process.pid(), ProcessGroup.Signal.TERM);
+        }
         process.destroy();
         tree.forEach(ProcessHandle::destroy);
         StopTimer.schedule(() -> kill(tree), grace.isNegative() ? Duration.ZERO : grace);
@@ -75,6 +130,9 @@ public final class SpawnedRankProcess implements RankProcess {
 
     private void kill(List<ProcessHandle> earlierTree) {
         List<ProcessHandle> tree = process.descendants().toList();
+        if (ownGroup) {
+            ProcessGroup.signal(process.pid(), ProcessGroup.Signal.KILL);
+        }
         process.destroyForcibly();
         tree.forEach(ProcessHandle::destroyForcibly);
         for (ProcessHandle handle : earlierTree) {
@@ -86,6 +144,6 @@ public final class SpawnedRankProcess implements RankProcess {
 
     @Override
     public String toString() {
-        return "SpawnedRankProcess[pid=" + process.pid() + ", core=" + coreId + "]";
+        return "SpawnedRankProcess[pid=" + process.pid() + ", core=" + coreId + ", ownGroup=" + ownGroup + "]";
     }
 }

@@ -5,7 +5,7 @@ import java.util.concurrent.ScheduledFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 
-/** One daemon timer thread, shared by all processes, for the SIGKILL after a stop's grace. */
+/** One daemon timer thread, shared by all processes, for the SIGKILL after a stop's grace and group clean-up at exit. */
 final class StopTimer {
 
     private static final ScheduledThreadPoolExecutor TIMER = createTimer();
@@ -21,6 +21,10 @@ final class StopTimer {
             nanos = Long.MAX_VALUE;
         }
         return TIMER.schedule(task, nanos, TimeUnit.NANOSECONDS);
+    }
+
+    static void execute(Runnable task) {
+        TIMER.execute(task);
     }
 
     private static ScheduledThreadPoolExecutor createTimer() {

@@ -34,10 +34,16 @@ class RankCommandTest {
     }
 
     @Test
-    void shouldSetRankVariablesAndJavaHome() {
+    void shouldSetRankVariablesAndJavaHome() throws Exception {
         Map<String, String> env = RankCommand.environment(request(0xabcL, List.of(), Map.of("EXTRA", "1")),
                 "/usr/lib/jvm/java-17");
 
+        assertEquals(Long.toString(ProcessHandle.current().pid()), env.get("MPIPROXY_PROXY_PID"));
+        assertEquals(Long.toString(ProcStat.read(ProcessHandle.current().pid()).orElseThrow().startTime()),
+                env.get("MPIPROXY_PROXY_START"), "the proxy's lifeline: its pid and start time");
+        env = new java.util.HashMap<>(env);
+        env.remove("MPIPROXY_PROXY_PID");
+        env.remove("MPIPROXY_PROXY_START");
         assertEquals(Map.of(
                 "EXTRA", "1",
                 "JAVA_HOME", "/usr/lib/jvm/java-17",

@@ -17,6 +17,7 @@ import org.mpiproxy.mpi.internal.ChannelRankTransport;
 import org.mpiproxy.mpi.internal.Hostfile;
 import org.mpiproxy.mpi.internal.HostfileEntry;
 import org.mpiproxy.mpi.internal.LaunchArguments;
+import org.mpiproxy.mpi.internal.ProxyLifeline;
 import org.mpiproxy.mpi.internal.Transport;
 import org.mpiproxy.mpi.internal.UdpHostTransport;
 import org.mpiproxy.protocol.MpiDatatype;
@@ -112,7 +113,8 @@ public final class Mpi implements AutoCloseable {
         boolean fromEnvironment = hosts != null && !LaunchArguments.isRankForm(args);
         LaunchArguments launch = fromEnvironment ? null : LaunchArguments.parse(args);
         if (launch != null && launch.isRank()) {
-            return new Mpi(ChannelRankTransport.map(launch.channelFile()), launch.rank(), launch.worldSize(),
+            return new Mpi(ChannelRankTransport.map(launch.channelFile())
+                    .watch(ProxyLifeline.fromEnvironment(env, launch.rank())), launch.rank(), launch.worldSize(),
                     launch.programArgs());
         }
         List<HostfileEntry> nodes;

@@ -177,4 +177,14 @@ public final class ChannelDescriptor {
         String hex = Long.toHexString(jobId);
         return "job-" + "0000000000000000".substring(hex.length()) + hex;
     }
+
+    /**
+     * @param uid   the numeric user id owning the job's files
+     * @param jobId the job
+     * @return the job directory's name, {@code job-<uid>-<16 lower-case hex digits>}, so that
+     *         jobs of different users (or proxies running as different users) never share one
+     */
+    public static String jobDirectoryName(long uid, long jobId) {
+        return "job-" + uid + jobDirectoryName(jobId).substring(3);
+    }
 }

@@ -26,6 +26,7 @@ public final class ChannelRankTransport implements Transport {
     private final MessageRing outbound;
     private final BackoffIdler idler = new BackoffIdler();
     private final int maxRecordBytes;
+    private ProxyLifeline lifeline;
     private boolean closed;
 
     /**
@@ -52,6 +53,24 @@ public final class ChannelRankTransport implements Transport {
         }
     }
 
+    /**
+     * Watches the proxy while this rank waits on a ring.
+     *
+     * @param proxy the proxy's lifeline, {@code null} for none
+     * @return this
+     */
+    public ChannelRankTransport watch(ProxyLifeline proxy) {
+        this.lifeline = proxy;
+        return this;
+    }
+
+    private void idle() {
+        idler.idle(0);
+        if (lifeline != null) {
+            lifeline.check();
+        }
+    }
+
     @Override
     public void send(int datatype, ByteBuffer src, int offset, int count, int dest) {
         int size = MpiDatatype.sizeOf(datatype);
@@ -59,7 +78,7 @@ public final class ChannelRankTransport implements Transport {
         for (int done = 0; done < count; ) {
             int k = Math.min(perRecord, count - done);
             while (!outbound.offer(datatype, k, src, offset + done * size, k * size)) {
-                idler.idle(0);
+                idle();
             }
             idler.reset();
             done += k;
@@ -78,7 +97,7 @@ public final class ChannelRankTransport implements Transport {
                         + " elements, expected MPI_" + MpiDatatype.ofCode(datatype));
             }
             if (n == 0) {
-                idler.idle(0);
+                idle();
             } else {
                 idler.reset();
                 got += n;

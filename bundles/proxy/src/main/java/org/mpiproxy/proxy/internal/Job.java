@@ -19,6 +19,16 @@ final class Job {
     final InetSocketAddress owner;
     final Instant started;
     final Path logDirectory;
+    /** Supervision (see {@link JobSupervisor}): stop the other ranks when one fails. */
+    boolean abortOnFailure = true;
+    /** Why the job's ranks are being stopped, or {@code null}. */
+    String stopReason;
+    /** {@link System#nanoTime()} of the host's last request. */
+    long lastHeardNanos;
+    /** Whether the last rank is gone (the job is over). */
+    boolean ended;
+    java.util.concurrent.Future<?> timeoutTimer;
+    java.util.concurrent.Future<?> silenceTimer;
     private Rank[] ranks = new Rank[8];
     private int rankCount;
     /** Snapshots of ranks already terminated, for operators. */

@@ -11,6 +11,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.mpiproxy.api.ChannelManager;
@@ -60,6 +61,28 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         @AttributeDefinition(name = "Stop grace",
                 description = "Seconds between SIGTERM and SIGKILL when a rank is stopped.", min = "0")
         int stop_grace_seconds() default 10;
+
+        @AttributeDefinition(name = "Abort on failure",
+                description = "When a rank of a v1 job exits with a non-zero status or cannot be started, stop the"
+                        + " job's other ranks.")
+        boolean abort_on_failure() default true;
+
+        @AttributeDefinition(name = "Job timeout",
+                description = "Seconds after which every rank of a v1 job is stopped (SIGTERM to its process group,"
+                        + " SIGKILL after the stop grace); 0 means no limit.", min = "0")
+        int job_timeout_seconds() default 0;
+
+        @AttributeDefinition(name = "Host silence",
+                description = "Seconds without any request from a job's host after which the job's ranks are stopped"
+                        + " and removed (a host waiting for a RECV reply counts as heard); 0 means never.",
+                min = "0")
+        int host_silence_seconds() default 300;
+
+        @AttributeDefinition(name = "State directory",
+                description = "Directory where the proxy records the rank processes it started, per job, so that"
+                        + " after a crash the next start kills them and removes their shared memory;"
+                        + " empty means ${karaf.data}/mpiproxy/state.")
+        String state_directory() default "";
     }
 
     @Reference(target = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_LOCAL + ")",
@@ -77,11 +100,11 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     private volatile DatagramTransport transport;
 
     /** Dynamic, so that updating or reconfiguring the channel bundle keeps the proxy and its jobs. */
-    @Reference(name = "channels", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
     private volatile ChannelManager channels;
 
     private final V1Dispatcher dispatcher;
+    private final RankLedger ledger;
+    private final AtomicBoolean swept = new AtomicBoolean();
 
     /**
      * @param config the configuration
@@ -90,6 +113,9 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     public ProxyComponent(Config config) {
         this.dispatcher = new V1Dispatcher(new CurrentChannelManager(() -> channels), settings(config),
                 this::launcher, this::wakeup, launchExecutor(), timer());
+        dispatcher.supervision(supervision(config));
+        this.ledger = new RankLedger(stateDirectory(config));
+        dispatcher.ledger(ledger);
     }
 
     /**
@@ -98,13 +124,56 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
      */
     ProxyComponent(ChannelManager channels, Config config) {
         this(config);
-        this.channels = channels;
+        bindChannels(channels);
+    }
+
+    /**
+     * The first channel manager bound also clears what a crashed previous run left behind:
+     * its rank processes and job directories, as recorded in the state directory.
+     *
+     * @param manager the channel manager
+     */
+    @Reference(name = "channels", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY, unbind = "unbindChannels")
+    void bindChannels(ChannelManager manager) {
+        channels = manager;
+        if (swept.compareAndSet(false, true)) {
+            ledger.sweep(manager);
+        }
+    }
+
+    void unbindChannels(ChannelManager manager) {
+        if (channels == manager) {
+            channels = null;
+        }
+    }
+
+    static java.nio.file.Path stateDirectory(Config config) {
+        String configured = config.state_directory();
+        if (configured != null && !configured.isBlank()) {
+            return java.nio.file.Path.of(configured.trim());
+        }
+        return ProxySettings.resolveLogDirectory("").resolveSibling("state");
     }
 
     /** Applies a changed configuration to jobs started from now on, without restarting. */
     @Modified
     void modified(Config config) {
         dispatcher.settings(settings(config));
+        dispatcher.supervision(supervision(config));
+    }
+
+    static SupervisionSettings supervision(Config config) {
+        if (config.job_timeout_seconds() < 0) {
+            throw new IllegalArgumentException("job.timeout.seconds=" + config.job_timeout_seconds()
+                    + " must be >= 0");
+        }
+        if (config.host_silence_seconds() < 0) {
+            throw new IllegalArgumentException("host.silence.seconds=" + config.host_silence_seconds()
+                    + " must be >= 0");
+        }
+        return new SupervisionSettings(config.abort_on_failure(), Duration.ofSeconds(config.job_timeout_seconds()),
+                Duration.ofSeconds(config.host_silence_seconds()));
     }
 
     /** Stops every rank, removes the channels and stops the proxy's threads. */

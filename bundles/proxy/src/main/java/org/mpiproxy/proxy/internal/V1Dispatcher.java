@@ -80,6 +80,7 @@ final class V1Dispatcher implements DatagramHandler {
     private final ConcurrentLinkedQueue<Completion> completions = new ConcurrentLinkedQueue<>();
     private volatile ProxySettings settings;
     private volatile boolean closed;
+    private final JobSupervisor supervisor;
 
     // guarded by lock
     private final Map<InetSocketAddress, Job> jobs = new HashMap<>();
@@ -114,7 +115,18 @@ final class V1Dispatcher implements DatagramHandler {
         this.launchExecutor = launchExecutor;
         this.timer = timer;
         this.invalidLog = new RateLimitedLog(logIntervalNanos);
+        this.supervisor = new JobSupervisor(timer, this::post, () -> this.settings.stopGrace(), this::reap);
         reply.wrap(replyBuffer, 0);
+    }
+
+    /** Applies new supervision settings to jobs created from now on; any thread. */
+    void supervision(SupervisionSettings newSettings) {
+        supervisor.settings(newSettings);
+    }
+
+    /** Records the ranks started from now on in {@code ledger}; any thread. */
+    void ledger(RankLedger ledger) {
+        supervisor.ledger(ledger);
     }
 
     /** Applies new settings to what starts from now on; any thread. */
@@ -282,6 +294,9 @@ final class V1Dispatcher implements DatagramHandler {
             return;
         }
         Job job = jobs.get(source);
+        if (job != null) {
+            JobSupervisor.onHostHeard(job, System.nanoTime());
+        }
         Rank existing = job != null ? job.rank(rankId) : null;
         if (existing != null) {
             counters.increment(ProxyCounter.EXEC_DUPLICATE);
@@ -314,6 +329,7 @@ final class V1Dispatcher implements DatagramHandler {
         }
         if (newJob) {
             jobs.put(source, job);
+            supervisor.onJobCreated(job, System.nanoTime());
             counters.increment(ProxyCounter.JOBS_CREATED);
             LOG.info("job {} created for {}", Job.hex(job.jobId), Job.ownerText(source));
         }
@@ -525,6 +541,7 @@ final class V1Dispatcher implements DatagramHandler {
                     rank.program, failure);
             closeChannel(rank);
             replyExec(replies, rank);
+            supervisor.onRankFailed(rank);
             if (rank.terminateRequested) {
                 finish(replies, rank);
             } else if (!rank.recvs.isEmpty()) {
@@ -539,6 +556,7 @@ final class V1Dispatcher implements DatagramHandler {
         LOG.info("job {} rank {}: {} started on core {} (pid {})", Job.hex(rank.job.jobId), rank.rankId,
                 rank.program, rank.coreId, process.pid());
         replyExec(replies, rank);
+        supervisor.onRankStarted(rank);
         process.onExit().whenComplete((status, error) -> post(r -> onExited(r, rank,
                 status != null ? status : -1)));
         if (rank.terminateRequested) {
@@ -559,6 +577,7 @@ final class V1Dispatcher implements DatagramHandler {
         }
         LOG.info("job {} rank {}: {} exited with status {}", Job.hex(rank.job.jobId), rank.rankId, rank.program,
                 status);
+        supervisor.onRankExited(rank);
         if (!rank.held.isEmpty()) {
             rank.dropped += rank.held.records();
             counters.add(ProxyCounter.SEND_DROPPED, rank.held.records());
@@ -613,6 +632,8 @@ final class V1Dispatcher implements DatagramHandler {
         Job job = rank.job;
         job.remove(rank);
         if (job.isEmpty()) {
+            job.ended = true;
+            supervisor.onJobFinished(job);
             jobs.remove(job.owner, job);
             releaseQuietly(job.jobId);
             counters.increment(ProxyCounter.JOBS_FINISHED);
@@ -621,6 +642,15 @@ final class V1Dispatcher implements DatagramHandler {
                 history.removeFirst();
             }
             LOG.info("job {} of {} finished", Job.hex(job.jobId), Job.ownerText(job.owner));
+        }
+    }
+
+    /** Removes the job's ended ranks without a TERMINATE (ranks still running go once they end). */
+    private void reap(DatagramTransport replies, Job job) {
+        for (Rank rank : job.ranks()) {
+            if (rank.isDone() && !rank.removed) {
+                finish(replies, rank);
+            }
         }
     }
 
@@ -709,7 +739,11 @@ final class V1Dispatcher implements DatagramHandler {
 
     private Rank rankOf(InetSocketAddress source, int rankId) {
         Job job = jobs.get(source);
-        return job != null ? job.rank(rankId) : null;
+        if (job == null) {
+            return null;
+        }
+        JobSupervisor.onHostHeard(job, System.nanoTime());
+        return job.rank(rankId);
     }
 
     private void invalid(ProxyCounter reason, InetSocketAddress source, int length, long value) {

@@ -22,6 +22,20 @@ class ProxyComponentTest {
     }
 
     @Test
+    void shouldDefaultToAbortOnFailureWithoutTimeoutAndFiveMinutesOfHostSilence() {
+        SupervisionSettings s = ProxyComponent.supervision(TestConfigs.of(ProxyComponent.Config.class, Map.of()));
+        assertTrue(s.abortOnFailure());
+        assertEquals(Duration.ZERO, s.jobTimeout());
+        assertEquals(Duration.ofSeconds(300), s.hostSilence());
+        s = ProxyComponent.supervision(TestConfigs.of(ProxyComponent.Config.class,
+                Map.of("abort.on.failure", false, "job.timeout.seconds", 60, "host.silence.seconds", 0)));
+        assertEquals(new SupervisionSettings(false, Duration.ofSeconds(60), Duration.ZERO), s);
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ProxyComponent.supervision(
+                TestConfigs.of(ProxyComponent.Config.class, Map.of("job.timeout.seconds", -2))));
+        assertTrue(e.getMessage().contains("job.timeout.seconds=-2"), e.getMessage());
+    }
+
+    @Test
     void shouldUseConfiguredLogDirectory() {
         ProxySettings s = ProxyComponent.settings(TestConfigs.of(ProxyComponent.Config.class,
                 Map.of("log.directory", "some/dir")));

@@ -29,7 +29,12 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Channel files {@code <base>/job-<16 hex>/rank-<rankId>.chan}, owner-only, one per rank. */
+/**
+ * Channel files {@code <base>/job-<uid>-<16 hex>/rank-<rankId>.chan}, owner-only, one per rank.
+ * A job's directory is created exclusively by the job's first {@link #open}: a directory that
+ * exists already (a crashed run's, or an attacker's) makes the open fail instead of being
+ * shared.
+ */
 @Component(name = MappedFileChannelManager.PID, service = ChannelManager.class,
     configurationPolicy = ConfigurationPolicy.OPTIONAL)
 @Designate(ocd = MappedFileChannelManager.Config.class)
@@ -47,7 +52,7 @@ public final class MappedFileChannelManager implements ChannelManager {
          * @return the base directory
          */
         @AttributeDefinition(name = "Base directory",
-            description = "Directory holding one job-<16 hex> directory per job (created 0700 when missing; "
+            description = "Directory holding one job-<uid>-<16 hex> directory per job (created 0700 when missing; "
                 + "must not be a symbolic link). Preferably on a memory file system such as /dev/shm. "
                 + "A relative path is resolved against karaf.data, or the working directory.")
         String base_directory() default "/dev/shm/mpiproxy";
@@ -60,6 +65,15 @@ public final class MappedFileChannelManager implements ChannelManager {
                 + "and 1073741824. Applies to channels created afterwards.",
             min = "4096", max = "1073741824")
         int ring_capacity() default 262144;
+
+        /**
+         * @return the owner of job directories and channel files
+         */
+        @AttributeDefinition(name = "Owner",
+            description = "Numeric <uid>:<gid> owning job directories and channel files, the same as the launchers'"
+                + " rank.user, so that ranks running as that user can map their channels and no other user's."
+                + " Needs the proxy to run as root. Empty means the proxy's own user.")
+        String owner_user() default "";
     }
 
     private static final Logger LOG = LoggerFactory.getLogger(MappedFileChannelManager.class);
@@ -69,6 +83,10 @@ public final class MappedFileChannelManager implements ChannelManager {
 
     private final Path baseDirectory;
     private final int ringCapacity;
+    private final long uid;
+    private final long[] owner;
+    /** Jobs whose directory this manager created and has not released. */
+    private final java.util.Set<Long> created = new java.util.HashSet<>();
 
     /**
      * @param config the configuration
@@ -76,13 +94,73 @@ public final class MappedFileChannelManager implements ChannelManager {
      */
     @Activate
     public MappedFileChannelManager(Config config) {
-        this(resolveBaseDirectory(config.base_directory()), checkRingCapacity(config.ring_capacity()));
-        LOG.info("Shared-memory channels in {} with ring capacity {}", baseDirectory, ringCapacity);
+        this(resolveBaseDirectory(config.base_directory()), checkRingCapacity(config.ring_capacity()),
+            parseOwner(config.owner_user()));
+        LOG.info("Shared-memory channels in {} with ring capacity {}{}", baseDirectory, ringCapacity,
+            owner == null ? "" : ", owned by " + owner[0] + ":" + owner[1]);
     }
 
     MappedFileChannelManager(Path baseDirectory, int ringCapacity) {
+        this(baseDirectory, ringCapacity, null);
+    }
+
+    /**
+     * @param owner {uid, gid} to give job directories and channel files, or {@code null} to keep the proxy's
+     */
+    MappedFileChannelManager(Path baseDirectory, int ringCapacity, long[] owner) {
         this.baseDirectory = baseDirectory.toAbsolutePath().normalize();
         this.ringCapacity = checkRingCapacity(ringCapacity);
+        long self = currentUid();
+        if (owner != null && self != 0 && owner[0] != self) {
+            throw new IllegalArgumentException("owner.user=" + owner[0] + ":" + owner[1]
+                + " needs the proxy to run as root, it runs as uid " + self);
+        }
+        this.owner = owner;
+        this.uid = owner != null ? owner[0] : self;
+    }
+
+    /**
+     * @param value {@code <uid>:<gid>}, or empty
+     * @return {uid, gid}, or {@code null} for empty
+     */
+    static long[] parseOwner(String value) {
+        if (value == null || value.isBlank()) {
+            return null;
+        }
+        String[] parts = value.trim().split(":");
+        try {
+            if (parts.length == 2) {
+                long u = Long.parseLong(parts[0].trim());
+                long g = Long.parseLong(parts[1].trim());
+                if (u >= 0 && g >= 0) {
+                    return new long[] {u, g};
+                }
+            }
+        } catch (NumberFormatException e) {
+            // reported below
+        }
+        throw new IllegalArgumentException("owner.user=" + value + " must be a numeric <uid>:<gid>");
+    }
+
+    private void chown(Path path) throws IOException {
+        if (owner != null) {
+            Files.setAttribute(path, "unix:gid", (int) owner[1], LinkOption.NOFOLLOW_LINKS);
+            Files.setAttribute(path, "unix:uid", (int) owner[0], LinkOption.NOFOLLOW_LINKS);
+        }
+    }
+
+    /** @return the effective user id of this process (the owner of {@code /proc/self}), or -1 when unknown */
+    static long currentUid() {
+        try {
+            return ((Number) Files.getAttribute(Paths.get("/proc/self"), "unix:uid")).longValue();
+        } catch (IOException | RuntimeException e) {
+            return -1;
+        }
+    }
+
+    /** @return the user id in the names of job directories */
+    long uid() {
+        return uid;
     }
 
     @Override
@@ -93,7 +171,15 @@ public final class MappedFileChannelManager implements ChannelManager {
         Path jobDirectory = ensureJobDirectory(jobId);
         Path file = jobDirectory.resolve(ChannelDescriptor.fileName(rankId));
         try {
-            return MappedRankChannel.create(file, ringCapacity, jobId, rankId);
+            MappedRankChannel channel = MappedRankChannel.create(file, ringCapacity, jobId, rankId);
+            try {
+                chown(file);
+            } catch (IOException | RuntimeException e) {
+                channel.close();
+                Files.deleteIfExists(file);
+                throw e;
+            }
+            return channel;
         } catch (FileAlreadyExistsException e) {
             return mapExisting(file, jobId, rankId);
         }
@@ -106,6 +192,7 @@ public final class MappedFileChannelManager implements ChannelManager {
 
     @Override
     public synchronized void release(long jobId) throws IOException {
+        created.remove(jobId);
         Path jobDirectory = jobDirectory(jobId);
         if (!Files.exists(jobDirectory, LinkOption.NOFOLLOW_LINKS)) {
             return;
@@ -135,7 +222,7 @@ public final class MappedFileChannelManager implements ChannelManager {
 
     @Override
     public Path jobDirectory(long jobId) {
-        return baseDirectory.resolve(ChannelDescriptor.jobDirectoryName(jobId));
+        return baseDirectory.resolve(ChannelDescriptor.jobDirectoryName(uid, jobId));
     }
 
     @Override
@@ -150,8 +237,32 @@ public final class MappedFileChannelManager implements ChannelManager {
 
     private Path ensureJobDirectory(long jobId) throws IOException {
         ensureDirectory(baseDirectory, "base.directory=" + baseDirectory, true);
+        if (owner != null) {
+            // ranks of another user must reach their own job directory: search, but no listing
+            Files.setPosixFilePermissions(baseDirectory, PosixFilePermissions.fromString("rwx--x--x"));
+        }
         Path jobDirectory = jobDirectory(jobId);
-        ensureDirectory(jobDirectory, "job directory " + jobDirectory, false);
+        if (created.contains(jobId)) {
+            if (Files.isSymbolicLink(jobDirectory) || !Files.isDirectory(jobDirectory, LinkOption.NOFOLLOW_LINKS)) {
+                throw new IOException("job directory " + jobDirectory + " is gone or replaced");
+            }
+            return jobDirectory;
+        }
+        FileAttribute<?>[] attributes = jobDirectory.getFileSystem().supportedFileAttributeViews().contains("posix")
+            ? new FileAttribute<?>[] {DIRECTORY_PERMISSIONS}
+            : new FileAttribute<?>[0];
+        try {
+            Files.createDirectory(jobDirectory, attributes);
+        } catch (FileAlreadyExistsException e) {
+            throw new IOException("job directory " + jobDirectory + " exists already; refusing to share it", e);
+        }
+        try {
+            chown(jobDirectory);
+        } catch (IOException | RuntimeException e) {
+            Files.deleteIfExists(jobDirectory);
+            throw e;
+        }
+        created.add(jobId);
         return jobDirectory;
     }
 

@@ -33,11 +33,11 @@ class MappedFileChannelManagerTest {
         MappedFileChannelManager manager = new MappedFileChannelManager(config(Map.of(
             "base.directory", base.toString(), "ring.capacity", 4096)));
         assertEquals(base, manager.baseDirectory());
-        assertEquals(base.resolve("job-00abcdef01234567"), manager.jobDirectory(JOB));
+        assertEquals(base.resolve("job-" + manager.uid() + "-00abcdef01234567"), manager.jobDirectory(JOB));
         assertFalse(Files.exists(base), "nothing is created before the first channel");
 
         try (RankChannel channel = manager.open(JOB, 1)) {
-            assertEquals(base.resolve("job-00abcdef01234567").resolve("rank-1.chan"), channel.path());
+            assertEquals(base.resolve("job-" + manager.uid() + "-00abcdef01234567").resolve("rank-1.chan"), channel.path());
             assertEquals(JOB, channel.jobId());
             assertEquals(1, channel.rankId());
             assertEquals(4096, channel.toRank().capacity());
@@ -63,10 +63,37 @@ class MappedFileChannelManagerTest {
     @Test
     void shouldRefuseAnExistingFileOfAnotherRank() throws IOException {
         MappedFileChannelManager manager = new MappedFileChannelManager(dir, 4096);
-        Files.createDirectories(manager.jobDirectory(JOB));
+        manager.open(JOB, 1).close();
         MappedRankChannel.create(manager.jobDirectory(JOB).resolve("rank-3.chan"), 4096, JOB, 4).close();
         IOException e = assertThrows(IOException.class, () -> manager.open(JOB, 3));
         assertTrue(e.getMessage().contains("belongs to job"), e.getMessage());
+    }
+
+    @Test
+    void shouldNameJobDirectoriesWithTheOwnersUid() throws IOException {
+        MappedFileChannelManager manager = new MappedFileChannelManager(dir, 4096);
+        long uid = ((Number) Files.getAttribute(dir, "unix:uid")).longValue();
+        assertEquals(uid, manager.uid(), "this test's files belong to the running user");
+        assertEquals("job-" + uid + "-00abcdef01234567", manager.jobDirectory(JOB).getFileName().toString());
+    }
+
+    @Test
+    void shouldRefuseAJobDirectoryThatExistsAlready() throws IOException {
+        MappedFileChannelManager manager = new MappedFileChannelManager(dir, 4096);
+        Files.createDirectories(manager.jobDirectory(JOB));
+        IOException e = assertThrows(IOException.class, () -> manager.open(JOB, 1));
+        assertTrue(e.getMessage().contains("exists already"), e.getMessage());
+        assertFalse(Files.exists(manager.jobDirectory(JOB).resolve("rank-1.chan")), "nothing created in it");
+    }
+
+    @Test
+    void shouldCreateTheJobDirectoryAgainAfterRelease() throws IOException {
+        MappedFileChannelManager manager = new MappedFileChannelManager(dir, 4096);
+        manager.open(JOB, 1).close();
+        manager.open(JOB, 2).close();
+        manager.release(JOB);
+        manager.open(JOB, 1).close();
+        assertTrue(Files.exists(manager.jobDirectory(JOB).resolve("rank-1.chan")));
     }
 
     @Test

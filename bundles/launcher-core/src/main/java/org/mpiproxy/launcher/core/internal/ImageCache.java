@@ -46,12 +46,23 @@ final class ImageCache {
 
     private final Path directory;
     private final long maxImageSize;
+    private final ImageDigests digests;
 
     /**
      * @param directory    the cache directory; created with mode 0700 on first use
      * @param maxImageSize the largest decompressed image accepted, in bytes, &gt; 0
      */
     ImageCache(Path directory, long maxImageSize) {
+        this(directory, maxImageSize, ImageDigests.ANY);
+    }
+
+    /**
+     * @param directory    the cache directory
+     * @param maxImageSize the largest decompressed image accepted, in bytes, &gt; 0
+     * @param digests      the images accepted
+     */
+    ImageCache(Path directory, long maxImageSize, ImageDigests digests) {
+        this.digests = digests;
         this.directory = Objects.requireNonNull(directory, "directory");
         if (maxImageSize <= 0) {
             throw new IllegalArgumentException("max.image.size=" + maxImageSize + " must be > 0");
@@ -83,6 +94,7 @@ final class ImageCache {
         } catch (IOException e) {
             throw failure("cannot read " + describe(program, image) + ": " + e.getMessage(), e);
         }
+        checkAllowed(program, image, digest);
         prepareDirectory(program);
         Path cached = directory.resolve(cacheName(program, digest));
         if (Files.isRegularFile(cached, LinkOption.NOFOLLOW_LINKS) && Files.isExecutable(cached)) {
@@ -96,6 +108,8 @@ final class ImageCache {
         }
         try {
             String extractedDigest = decompress(program, image, temporary);
+            // the image may have changed since it was checked: the bytes run must be on the list
+            checkAllowed(program, image, extractedDigest);
             Files.setPosixFilePermissions(temporary, OWNER_ONLY);
             // Named after the bytes actually extracted, in case the image changed meanwhile.
             Path target = directory.resolve(cacheName(program, extractedDigest));
@@ -190,6 +204,13 @@ final class ImageCache {
             Files.setPosixFilePermissions(directory, OWNER_ONLY);
         } catch (IOException e) {
             throw failure("cannot create image cache " + directory + " for program '" + program + "': " + e, e);
+        }
+    }
+
+    private void checkAllowed(String program, Path image, String digest) throws LaunchException {
+        if (!digests.allows(digest)) {
+            throw failure(describe(program, image) + " has SHA-256 " + digest + ", which is not in image.digests ("
+                    + digests.source() + "); refusing to run it", null);
         }
     }
 

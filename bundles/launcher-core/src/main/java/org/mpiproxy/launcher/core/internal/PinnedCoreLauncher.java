@@ -12,6 +12,8 @@ import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.RankProcess;
+import org.mpiproxy.api.RankOutputListener;
+import org.mpiproxy.launcher.OutputSettings;
 import org.mpiproxy.launcher.ProgramFiles;
 import org.mpiproxy.launcher.RankCommand;
 import org.mpiproxy.launcher.RankProcessStarter;
@@ -26,12 +28,22 @@ final class PinnedCoreLauncher implements ProcessLauncher {
     private final ImageCache images;
     private final AllowedCpus cpus;
     private final String javaHome;
+    private final RankOutputListener output;
+
+    private final List<String> allowlist;
 
     PinnedCoreLauncher(Path programDirectory, ImageCache images, AllowedCpus cpus, String javaHome) {
+        this(programDirectory, images, cpus, javaHome, null, null);
+    }
+
+    PinnedCoreLauncher(Path programDirectory, ImageCache images, AllowedCpus cpus, String javaHome,
+                       RankOutputListener output, List<String> allowlist) {
+        this.allowlist = allowlist;
         this.programDirectory = Objects.requireNonNull(programDirectory, "programDirectory");
         this.images = Objects.requireNonNull(images, "images");
         this.cpus = Objects.requireNonNull(cpus, "cpus");
         this.javaHome = javaHome;
+        this.output = output;
     }
 
     Path programDirectory() {
@@ -51,7 +63,8 @@ final class PinnedCoreLauncher implements ProcessLauncher {
         return RankProcessStarter.start(request.program(),
                 pinnedArgv(core, RankCommand.argv(executable.toString(), request)),
                 RankCommand.environment(request, javaHome),
-                request.logDirectory(), request.rankId(), core);
+                request.logDirectory(), request.jobId(), request.rankId(), core,
+                OutputSettings.of(output, OutputSettings.DEFAULT_CAP_BYTES, request.environment()), allowlist);
     }
 
     /**

@@ -1,12 +1,15 @@
 package org.mpiproxy.launcher.local.internal;
 
 import java.nio.file.Path;
+import java.util.List;
 import java.util.Objects;
 
 import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.RankProcess;
+import org.mpiproxy.api.RankOutputListener;
+import org.mpiproxy.launcher.OutputSettings;
 import org.mpiproxy.launcher.ProgramFiles;
 import org.mpiproxy.launcher.RankCommand;
 import org.mpiproxy.launcher.RankProcessStarter;
@@ -17,10 +20,29 @@ final class LocalProcessLauncher implements ProcessLauncher {
 
     private final Path programDirectory;
     private final String javaHome;
+    private final RankOutputListener output;
+
+    private final List<String> allowlist;
+    private final long[] rankUser;
 
     LocalProcessLauncher(Path programDirectory, String javaHome) {
+        this(programDirectory, javaHome, null, null);
+    }
+
+    LocalProcessLauncher(Path programDirectory, String javaHome, RankOutputListener output, List<String> allowlist) {
+        this(programDirectory, javaHome, output, allowlist, null);
+    }
+
+    /**
+     * @param allowlist variables of the proxy's environment ranks get; {@code null}: all
+     */
+    LocalProcessLauncher(Path programDirectory, String javaHome, RankOutputListener output, List<String> allowlist,
+                         long[] rankUser) {
+        this.rankUser = rankUser;
         this.programDirectory = Objects.requireNonNull(programDirectory, "programDirectory");
         this.javaHome = javaHome;
+        this.output = output;
+        this.allowlist = allowlist;
     }
 
     Path programDirectory() {
@@ -34,9 +56,11 @@ final class LocalProcessLauncher implements ProcessLauncher {
                     + request.coreId());
         }
         Path executable = ProgramFiles.executable(programDirectory, request.program());
+        List<String> argv = RankCommand.argv(executable.toString(), request);
         return RankProcessStarter.start(request.program(),
-                RankCommand.argv(executable.toString(), request),
+                rankUser == null ? argv : RankCommand.asUser(rankUser, argv),
                 RankCommand.environment(request, javaHome),
-                request.logDirectory(), request.rankId(), request.coreId());
+                request.logDirectory(), request.jobId(), request.rankId(), request.coreId(),
+                OutputSettings.of(output, OutputSettings.DEFAULT_CAP_BYTES, request.environment()), allowlist);
     }
 }

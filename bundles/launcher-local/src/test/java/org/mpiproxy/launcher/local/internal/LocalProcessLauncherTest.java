@@ -62,6 +62,9 @@ class LocalProcessLauncherTest {
                 "MPIPROXY_CORE=0",
                 "MPIPROXY_JOB_ID=0000000000001234",
                 "MPIPROXY_PROGRAM=report",
+                "MPIPROXY_PROXY_PID=" + ProcessHandle.current().pid(),
+                "MPIPROXY_PROXY_START=" + org.mpiproxy.launcher.ProcStat.read(ProcessHandle.current().pid())
+                        .orElseThrow().startTime(),
                 "MPIPROXY_RANK=2",
                 "MPIPROXY_WORLD_SIZE=4"), Files.readAllLines(out));
         assertEquals("hello stdout\n", Files.readString(temp.resolve("logs").resolve("rank-2.out")));

@@ -1,0 +1,150 @@
+package org.mpiproxy.launcher;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardOpenOption;
+import java.util.Arrays;
+import java.util.concurrent.CompletableFuture;
+
+import org.mpiproxy.api.RankOutputListener;
+
+/**
+ * Reads one output stream of a rank (a pipe) on its own daemon thread, cuts it into whole
+ * lines, appends them to the rank's log file up to a size cap, and hands each line to a
+ * {@link RankOutputListener}. A line is complete at {@code '\n'} (a preceding {@code '\r'} is
+ * dropped), or when it reaches {@link #MAX_LINE_BYTES}, or at the end of the stream; in raw
+ * mode whatever has arrived is passed on at once. Bytes are read until the stream ends, even
+ * past the cap, so a rank never blocks on a full pipe.
+ */
+public final class RankOutput {
+
+    /** Longest line delivered whole; longer lines are delivered in pieces of this size. */
+    public static final int MAX_LINE_BYTES = 64 * 1024;
+
+    private final InputStream in;
+    private final Path file;
+    private final long capBytes;
+    private final boolean raw;
+    private final long jobId;
+    private final int rankId;
+    private final RankOutputListener.Stream stream;
+    private final RankOutputListener listener;
+    private final CompletableFuture<Long> done = new CompletableFuture<>();
+    private byte[] line = new byte[256];
+    private int lineLength;
+    private long written;
+    private boolean capped;
+
+    private RankOutput(InputStream in, Path file, long capBytes, boolean raw, long jobId, int rankId,
+                       RankOutputListener.Stream stream, RankOutputListener listener) {
+        this.in = in;
+        this.file = file;
+        this.capBytes = capBytes;
+        this.raw = raw;
+        this.jobId = jobId;
+        this.rankId = rankId;
+        this.stream = stream;
+        this.listener = listener;
+    }
+
+    /**
+     * Starts reading a stream on a new daemon thread.
+     *
+     * @param in       the rank's stream (a pipe); closed at its end
+     * @param file     the log file, appended to (created when missing)
+     * @param capBytes most bytes appended to the file by this stream; then one marker line
+     * @param raw      pass text on as it arrives instead of whole lines
+     * @param jobId    the job, for the listener
+     * @param rankId   the rank, for the listener
+     * @param stream   which stream, for the listener
+     * @param listener receives the lines; {@code null} for none
+     * @return completes with the number of bytes read when the stream has ended
+     */
+    public static CompletableFuture<Long> start(InputStream in, Path file, long capBytes, boolean raw, long jobId,
+                                                int rankId, RankOutputListener.Stream stream,
+                                                RankOutputListener listener) {
+        RankOutput output = new RankOutput(in, file, capBytes, raw, jobId, rankId, stream, listener);
+        Thread thread = new Thread(output::run, "mpiproxy-output-" + RankCommand.jobIdHex(jobId) + "-" + rankId
+                + "-" + stream.name().toLowerCase(java.util.Locale.ROOT));
+        thread.setDaemon(true);
+        thread.start();
+        return output.done;
+    }
+
+    private void run() {
+        long total = 0;
+        byte[] buffer = new byte[16 * 1024];
+        try (InputStream input = in;
+             OutputStream out = Files.newOutputStream(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND,
+                     StandardOpenOption.WRITE)) {
+            int n;
+            while ((n = input.read(buffer)) > 0) {
+                total += n;
+                int start = 0;
+                for (int i = 0; i < n; i++) {
+                    if (buffer[i] == '\n') {
+                        append(buffer, start, i - start);
+                        emit(out, false);
+                        start = i + 1;
+                    } else if (lineLength + (i - start) + 1 >= MAX_LINE_BYTES) {
+                        append(buffer, start, i + 1 - start);
+                        emit(out, true);
+                        start = i + 1;
+                    }
+                }
+                append(buffer, start, n - start);
+                if (raw && lineLength > 0) {
+                    emit(out, true);
+                }
+            }
+            if (lineLength > 0) {
+                emit(out, true);
+            }
+            out.flush();
+            done.complete(total);
+        } catch (IOException | RuntimeException e) {
+            done.completeExceptionally(e);
+        }
+    }
+
+    private void append(byte[] bytes, int offset, int length) {
+        if (lineLength + length > line.length) {
+            line = Arrays.copyOf(line, Math.max(line.length * 2, lineLength + length));
+        }
+        System.arraycopy(bytes, offset, line, lineLength, length);
+        lineLength += length;
+    }
+
+    /** Writes the collected text to the file (with a newline unless partial) and the listener. */
+    private void emit(OutputStream out, boolean partial) throws IOException {
+        int length = lineLength;
+        if (!partial && length > 0 && line[length - 1] == '\r') {
+            length--;
+        }
+        long bytes = lineLength + (partial ? 0 : 1);
+        if (!capped && written + bytes <= capBytes) {
+            out.write(line, 0, lineLength);
+            if (!partial) {
+                out.write('\n');
+            }
+            written += bytes;
+        } else if (!capped) {
+            capped = true;
+            out.write(("[mpiproxy: output capped at " + capBytes + " bytes]\n").getBytes(StandardCharsets.UTF_8));
+        }
+        lineLength = 0;
+        if (listener != null) {
+            try {
+                listener.onOutput(jobId, rankId, stream, new String(line, 0, length, StandardCharsets.UTF_8), partial);
+            } catch (RuntimeException e) {
+                // a failing listener must not stop the rank's output from being drained
+                Thread thread = Thread.currentThread();
+                thread.getUncaughtExceptionHandler().uncaughtException(thread, e);
+            }
+        }
+    }
+}

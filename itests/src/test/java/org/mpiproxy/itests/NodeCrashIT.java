@@ -1,0 +1,276 @@
+package org.mpiproxy.itests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assertions.fail;
+
+import java.io.IOException;
+import java.net.DatagramSocket;
+import java.net.InetAddress;
+import java.net.InetSocketAddress;
+import java.net.ServerSocket;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeEach;
+import org.junit.jupiter.api.Test;
+
+/**
+ * Done item 3 of node hygiene: {@code kill -9} of the whole Karaf mid-job, then a restart. The
+ * distribution is unpacked and run as users run it ({@code bin/start}), with its own ports and
+ * shared-memory base directory, so it never meets another Karaf of the build.
+ */
+class NodeCrashIT {
+
+    private static final Duration BOOT = Duration.ofSeconds(300);
+    private static final Duration WAIT = Duration.ofSeconds(30);
+
+    private Path work;
+    private Path home;
+    private Path shm;
+    private int udpPort;
+    private final List<long[]> processes = new ArrayList<>();
+
+    @BeforeEach
+    void unpack() throws Exception {
+        Path target = Paths.get(System.getProperty("mpiproxy.itest.target"));
+        work = Files.createTempDirectory(target, "node-crash-");
+        run(List.of("tar", "-xzf", System.getProperty("mpiproxy.itest.distribution"), "-C", work.toString()),
+                work);
+        try (Stream<Path> top = Files.list(work)) {
+            home = top.filter(Files::isDirectory).findFirst().orElseThrow();
+        }
+        shm = work.resolve("shm");
+        udpPort = freeUdpPort();
+        set("org.mpiproxy.transport.udp.cfg", "port", Integer.toString(udpPort));
+        set("org.mpiproxy.channel.shm.cfg", "base.directory", shm.toString());
+        set("org.apache.karaf.shell.cfg", "sshPort", "0");
+        set("org.apache.karaf.management.cfg", "rmiRegistryPort", Integer.toString(freeTcpPort()));
+        set("org.apache.karaf.management.cfg", "rmiServerPort", Integer.toString(freeTcpPort()));
+        // a rank that records itself and a grandchild, then waits forever
+        program("waiter", "echo \"$$\" > \"$0.rank-$MPIPROXY_RANK\"\n"
+                + "( sleep 1000 & echo \"$!\" > \"$0.child-$MPIPROXY_RANK\" )\n"
+                + "while :; do sleep 1; done\n");
+        program("quick", "exit 5\n");
+    }
+
+    @AfterEach
+    void cleanUp() throws Exception {
+        long karaf = karafPid();
+        if (karaf > 0) {
+            new ProcessBuilder("kill", "-KILL", Long.toString(karaf)).start().waitFor(10, TimeUnit.SECONDS);
+        }
+        for (long[] p : processes) {
+            if (isRunning(p[0], p[1])) {
+                new ProcessBuilder("kill", "-KILL", Long.toString(p[0])).start().waitFor(10, TimeUnit.SECONDS);
+            }
+        }
+        if (!Boolean.getBoolean("mpiproxy.itest.keep") && work != null) {
+            try (Stream<Path> all = Files.walk(work)) {
+                all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
+            }
+        }
+    }
+
+    @Test
+    void shouldLeaveNoRankAndNoJobDirectoryOfACrashedRunAndRunNewJobs() throws Exception {
+        startKaraf();
+        try (FreeNosHost host = new FreeNosHost(udpPort, 1000)) {
+            awaitExec(host, 1, 3, "waiter", home);
+            awaitExec(host, 2, 3, "waiter", home);
+        }
+        for (int rank = 1; rank <= 2; rank++) {
+            processes.add(await(home.resolve("programs/waiter.rank-" + rank)));
+            processes.add(await(home.resolve("programs/waiter.child-" + rank)));
+        }
+        assertEquals(1, jobDirectories().size(), "the job's shared memory: " + jobDirectories());
+        long karaf = karafPid();
+        assertTrue(karaf > 0, "karaf.pid");
+
+        run(List.of("kill", "-KILL", Long.toString(karaf)), home);
+        awaitGone(karaf);
+        for (long[] p : processes) {
+            assertTrue(isRunning(p[0], p[1]), "pid " + p[0] + " outlives the crash (nothing else stops it)");
+        }
+        Files.deleteIfExists(home.resolve("karaf.pid"));
+
+        startKaraf();
+        try (FreeNosHost host = new FreeNosHost(udpPort, 1000)) {
+            // the proxy answers only once its start-up clean-up is done
+            awaitExec(host, 1, 2, "quick", home);
+            for (long[] p : processes) {
+                assertFalse(isRunning(p[0], p[1]), "pid " + p[0] + " of the crashed run is gone");
+            }
+            List<Path> left = jobDirectories();
+            assertEquals(1, left.size(), "only the new job's directory remains: " + left);
+            FreeNosHost.Reply terminate = terminate(host, 1);
+            assertEquals(0, terminate.result, terminate.toString());
+            assertEquals(5, terminate.datacount, "the new job ran: exit status of its rank");
+        }
+        assertTrue(jobDirectories().isEmpty(), "the new job's directory is removed: " + jobDirectories());
+    }
+
+    private void startKaraf() throws Exception {
+        ProcessBuilder start = new ProcessBuilder(home.resolve("bin/start").toString()).directory(home.toFile())
+                .redirectErrorStream(true).redirectOutput(work.resolve("start.log").toFile());
+        start.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        start.environment().put("EXTRA_JAVA_OPTS", "-Xms32m -Xmx128m");
+        Process p = start.start();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "bin/start returned");
+        assertEquals(0, p.exitValue(), "bin/start: " + Files.readString(work.resolve("start.log")));
+    }
+
+    /** EXEC until the proxy answers (it boots meanwhile); the reply must be a success. */
+    private static void awaitExec(FreeNosHost host, int rank, int world, String program, Path home)
+            throws IOException {
+        long deadline = System.nanoTime() + BOOT.toNanos();
+        while (System.nanoTime() < deadline) {
+            host.sendRaw(execDatagram(rank, world, program));
+            FreeNosHost.Reply reply;
+            try {
+                reply = host.receiveOrNull();
+            } catch (java.net.PortUnreachableException e) {
+                reply = null;
+            }
+            if (reply != null) {
+                assertEquals(FreeNosHost.EXEC, reply.op, reply.toString());
+                assertEquals(0, reply.result, "EXEC " + program + ": " + reply);
+                return;
+            }
+        }
+        Path log = home.resolve("data/log/karaf.log");
+        List<String> lines = Files.exists(log) ? Files.readAllLines(log) : List.of("(no karaf.log)");
+        fail("the proxy did not answer within " + BOOT + "; end of karaf.log:\n"
+                + String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size())));
+    }
+
+    /** TERMINATE, skipping late replies to the EXECs sent while the proxy booted. */
+    private static FreeNosHost.Reply terminate(FreeNosHost host, int rank) throws IOException {
+        host.sendRaw(FreeNosHost.header(FreeNosHost.TERMINATE, 0, rank, 0, 0, 0, 0));
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            FreeNosHost.Reply reply = host.receiveOrNull();
+            if (reply != null && reply.op == FreeNosHost.TERMINATE) {
+                return reply;
+            }
+        }
+        throw new AssertionError("no TERMINATE reply within " + WAIT);
+    }
+
+    private static byte[] execDatagram(int rank, int world, String program) {
+        byte[] text = program.getBytes(StandardCharsets.US_ASCII);
+        byte[] d = FreeNosHost.header(FreeNosHost.EXEC, 0, rank, 0, world, 0, text.length);
+        System.arraycopy(text, 0, d, FreeNosHost.HEADER, text.length);
+        return d;
+    }
+
+    private List<Path> jobDirectories() throws IOException {
+        if (!Files.isDirectory(shm)) {
+            return List.of();
+        }
+        try (Stream<Path> dirs = Files.list(shm)) {
+            return dirs.filter(d -> d.getFileName().toString().startsWith("job-")).toList();
+        }
+    }
+
+    private long karafPid() {
+        try {
+            Path file = home.resolve("karaf.pid");
+            return Files.exists(file) ? Long.parseLong(Files.readString(file).trim()) : -1;
+        } catch (IOException | NumberFormatException e) {
+            return -1;
+        }
+    }
+
+    /** Waits for a pid file written by a rank; returns {pid, start time}. */
+    private static long[] await(Path pidFile) throws Exception {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (System.nanoTime() < deadline) {
+            if (Files.exists(pidFile)) {
+                String text = Files.readString(pidFile);
+                if (text.endsWith("\n")) {
+                    long pid = Long.parseLong(text.trim());
+                    return new long[] {pid, startTime(pid)};
+                }
+            }
+            Thread.sleep(20);
+        }
+        throw new AssertionError(pidFile + " not written within " + WAIT);
+    }
+
+    private static void awaitGone(long pid) throws Exception {
+        long deadline = System.nanoTime() + WAIT.toNanos();
+        while (ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+            assertTrue(System.nanoTime() < deadline, "Karaf (pid " + pid + ") still alive after SIGKILL");
+            Thread.sleep(20);
+        }
+    }
+
+    /** Field 22 of /proc/<pid>/stat, or -1. */
+    private static long startTime(long pid) throws IOException {
+        Path stat = Paths.get("/proc", Long.toString(pid), "stat");
+        if (!Files.exists(stat)) {
+            return -1;
+        }
+        String line = Files.readString(stat);
+        String[] fields = line.substring(line.lastIndexOf(')') + 2).split(" ");
+        return Long.parseLong(fields[19]);
+    }
+
+    private static boolean isRunning(long pid, long start) throws IOException {
+        Path stat = Paths.get("/proc", Long.toString(pid), "stat");
+        try {
+            String line = Files.readString(stat);
+            String[] fields = line.substring(line.lastIndexOf(')') + 2).split(" ");
+            return !fields[0].equals("Z") && Long.parseLong(fields[19]) == start;
+        } catch (java.nio.file.NoSuchFileException e) {
+            return false;
+        }
+    }
+
+    private void program(String name, String body) throws IOException {
+        Path file = home.resolve("programs").resolve(name);
+        Files.writeString(file, "#!/bin/sh\n" + body, StandardCharsets.UTF_8);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+
+    private void set(String cfg, String key, String value) throws IOException {
+        Path file = home.resolve("etc").resolve(cfg);
+        String text = Files.readString(file);
+        String replaced = text.replaceAll("(?m)^\\s*" + java.util.regex.Pattern.quote(key) + "\\s*=.*$",
+                java.util.regex.Matcher.quoteReplacement(key + " = " + value));
+        if (replaced.equals(text)) {
+            replaced = text + "\n" + key + " = " + value + "\n";
+        }
+        Files.writeString(file, replaced);
+    }
+
+    private static void run(List<String> command, Path directory) throws Exception {
+        Process p = new ProcessBuilder(command).directory(directory.toFile()).inheritIO().start();
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), command + " finished");
+        assertEquals(0, p.exitValue(), command + " exit status");
+    }
+
+    private static int freeUdpPort() throws IOException {
+        try (DatagramSocket s = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
+            return s.getLocalPort();
+        }
+    }
+
+    private static int freeTcpPort() throws IOException {
+        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
+            return s.getLocalPort();
+        }
+    }
+}
