@@ -52,9 +52,7 @@ public class FreeNosHostIT extends MpiProxyTestSupport {
                 assertEquals("pong of rank " + rank, PONG, host.recvInt(rank));
             }
 
-            // job-<uid>-<id>: the proxy runs in this very process, so its uid is ours
-            long uid = ((Number) Files.getAttribute(Paths.get("/proc/self"), "unix:uid")).longValue();
-            Path jobDirectory = channelDirectory().resolve(String.format("job-%d-%016x", uid, job.jobId()));
+            Path jobDirectory = jobDirectory(job.jobId());
             assertTrue(jobDirectory + " while running", Files.isDirectory(jobDirectory));
 
             assertTerminated(host.terminate(1, 0), 1, 0);
@@ -89,7 +87,7 @@ public class FreeNosHostIT extends MpiProxyTestSupport {
             JobInfo job = jobOf(host);
             assertTerminated(host.terminate(1, 0), 1, 0);
             assertTerminated(host.terminate(2, 1), 2, 1);
-            assertFalse(Files.exists(channelDirectory().resolve(String.format("job-%016x", job.jobId()))));
+            assertFalse(Files.exists(jobDirectory(job.jobId())));
         }
     }
 

@@ -75,7 +75,7 @@ public class HotUpdateIT extends MpiProxyTestSupport {
             String owner = "127.0.0.1:" + host.localPort();
             long jobId = status.jobs().stream().filter(j -> owner.equals(j.owner())).findFirst()
                     .map(JobInfo::jobId).orElseThrow(() -> new AssertionError("no job of " + owner));
-            Path jobDirectory = channelDirectory().resolve(String.format("job-%016x", jobId));
+            Path jobDirectory = jobDirectory(jobId);
 
             Stream stream = new Stream(host, per);
             stream.receive(per / 5);

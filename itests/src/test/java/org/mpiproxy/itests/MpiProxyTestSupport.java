@@ -230,6 +230,20 @@ public abstract class MpiProxyTestSupport {
         return Paths.get(System.getProperty(CHANNEL_DIRECTORY));
     }
 
+    /**
+     * @param jobId a job id
+     * @return the job's directory below {@link #channelDirectory()}: {@code job-<uid>-<16 hex>}, where uid
+     *         is the proxy's, which is this process's (the test runs inside the proxy's Karaf)
+     */
+    protected static Path jobDirectory(long jobId) {
+        try {
+            long uid = ((Number) Files.getAttribute(Paths.get("/proc/self"), "unix:uid")).longValue();
+            return channelDirectory().resolve(String.format("job-%d-%016x", uid, jobId));
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
+        }
+    }
+
     /** @return the runtime's {@code karaf.home} */
     protected static Path karafHome() {
         return Paths.get(System.getProperty("karaf.home"));

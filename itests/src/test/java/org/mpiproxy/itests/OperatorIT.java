@@ -160,7 +160,7 @@ public class OperatorIT extends MpiProxyTestSupport {
 
             String stop = admin("mpi:stop " + id);
             assertEquals("Job " + id + ": sent SIGTERM to ranks 1, 2.", stop.trim());
-            Path jobDirectory = channelDirectory().resolve("job-" + id);
+            Path jobDirectory = jobDirectory(jobId);
             awaitCondition(() -> !Files.exists(jobDirectory), TIMEOUT,
                     () -> "the console job was not terminated: " + job(jobId));
             for (RankInfo rank : job(jobId).ranks()) {
