@@ -262,7 +262,7 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
         static final int YIELDS = 10;
         static final long YIELD_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
         static final long MIN_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(1);
-        static final long MAX_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
+        static final long MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
         private int spins;
         private int yields;
