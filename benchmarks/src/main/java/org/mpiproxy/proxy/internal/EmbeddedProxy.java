@@ -31,11 +31,11 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
      * @param launcher       the launcher of every core
      * @param logDirectory   where ranks' output goes
      * @param launchExecutor runs launches; {@code null} for a pool of two threads like the component's
+     * @param terminateTimeout how long TERMINATE waits for a rank to exit before stopping it
      */
     public EmbeddedProxy(ChannelManager channels, ProcessLauncher launcher, Path logDirectory,
-                         Executor launchExecutor) {
-        ProxySettings settings = new ProxySettings(logDirectory, 1 << 20, Duration.ofSeconds(5),
-                Duration.ofSeconds(1));
+                         Executor launchExecutor, Duration terminateTimeout) {
+        ProxySettings settings = new ProxySettings(logDirectory, 1 << 20, terminateTimeout, Duration.ofSeconds(1));
         Executor executor = launchExecutor != null ? launchExecutor : launchPool();
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "bench-terminate"));
         this.dispatcher = new V1Dispatcher(channels, settings, core -> launcher, this::wakeup, executor, timer);
