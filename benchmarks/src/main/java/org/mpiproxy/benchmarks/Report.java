@@ -78,14 +78,14 @@ final class Report {
                 continue;
             }
             double ratio = ours.median() / agrona.median();
-            body.append(f("| %s B | %s M/s | %s M/s | %.2f | %d / %d |%n", size, millions(ours), millions(agrona),
+            body.append(f("| %s B | %s/s | %s/s | %.2f | %d / %d |%n", size, millions(ours), millions(agrona),
                     ratio, ours.size(), agrona.size()));
             double c = size.equals("4") ? C_RING_4B : size.equals("1448") ? C_RING_1448B : Double.NaN;
-            String anchor = f("Agrona %.1f M/s (this run)", agrona.median() / 1e6)
+            String anchor = f("Agrona %s/s (this run)", rate(agrona.median()))
                     + (Double.isNaN(c) ? "" : f("; C ring %.1f M/s (anchors.md)", c / 1e6));
             String ratioText = f("%.2fx Agrona", ratio) + (Double.isNaN(c) ? "" : f(", %.3fx C ring", ours.median() / c));
             boolean met = ratio >= 2 && (Double.isNaN(c) || ours.median() / c >= 0.5);
-            goals.add(new Goal("ring, " + size + " B records", anchor, f("%.1f M/s", ours.median() / 1e6), ratioText,
+            goals.add(new Goal("ring, " + size + " B records", anchor, rate(ours.median()) + "/s", ratioText,
                     ">= 2x Agrona" + (Double.isNaN(c) ? "" : ", >= 0.5x C ring"), met));
         }
     }
@@ -105,7 +105,18 @@ final class Report {
     }
 
     private static String millions(Samples s) {
-        return f("%.2f (%.2f–%.2f)", s.median() / 1e6, s.min() / 1e6, s.max() / 1e6);
+        return f("%s (%s–%s)", rate(s.median()), rate(s.min()), rate(s.max()));
+    }
+
+    /** @return records per second with a unit that keeps three significant digits visible */
+    private static String rate(double perSecond) {
+        if (perSecond >= 1e6) {
+            return f("%.2f M", perSecond / 1e6);
+        }
+        if (perSecond >= 1e3) {
+            return f("%.1f k", perSecond / 1e3);
+        }
+        return f("%.0f ", perSecond);
     }
 
     void dispatch(Map<String, double[]> rows) {
