@@ -251,23 +251,32 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
         LOG.info("UDP transport on {} closed", localAddress);
     }
 
-    /** Spin, then yield, then park with a growing timeout: nobody spins on an idle socket. */
+    /**
+     * Spin, then yield for a short while, then park with a growing timeout: nobody spins on an
+     * idle socket. The yield phase lasts at least {@link #YIELD_NANOS}: a park costs a wake-up
+     * of about 50 us here (the kernel's default timer slack), more than a rank usually needs to
+     * answer, so the first wait for a rank's ring yields instead of sleeping.
+     */
     static final class Backoff {
         static final int SPINS = 20;
         static final int YIELDS = 10;
+        static final long YIELD_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
         static final long MIN_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(1);
-        static final long MAX_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(200);
+        static final long MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
         private int spins;
         private int yields;
+        private long yieldStart;
         private long parkNanos = MIN_PARK_NANOS;
 
         void idle() {
             if (spins < SPINS) {
                 spins++;
                 Thread.onSpinWait();
-            } else if (yields < YIELDS) {
-                yields++;
+            } else if (yields < YIELDS || System.nanoTime() - yieldStart < YIELD_NANOS) {
+                if (yields++ == 0) {
+                    yieldStart = System.nanoTime();
+                }
                 Thread.yield();
             } else {
                 LockSupport.parkNanos(parkNanos);

@@ -203,7 +203,15 @@ class UdpTransportTest {
     @Test
     void shouldGrowParkTimeToMaximumAndResetIt() {
         UdpTransport.Backoff backoff = new UdpTransport.Backoff();
-        for (int i = 0; i < UdpTransport.Backoff.SPINS + UdpTransport.Backoff.YIELDS + 20; i++) {
+        for (int i = 0; i < UdpTransport.Backoff.SPINS + UdpTransport.Backoff.YIELDS; i++) {
+            backoff.idle();
+        }
+        // the yield phase ends after YIELD_NANOS; then each idle parks and doubles the park time
+        long yieldEnd = System.nanoTime() + UdpTransport.Backoff.YIELD_NANOS;
+        while (System.nanoTime() - yieldEnd < 0) {
+            backoff.idle();
+        }
+        for (int i = 0; i < 20; i++) {
             backoff.idle();
         }
         assertEquals(UdpTransport.Backoff.MAX_PARK_NANOS, backoff.parkNanos());

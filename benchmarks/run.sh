@@ -1,0 +1,25 @@
+#!/bin/bash
+# Measures the proxy against its anchors (raw UDP, ProcessBuilder, MPICH, Agrona) in one run and
+# rewrites docs/benchmarks.md and docs/benchmarks/*.png.
+#   benchmarks/run.sh [--quick] [--only <phase>,...] [--out <file>]
+# Run from anywhere inside a clone; needs Java 17 and Maven. As root it installs the Debian
+# packages mpich and iptables when they are missing (for mpiexec and the packet-loss run).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
+    missing=()
+    command -v mpiexec.mpich >/dev/null || command -v mpiexec.hydra >/dev/null || missing+=(mpich)
+    command -v iptables >/dev/null || missing+=(iptables)
+    if [ ${#missing[@]} -gt 0 ]; then
+        echo "installing ${missing[*]}"
+        DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null \
+            || { apt-get update -q >/dev/null && DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null; } \
+            || echo "could not install ${missing[*]}; the harness reports what it cannot measure"
+    fi
+fi
+
+mvn -B -q package -DskipTests -pl benchmarks -am
+CP="benchmarks/target/classes:$(cat benchmarks/target/classpath.txt)"
+exec java -Djava.awt.headless=true -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
+    -cp "$CP" org.mpiproxy.benchmarks.Harness "$@"

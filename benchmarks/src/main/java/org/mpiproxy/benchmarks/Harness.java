@@ -1,0 +1,498 @@
+package org.mpiproxy.benchmarks;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.time.Duration;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Collection;
+import java.util.Comparator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+import java.util.concurrent.Callable;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.openjdk.jmh.profile.GCProfiler;
+import org.openjdk.jmh.results.BenchmarkResult;
+import org.openjdk.jmh.results.IterationResult;
+import org.openjdk.jmh.results.Result;
+import org.openjdk.jmh.results.RunResult;
+import org.openjdk.jmh.runner.Runner;
+import org.openjdk.jmh.runner.options.ChainedOptionsBuilder;
+import org.openjdk.jmh.runner.options.OptionsBuilder;
+import org.openjdk.jmh.runner.options.TimeValue;
+
+/**
+ * The end-to-end harness: measures each anchor and the proxy side by side in one run, prints
+ * the ratios and writes {@code docs/benchmarks.md} with PNG plots of the growth curves.
+ * <p>
+ * Usage: {@code Harness [--quick] [--out docs/benchmarks.md]}; {@code benchmarks/run.sh}
+ * builds and starts it. {@code --loss-child <programs>} is the part that runs inside a
+ * network namespace.
+ */
+public final class Harness {
+
+    private final boolean quick;
+    private String only;
+    private final Path out;
+    private final Path work;
+    private final Path programs;
+    private final Report report = new Report();
+
+    private Harness(boolean quick, Path out) throws IOException {
+        this.quick = quick;
+        this.out = out;
+        this.work = Files.createTempDirectory("mpiproxy-harness-");
+        this.programs = work.resolve("programs");
+        Files.createDirectories(programs);
+    }
+
+    /**
+     * @param args {@code [--quick] [--out <file>]} or {@code --loss-child <programs>}
+     * @throws Exception when the harness itself fails (a failing measurement is reported instead)
+     */
+    public static void main(String[] args) throws Exception {
+        if (args.length >= 2 && args[0].equals("--loss-child")) {
+            LossChild.run(Path.of(args[1]), args.length > 2 && args[2].equals("--quick"));
+            return;
+        }
+        boolean quick = false;
+        String only = null;
+        Path out = Path.of("docs/benchmarks.md");
+        for (int i = 0; i < args.length; i++) {
+            if (args[i].equals("--quick")) {
+                quick = true;
+            } else if (args[i].equals("--out") && i + 1 < args.length) {
+                out = Path.of(args[++i]);
+            } else if (args[i].equals("--only") && i + 1 < args.length) {
+                only = args[++i];
+            } else {
+                throw new IllegalArgumentException("usage: Harness [--quick] [--only <phase>,...] [--out docs/benchmarks.md]");
+            }
+        }
+        Harness harness = new Harness(quick, out);
+        harness.only = only;
+        try {
+            harness.runAll();
+        } finally {
+            harness.cleanUp();
+        }
+        System.exit(0);
+    }
+
+    private void runAll() throws Exception {
+        writePrograms(programs);
+        report.machine(quick);
+        phase("UDP streams", Duration.ofMinutes(5), this::streams);
+        phase("64 KiB messages", Duration.ofMinutes(3), this::large);
+        phase("round trip", Duration.ofMinutes(3), this::roundTrip);
+        phase("launch", Duration.ofMinutes(5), this::launch);
+        phase("8-rank job vs mpiexec", Duration.ofMinutes(5), this::job8);
+        phase("packet loss", Duration.ofMinutes(5), this::loss);
+        phase("idle CPU", Duration.ofMinutes(3), this::idle);
+        phase("growth", Duration.ofMinutes(10), this::growth);
+        // JMH last: its runner in this JVM left the JFR sampling of later phases empty
+        phase("rings (JMH)", Duration.ofMinutes(20), this::rings);
+        phase("dispatch allocation (JMH -prof gc)", Duration.ofMinutes(5), this::dispatch);
+        Path analysis = Path.of("benchmarks/analysis.md");
+        String text = report.render(Files.exists(analysis) ? Files.readString(analysis) : "");
+        Files.createDirectories(out.toAbsolutePath().getParent());
+        Files.writeString(out, text);
+        System.out.println();
+        System.out.println(report.goalTable());
+        System.out.println("written " + out);
+    }
+
+    /** Runs a measurement with a time limit; a failure or timeout is reported, not thrown. */
+    private void phase(String name, Duration limit, Callable<Void> body) {
+        if (only != null && java.util.Arrays.stream(only.split(",")).noneMatch(name::contains)) {
+            return;
+        }
+        System.out.println("== " + name);
+        long t0 = System.nanoTime();
+        Throwable[] failure = new Throwable[1];
+        Thread t = new Thread(() -> {
+            try {
+                body.call();
+            } catch (Throwable e) {
+                failure[0] = e;
+            }
+        }, "harness-" + name);
+        t.start();
+        try {
+            t.join(limit.toMillis());
+            if (t.isAlive()) {
+                t.interrupt();
+                t.join(10_000);
+                failure[0] = new IllegalStateException("timed out after " + limit.toSeconds() + " s");
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (failure[0] != null) {
+            failure[0].printStackTrace();
+            report.failed(name, failure[0].toString());
+        }
+        System.out.printf(Locale.ROOT, "   %s took %.1f s%n", name, (System.nanoTime() - t0) / 1e9);
+    }
+
+    // ------------------------------------------------------------------ rings
+
+    private Void rings() throws Exception {
+        int forks = quick ? 2 : 4;
+        ChainedOptionsBuilder options = new OptionsBuilder()
+                .include(RingBenchmark.class.getName())
+                .forks(forks)
+                .warmupIterations(2).warmupTime(TimeValue.seconds(1))
+                .measurementIterations(quick ? 3 : 4).measurementTime(TimeValue.seconds(1))
+                .jvmArgsAppend("--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED")
+                .shouldFailOnError(true);
+        Collection<RunResult> runs = new Runner(options.build()).run();
+        Map<String, Samples> received = new LinkedHashMap<>();
+        for (RunResult run : runs) {
+            String group = run.getParams().getBenchmark().replaceAll(".*\\.", "");
+            String size = run.getParams().getParam("size");
+            Samples s = received.computeIfAbsent(group + ":" + size, k -> new Samples());
+            for (BenchmarkResult fork : run.getBenchmarkResults()) {
+                for (IterationResult it : fork.getIterationResults()) {
+                    Result<?> r = it.getSecondaryResults().get("received");
+                    if (r != null) {
+                        s.add(r.getScore());
+                    }
+                }
+            }
+        }
+        report.rings(received, forks);
+
+        ChainedOptionsBuilder cost = new OptionsBuilder()
+                .include(RingCostBenchmark.class.getName())
+                .forks(quick ? 1 : 2)
+                .warmupIterations(2).warmupTime(TimeValue.seconds(1))
+                .measurementIterations(quick ? 3 : 5).measurementTime(TimeValue.seconds(1))
+                .jvmArgsAppend("--add-exports", "java.base/jdk.internal.misc=ALL-UNNAMED")
+                .shouldFailOnError(true);
+        Map<String, Samples> nanos = new LinkedHashMap<>();
+        for (RunResult run : new Runner(cost.build()).run()) {
+            String name = run.getParams().getBenchmark().replaceAll(".*\\.", "") + ":" + run.getParams().getParam("size");
+            Samples s = nanos.computeIfAbsent(name, k -> new Samples());
+            for (BenchmarkResult fork : run.getBenchmarkResults()) {
+                for (IterationResult it : fork.getIterationResults()) {
+                    s.add(it.getPrimaryResult().getScore());
+                }
+            }
+        }
+        report.ringCost(nanos);
+        return null;
+    }
+
+    private Void dispatch() throws Exception {
+        ChainedOptionsBuilder options = new OptionsBuilder()
+                .include(org.mpiproxy.proxy.internal.DispatchBenchmark.class.getName())
+                .forks(quick ? 1 : 2)
+                .warmupIterations(3).warmupTime(TimeValue.seconds(1))
+                .measurementIterations(quick ? 3 : 5).measurementTime(TimeValue.seconds(1))
+                .addProfiler(GCProfiler.class)
+                .jvmArgsAppend("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn")
+                .shouldFailOnError(true);
+        Map<String, double[]> rows = new LinkedHashMap<>();
+        for (RunResult run : new Runner(options.build()).run()) {
+            String name = run.getParams().getBenchmark().replaceAll(".*\\.", "");
+            double ns = run.getPrimaryResult().getScore();
+            double norm = Double.NaN;
+            for (String key : run.getSecondaryResults().keySet()) {
+                if (key.endsWith("gc.alloc.rate.norm")) {
+                    norm = run.getSecondaryResults().get(key).getScore();
+                }
+            }
+            rows.put(name, new double[] {ns, norm});
+        }
+        report.dispatch(rows);
+        return null;
+    }
+
+    // ------------------------------------------------------------------ UDP
+
+    private ProxyFixture proxy() throws IOException {
+        return new ProxyFixture(programs, work, Duration.ZERO);
+    }
+
+    private Void streams() throws Exception {
+        Duration d = Duration.ofSeconds(quick ? 1 : 2);
+        int rounds = quick ? 2 : 5;
+        List<UdpBenchmarks.Stream> raw = new ArrayList<>();
+        List<UdpBenchmarks.Stream> send = new ArrayList<>();
+        List<UdpBenchmarks.Stream> recv = new ArrayList<>();
+        Profiler profile = new Profiler();
+        for (int i = 0; i < rounds; i++) {
+            raw.add(UdpBenchmarks.rawStream(UdpBenchmarks.V1_DATAGRAM, d));
+            try (ProxyFixture p = proxy()) {
+                if (i == rounds - 1) {
+                    profile.start();
+                }
+                send.add(UdpBenchmarks.proxySendStream(p, d, UdpBenchmarks.V1_PAYLOAD));
+                if (i == rounds - 1) {
+                    profile.stop(work.resolve("send.jfr"));
+                }
+            }
+            try (ProxyFixture p = proxy()) {
+                if (i == rounds - 1) {
+                    profile.start();
+                }
+                recv.add(UdpBenchmarks.proxyRecvStream(p, d));
+                if (i == rounds - 1) {
+                    profile.stop(work.resolve("recv.jfr"));
+                }
+            }
+            System.out.printf(Locale.ROOT, "   raw %.0f/s  send %.0f/s  recv %.0f/s%n", raw.get(i).perSecond(),
+                    send.get(i).perSecond(), recv.get(i).perSecond());
+        }
+        report.streams(raw, send, recv);
+        report.profile("SEND stream (host to rank)", Profiler.summary(work.resolve("send.jfr"), 12));
+        report.profile("RECV stream (rank to host)", Profiler.summary(work.resolve("recv.jfr"), 12));
+        return null;
+    }
+
+    private Void large() throws Exception {
+        Duration d = Duration.ofSeconds(quick ? 1 : 2);
+        int rounds = quick ? 2 : 3;
+        List<UdpBenchmarks.Stream> raw = new ArrayList<>();
+        List<UdpBenchmarks.Stream> proxied = new ArrayList<>();
+        for (int i = 0; i < rounds; i++) {
+            raw.add(UdpBenchmarks.rawStream(65507, d));
+            try (ProxyFixture p = proxy()) {
+                proxied.add(UdpBenchmarks.proxySendStream(p, d, 65536));
+            }
+        }
+        report.large(raw, proxied);
+        return null;
+    }
+
+    private Void roundTrip() throws Exception {
+        int rounds = quick ? 2000 : 10000;
+        Samples raw = UdpBenchmarks.rawPingPong(1000, rounds);
+        Samples proxied;
+        Profiler profile = new Profiler();
+        try (ProxyFixture p = proxy()) {
+            profile.start();
+            proxied = UdpBenchmarks.proxyRoundTrip(p, 1000, rounds);
+            profile.stop(work.resolve("rtt.jfr"));
+        }
+        Samples raw2 = UdpBenchmarks.rawPingPong(1000, rounds);
+        report.roundTrip(raw, proxied, raw2);
+        report.profile("one-int round trip", Profiler.summary(work.resolve("rtt.jfr"), 12));
+        return null;
+    }
+
+    // ------------------------------------------------------------------ launch
+
+    private Void launch() throws Exception {
+        int rounds = quick ? 50 : 200;
+        Samples pb = LaunchBenchmarks.processBuilder(programs.resolve("true"), 20, rounds);
+        Samples exec;
+        try (ProxyFixture p = proxy()) {
+            exec = LaunchBenchmarks.execToAck(p, "true", 20, rounds);
+        }
+        Samples pb2 = LaunchBenchmarks.processBuilder(programs.resolve("true"), 20, rounds);
+        report.launch(pb, exec, pb2);
+        return null;
+    }
+
+    private Void job8() throws Exception {
+        int rounds = quick ? 10 : 30;
+        String mpiexec = findMpiexec();
+        Samples mpich = mpiexec == null ? null : LaunchBenchmarks.mpiexec(mpiexec, 8, 3, rounds);
+        Samples ours;
+        try (ProxyFixture p = proxy()) {
+            ours = LaunchBenchmarks.execJobs(p, "true", 8, 3, rounds);
+        }
+        report.job8(mpiexec, mpich, ours);
+        return null;
+    }
+
+    private static String findMpiexec() {
+        for (String name : new String[] {"/usr/bin/mpiexec.mpich", "/usr/bin/mpiexec.hydra", "/usr/bin/mpiexec"}) {
+            if (Files.isExecutable(Path.of(name))) {
+                return name;
+            }
+        }
+        return null;
+    }
+
+    // ------------------------------------------------------------------ loss
+
+    private Void loss() throws Exception {
+        String why = LossChild.unavailable();
+        if (why != null) {
+            report.lossSkipped(why);
+            return null;
+        }
+        String ns = "mpiproxy-bench-" + ProcessHandle.current().pid();
+        run("ip", "netns", "add", ns);
+        try {
+            run("ip", "-n", ns, "link", "set", "lo", "up");
+            List<String> command = new ArrayList<>(List.of("ip", "netns", "exec", ns,
+                    ProcessHandle.current().info().command().orElse("java"), "-cp", System.getProperty("java.class.path"),
+                    "-Dorg.slf4j.simpleLogger.defaultLogLevel=warn", Harness.class.getName(), "--loss-child",
+                    programs.toString()));
+            if (quick) {
+                command.add("--quick");
+            }
+            Map<String, String> values = new LinkedHashMap<>();
+            Process child = new ProcessBuilder(command).redirectError(ProcessBuilder.Redirect.INHERIT).start();
+            Thread reaper = new Thread(() -> {
+                try {
+                    if (!child.waitFor(4, TimeUnit.MINUTES)) {
+                        child.destroyForcibly();
+                    }
+                } catch (InterruptedException e) {
+                    child.destroyForcibly();
+                }
+            }, "loss-child-reaper");
+            reaper.setDaemon(true);
+            reaper.start();
+            try (BufferedReader r = new BufferedReader(new InputStreamReader(child.getInputStream(),
+                    StandardCharsets.UTF_8))) {
+                String line;
+                while ((line = r.readLine()) != null) {
+                    System.out.println("   " + line);
+                    int eq = line.indexOf('=');
+                    if (eq > 0) {
+                        values.put(line.substring(0, eq), line.substring(eq + 1));
+                    }
+                }
+            }
+            if (!child.waitFor(5, TimeUnit.MINUTES) || child.exitValue() != 0) {
+                throw new IllegalStateException("loss measurement in namespace " + ns + " failed: " + values);
+            }
+            report.loss(values);
+        } finally {
+            run("ip", "netns", "del", ns);
+        }
+        return null;
+    }
+
+    static String run(String... command) throws IOException, InterruptedException {
+        Process p = new ProcessBuilder(command).redirectErrorStream(true).start();
+        String output = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        if (!p.waitFor(60, TimeUnit.SECONDS) || p.exitValue() != 0) {
+            throw new IOException(String.join(" ", command) + " failed: " + output.trim());
+        }
+        return output;
+    }
+
+    // ------------------------------------------------------------------ idle
+
+    private Void idle() throws Exception {
+        int seconds = quick ? 5 : 10;
+        try (ProxyFixture p = proxy()) {
+            // one job through the proxy first, so the idle state follows real work
+            LaunchBenchmarks.execToAck(p, "true", 0, 3);
+            Path receiveThread = Memory.threadStat(org.mpiproxy.transport.udp.internal.UdpTransport.THREAD_NAME);
+            Path self = Memory.processStat(ProcessHandle.current().pid());
+            long t0 = Memory.cpuTicks(receiveThread);
+            long s0 = Memory.cpuTicks(self);
+            Thread.sleep(seconds * 1000L);
+            double idleThread = (Memory.cpuTicks(receiveThread) - t0) / Memory.TICKS_PER_SECOND / seconds;
+            double idleProcess = (Memory.cpuTicks(self) - s0) / Memory.TICKS_PER_SECOND / seconds;
+
+            // a rank blocked in a receive (Java, the mpi library) while the host waits for its data
+            try (V1Host host = new V1Host(p.address)) {
+                host.exec(1, 2, "blocked");
+                int result = host.await(org.mpiproxy.protocol.V1HeaderDescriptor.OP_EXEC);
+                if (result != 0) {
+                    throw new IllegalStateException("EXEC blocked failed: " + result);
+                }
+                host.recv(1, UdpBenchmarks.INT, 1);
+                Thread.sleep(3000);
+                long rankPid = ProcessHandle.current().children().filter(ProcessHandle::isAlive)
+                        .mapToLong(ProcessHandle::pid).max().orElseThrow();
+                Path rank = Memory.processStat(rankPid);
+                long r0 = Memory.cpuTicks(rank);
+                t0 = Memory.cpuTicks(receiveThread);
+                Thread.sleep(seconds * 1000L);
+                double blockedRank = (Memory.cpuTicks(rank) - r0) / Memory.TICKS_PER_SECOND / seconds;
+                double pendingThread = (Memory.cpuTicks(receiveThread) - t0) / Memory.TICKS_PER_SECOND / seconds;
+                host.terminate(1);
+                host.await(org.mpiproxy.protocol.V1HeaderDescriptor.OP_TERMINATE);
+                report.idle(seconds, idleThread, idleProcess, blockedRank, pendingThread);
+            }
+        }
+        return null;
+    }
+
+    // ------------------------------------------------------------------ growth
+
+    private Void growth() throws Exception {
+        int[] ranks = quick ? new int[] {1, 4, 16, 64} : new int[] {1, 2, 4, 8, 16, 32, 64, 128, 256};
+        int[] jobs = quick ? new int[] {1, 4, 16} : new int[] {1, 2, 4, 8, 16, 32};
+        List<LaunchBenchmarks.Growth> rankCurve = new ArrayList<>();
+        List<LaunchBenchmarks.Growth> jobCurve = new ArrayList<>();
+        try (ProxyFixture p = proxy()) {
+            LaunchBenchmarks.ranks(p, "idle", 4);
+            for (int n : ranks) {
+                rankCurve.add(LaunchBenchmarks.ranks(p, "idle", n));
+                System.out.println("   " + rankCurve.get(rankCurve.size() - 1));
+            }
+            for (int j : jobs) {
+                jobCurve.add(LaunchBenchmarks.jobs(p, "idle", j));
+                System.out.println("   " + jobCurve.get(jobCurve.size() - 1));
+            }
+        }
+        Path dir = out.toAbsolutePath().getParent().resolve("benchmarks");
+        Files.createDirectories(dir);
+        Plot.write(dir.resolve("launch-ranks.png"), "One job of N ranks: EXEC to all acknowledgements",
+                "ranks", "milliseconds", ranks, List.of(new Plot.Series("launch time (ms)",
+                        rankCurve.stream().mapToDouble(LaunchBenchmarks.Growth::launchMillis).toArray())));
+        Plot.write(dir.resolve("memory-ranks.png"), "One job of N ranks: memory while they run", "ranks", "MiB",
+                ranks, List.of(
+                        new Plot.Series("channel files (MiB)",
+                                rankCurve.stream().mapToDouble(LaunchBenchmarks.Growth::channelMiB).toArray()),
+                        new Plot.Series("rank processes RSS (MiB)",
+                                rankCurve.stream().mapToDouble(LaunchBenchmarks.Growth::ranksRssMiB).toArray()),
+                        new Plot.Series("proxy JVM RSS (MiB)",
+                                rankCurve.stream().mapToDouble(LaunchBenchmarks.Growth::proxyRssMiB).toArray())));
+        Plot.write(dir.resolve("launch-jobs.png"), "J concurrent jobs of 2 ranks: EXEC to all acknowledgements",
+                "jobs", "milliseconds", jobs, List.of(new Plot.Series("launch time (ms)",
+                        jobCurve.stream().mapToDouble(LaunchBenchmarks.Growth::launchMillis).toArray())));
+        report.growth(rankCurve, jobCurve);
+        return null;
+    }
+
+    // ------------------------------------------------------------------ programs
+
+    /** {@code true}: a copy of /bin/true; {@code idle}: sleeps; {@code blocked}: a Java rank blocked in recv. */
+    static void writePrograms(Path programs) throws IOException {
+        Files.copy(Path.of("/bin/true"), programs.resolve("true"), StandardCopyOption.REPLACE_EXISTING);
+        executable(programs.resolve("idle"), "#!/bin/sh\nexec sleep 3600\n");
+        String java = ProcessHandle.current().info().command().orElse("java");
+        executable(programs.resolve("blocked"), "#!/bin/sh\nexec '" + java + "' -Xshare:auto -XX:TieredStopAtLevel=1 -cp '"
+                + System.getProperty("java.class.path") + "' " + BlockedRank.class.getName() + " \"$@\"\n");
+        programs.resolve("true").toFile().setExecutable(true);
+    }
+
+    private static void executable(Path file, String text) throws IOException {
+        Files.writeString(file, text);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString("rwxr-xr-x"));
+    }
+
+    private void cleanUp() throws IOException {
+        try (Stream<Path> files = Files.walk(work)) {
+            for (Path p : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+
+    static String now() {
+        return Instant.now().toString();
+    }
+}

@@ -1,0 +1,69 @@
+package org.mpiproxy.benchmarks;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.stream.Collectors;
+import java.util.stream.Stream;
+
+import org.mpiproxy.channel.shm.internal.BenchmarkChannels;
+import org.mpiproxy.launcher.local.internal.BenchmarkLaunchers;
+import org.mpiproxy.proxy.internal.EmbeddedProxy;
+import org.mpiproxy.transport.udp.internal.UdpTransport;
+import org.mpiproxy.transport.udp.internal.UdpTransportSettings;
+
+/**
+ * The proxy as the distribution runs it (UDP transport, v1 dispatcher, mapped-file channels,
+ * local launcher), embedded in this JVM on an ephemeral loopback port.
+ */
+final class ProxyFixture implements AutoCloseable {
+
+    static final int RING_CAPACITY = 262144;
+
+    final Path channelBase;
+    final EmbeddedProxy proxy;
+    final UdpTransport transport;
+    final InetSocketAddress address;
+
+    ProxyFixture(Path programs, Path work, Duration terminateTimeout) throws IOException {
+        Path shm = Path.of("/dev/shm");
+        channelBase = Files.createTempDirectory(Files.isWritable(shm) ? shm : work, "mpiproxy-bench-");
+        proxy = new EmbeddedProxy(BenchmarkChannels.mappedFiles(channelBase, RING_CAPACITY),
+                BenchmarkLaunchers.local(programs), work.resolve("logs"), null, terminateTimeout);
+        transport = new UdpTransport(UdpTransportSettings.of("127.0.0.1", 0, 4 << 20, 4 << 20, 65507), () -> proxy);
+        proxy.transport(transport);
+        address = transport.localAddress();
+    }
+
+    /** @return the channel file of a rank of the only job (there is one job at a time) */
+    Path channelFile(int rankId) throws IOException {
+        try (Stream<Path> jobs = Files.list(channelBase)) {
+            List<Path> dirs = jobs.filter(Files::isDirectory).collect(Collectors.toList());
+            if (dirs.size() != 1) {
+                throw new IllegalStateException("expected one job directory, found " + dirs);
+            }
+            return dirs.get(0).resolve("rank-" + rankId + ".chan");
+        }
+    }
+
+    /** @return bytes of all channel files now */
+    long channelBytes() throws IOException {
+        try (Stream<Path> files = Files.walk(channelBase)) {
+            return files.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+        }
+    }
+
+    @Override
+    public void close() throws IOException {
+        transport.close();
+        proxy.close();
+        try (Stream<Path> files = Files.walk(channelBase)) {
+            for (Path p : (Iterable<Path>) files.sorted((a, b) -> b.compareTo(a))::iterator) {
+                Files.deleteIfExists(p);
+            }
+        }
+    }
+}

@@ -1,0 +1,365 @@
+package org.mpiproxy.benchmarks;
+
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Locale;
+import java.util.Map;
+
+/** Collects the figures of one harness run and renders docs/benchmarks.md. */
+final class Report {
+
+    /** Anchors of /work-independent record: the figures of anchors measured once on this kind of machine. */
+    static final double C_RING_4B = 414e6;
+    static final double C_RING_1448B = 18.9e6;
+    static final double MPICH_TCP_64K_MBS = 1321;
+
+    private record Goal(String what, String anchor, String ours, String ratio, String goal, boolean met) {
+    }
+
+    private final List<Goal> goals = new ArrayList<>();
+    private final StringBuilder body = new StringBuilder();
+    private final List<String> failures = new ArrayList<>();
+    private String machine = "";
+    private String loadAtStart = "";
+
+    private static String f(String format, Object... args) {
+        return String.format(Locale.ROOT, format, args);
+    }
+
+    void machine(boolean quick) {
+        StringBuilder m = new StringBuilder();
+        m.append("| item | value |\n| --- | --- |\n");
+        m.append("| date (UTC) | ").append(Harness.now()).append(" |\n");
+        m.append("| CPU | ").append(cpuModel()).append(", ").append(Runtime.getRuntime().availableProcessors())
+                .append(" processors available to the JVM |\n");
+        m.append("| memory | ").append(read("/proc/meminfo").lines().filter(l -> l.startsWith("MemTotal"))
+                .findFirst().orElse("?").replaceAll("MemTotal:\\s+", "")).append(" |\n");
+        m.append("| kernel | ").append(read("/proc/sys/kernel/osrelease").trim()).append(" |\n");
+        m.append("| Java | ").append(System.getProperty("java.vm.name")).append(' ')
+                .append(System.getProperty("java.runtime.version")).append(" |\n");
+        loadAtStart = read("/proc/loadavg").trim();
+        m.append("| load average at start | ").append(loadAtStart).append(" |\n");
+        m.append("| mode | ").append(quick ? "--quick (fewer rounds)" : "full").append(" |\n");
+        machine = m.toString();
+    }
+
+    private static String cpuModel() {
+        return read("/proc/cpuinfo").lines().filter(l -> l.startsWith("model name")).findFirst()
+                .map(l -> l.replaceAll("model name\\s*:\\s*", "")).orElse("unknown CPU");
+    }
+
+    private static String read(String file) {
+        try {
+            return Files.readString(Path.of(file));
+        } catch (IOException e) {
+            return "?";
+        }
+    }
+
+    void failed(String phase, String message) {
+        failures.add(phase + ": " + message);
+        body.append("\n### ").append(phase).append(": not measured\n\n").append(message).append("\n");
+    }
+
+    void rings(Map<String, Samples> received, int forks) {
+        body.append("\n## Rings: MappedMessageRing vs Agrona OneToOneRingBuffer (JMH)\n\n");
+        body.append(f("RingBenchmark, one producer thread and one consumer thread over a mapped file in /dev/shm, "
+                + "1 MiB data capacity for both rings. Records read per second by the consumer, per measurement "
+                + "iteration over %d forks (each fork a fresh JVM).%n%n", forks));
+        body.append("| record | ours median (min–max) | Agrona median (min–max) | ours / Agrona (medians) | samples |\n");
+        body.append("| --- | --- | --- | --- | --- |\n");
+        for (String size : new String[] {"4", "1448", "65536"}) {
+            Samples ours = received.get("ours:" + size);
+            Samples agrona = received.get("agrona:" + size);
+            if (ours == null || agrona == null) {
+                continue;
+            }
+            double ratio = ours.median() / agrona.median();
+            body.append(f("| %s B | %s/s | %s/s | %.2f | %d / %d |%n", size, millions(ours), millions(agrona),
+                    ratio, ours.size(), agrona.size()));
+            double c = size.equals("4") ? C_RING_4B : size.equals("1448") ? C_RING_1448B : Double.NaN;
+            String anchor = f("Agrona %s/s (this run)", rate(agrona.median()))
+                    + (Double.isNaN(c) ? "" : f("; C ring %.1f M/s (anchors.md)", c / 1e6));
+            String ratioText = f("%.2fx Agrona", ratio) + (Double.isNaN(c) ? "" : f(", %.3fx C ring", ours.median() / c));
+            boolean met = ratio >= 2 && (Double.isNaN(c) || ours.median() / c >= 0.5);
+            goals.add(new Goal("ring, " + size + " B records", anchor, rate(ours.median()) + "/s", ratioText,
+                    ">= 2x Agrona" + (Double.isNaN(c) ? "" : ", >= 0.5x C ring"), met));
+        }
+    }
+
+    void ringCost(Map<String, Samples> nanos) {
+        body.append("\nRingCostBenchmark: the CPU cost of one record, written and read back on one thread "
+                + "(no dependence on scheduling two threads). Nanoseconds per record, per iteration.\n\n");
+        body.append("| record | ours median (min–max) | Agrona median (min–max) | ours / Agrona |\n| --- | --- | --- | --- |\n");
+        for (String size : new String[] {"4", "1448", "65536"}) {
+            Samples ours = nanos.get("ours:" + size);
+            Samples agrona = nanos.get("agrona:" + size);
+            if (ours != null && agrona != null) {
+                body.append(f("| %s B | %s | %s | %.2f |%n", size, ours.summary("%.0f"), agrona.summary("%.0f"),
+                        ours.median() / agrona.median()));
+            }
+        }
+    }
+
+    private static String millions(Samples s) {
+        return f("%s (%s–%s)", rate(s.median()), rate(s.min()), rate(s.max()));
+    }
+
+    /** @return records per second with a unit that keeps three significant digits visible */
+    private static String rate(double perSecond) {
+        if (perSecond >= 1e6) {
+            return f("%.2f M", perSecond / 1e6);
+        }
+        if (perSecond >= 1e3) {
+            return f("%.1f k", perSecond / 1e3);
+        }
+        return f("%.0f ", perSecond);
+    }
+
+    void dispatch(Map<String, double[]> rows) {
+        body.append("\n## Dispatch hot path allocation (JMH `-prof gc`)\n\n");
+        body.append("DispatchBenchmark: `sendToRing` = a 1448-byte SEND datagram in the receive buffer through "
+                + "V1Dispatcher into the rank's mapped ring, then read by the rank side; `recvReply` = the rank "
+                + "writes 1436 bytes, a RECV request is answered with a reply encoded from the ring and handed to "
+                + "the transport. JMH's GC profiler reports allocation per operation (values below 0.1 B/op are "
+                + "JMH's own bookkeeping spread over millions of operations).\n\n");
+        body.append("| benchmark | time per op | allocation per op |\n| --- | --- | --- |\n");
+        for (Map.Entry<String, double[]> e : rows.entrySet()) {
+            body.append(f("| %s | %.0f ns | %.3f B |%n", e.getKey(), e.getValue()[0], e.getValue()[1]));
+        }
+    }
+
+    void streams(List<UdpBenchmarks.Stream> raw, List<UdpBenchmarks.Stream> send, List<UdpBenchmarks.Stream> recv) {
+        body.append("\n## 1448-byte streams: raw UDP vs the proxy\n\n");
+        body.append("Rounds alternate raw, SEND, RECV. Raw: Java to Java over loopback, blocking DatagramChannels, "
+                + "direct buffers. SEND: a host socket sends v1 SENDs of 1436 payload bytes to the embedded proxy, "
+                + "a rank thread (mapping the rank's channel file, idling with the mpi library's back-off) reads "
+                + "the ring. RECV: a rank thread fills its ring with 1436-byte records, the host sends one RECV for "
+                + "all of it and counts 1448-byte replies. Rate = datagrams delivered per second between the first "
+                + "and the last delivery; loss = 1 - delivered / sent.\n\n");
+        body.append("| round | raw datagrams/s (loss) | SEND datagrams/s (loss) | RECV datagrams/s (loss) | where SENDs went |\n");
+        body.append("| --- | --- | --- | --- | --- |\n");
+        Samples r = new Samples();
+        Samples s = new Samples();
+        Samples v = new Samples();
+        for (int i = 0; i < raw.size(); i++) {
+            body.append(f("| %d | %s | %s | %s | %s |%n", i + 1, stream(raw.get(i)), stream(send.get(i)),
+                    stream(recv.get(i)), send.get(i).detail()));
+            r.add(raw.get(i).perSecond());
+            s.add(send.get(i).perSecond());
+            v.add(recv.get(i).perSecond());
+        }
+        body.append(f("| median | %.0f (%.1f MB/s) | %.0f (%.1f MB/s) | %.0f (%.1f MB/s) | |%n", r.median(),
+                r.median() * 1448 / 1e6, s.median(), s.median() * 1448 / 1e6, v.median(), v.median() * 1448 / 1e6));
+        goals.add(new Goal("host to rank stream, 1448 B", f("raw UDP %.0f k/s (this run)", r.median() / 1e3),
+                f("%.0f k/s", s.median() / 1e3), f("%.2fx raw", s.median() / r.median()), ">= 0.8x raw",
+                s.median() / r.median() >= 0.8));
+        goals.add(new Goal("rank to host stream, 1448 B", f("raw UDP %.0f k/s (this run)", r.median() / 1e3),
+                f("%.0f k/s", v.median() / 1e3), f("%.2fx raw", v.median() / r.median()), ">= 0.8x raw",
+                v.median() / r.median() >= 0.8));
+    }
+
+    private static String stream(UdpBenchmarks.Stream s) {
+        return f("%.0f (%.1f%%)", s.perSecond(), 100 * s.loss());
+    }
+
+    void profile(String title, String text) {
+        body.append("\n<details><summary>JFR execution samples: ").append(title).append("</summary>\n\n```\n")
+                .append(text).append("```\n</details>\n");
+    }
+
+    void large(List<UdpBenchmarks.Stream> raw, List<UdpBenchmarks.Stream> proxied) {
+        body.append("\n## 64 KiB messages host to rank\n\n");
+        body.append("Raw: 65507-byte datagrams (the largest IPv4 UDP payload) over loopback. Proxy: protocol v1 "
+                + "caps a datagram at 1448 bytes, so each 64 KiB message travels as 1436-byte SENDs and is "
+                + "counted when all its bytes are in the rank's ring. MPICH over TCP loopback moved 64 KiB "
+                + "messages at 1321 MB/s on this kind of machine (anchors.md; not re-measured here: it needs an "
+                + "MPI compiler).\n\n");
+        body.append("| round | raw 64 KiB datagrams MB/s (loss) | proxy 64 KiB messages MB/s |\n| --- | --- | --- |\n");
+        Samples r = new Samples();
+        Samples p = new Samples();
+        for (int i = 0; i < raw.size(); i++) {
+            body.append(f("| %d | %.0f (%.1f%%) | %.0f |%n", i + 1, raw.get(i).megabytesPerSecond(),
+                    100 * raw.get(i).loss(), proxied.get(i).megabytesPerSecond()));
+            r.add(raw.get(i).megabytesPerSecond());
+            p.add(proxied.get(i).megabytesPerSecond());
+        }
+        goals.add(new Goal("64 KiB messages host to rank", f("MPICH TCP %.0f MB/s (anchors.md); raw UDP 64 KiB %.0f MB/s "
+                + "(this run)", MPICH_TCP_64K_MBS, r.median()), f("%.0f MB/s", p.median()),
+                f("%.2fx MPICH TCP", p.median() / MPICH_TCP_64K_MBS), ">= 1.0x MPICH TCP",
+                p.median() / MPICH_TCP_64K_MBS >= 1.0));
+    }
+
+    void roundTrip(Samples raw, Samples proxied, Samples raw2) {
+        body.append("\n## One int round trip\n\n");
+        body.append("Raw: blocking UDP ping-pong of 4 bytes between two threads. Proxy: the host sends SEND(1 int) "
+                + "and RECV(1 int) and blocks for the reply; a rank thread waiting with the mpi library's back-off "
+                + "echoes the int from its inbound ring into its outbound ring. Microseconds.\n\n");
+        body.append("| | median | p90 | p99 | min | max | rounds |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+        row("raw UDP (before)", raw);
+        row("proxy host-rank-host", proxied);
+        row("raw UDP (after)", raw2);
+        double rawMedian = (raw.median() + raw2.median()) / 2;
+        double added = proxied.median() - rawMedian;
+        goals.add(new Goal("one int round trip", f("raw UDP ping-pong %.0f us (this run)", rawMedian),
+                f("%.0f us", proxied.median()), f("adds %.0f us", added), "adds <= 30 us", added <= 30));
+    }
+
+    private void row(String name, Samples s) {
+        body.append(f("| %s | %.1f | %.1f | %.1f | %.1f | %.1f | %d |%n", name, s.median(), s.percentile(90),
+                s.percentile(99), s.min(), s.max(), s.size()));
+    }
+
+    void launch(Samples pb, Samples exec, Samples pb2) {
+        body.append("\n## Launch of one rank\n\n");
+        body.append("ProcessBuilder: `start()` of a copy of /bin/true in the program directory, timed until it "
+                + "returns (the exit is awaited outside the timing). EXEC: from sending EXEC (rank 1 of 2) to the "
+                + "proxy's acknowledgement, which comes when the launcher has started the same program with its "
+                + "channel, log files and environment; a TERMINATE follows outside the timing. Microseconds.\n\n");
+        body.append("| | median | p90 | min | max | rounds |\n| --- | --- | --- | --- | --- | --- |\n");
+        row5("ProcessBuilder.start (before)", pb);
+        row5("EXEC to ack", exec);
+        row5("ProcessBuilder.start (after)", pb2);
+        double base = (pb.median() + pb2.median()) / 2;
+        goals.add(new Goal("EXEC to ack of one rank", f("ProcessBuilder %.0f us (this run)", base),
+                f("%.0f us", exec.median()), f("%.2fx ProcessBuilder", exec.median() / base), "<= 1.5x ProcessBuilder",
+                exec.median() / base <= 1.5));
+    }
+
+    private void row5(String name, Samples s) {
+        body.append(f("| %s | %.0f | %.0f | %.0f | %.0f | %d |%n", name, s.median(), s.percentile(90), s.min(), s.max(),
+                s.size()));
+    }
+
+    void job8(String mpiexec, Samples mpich, Samples ours) {
+        body.append("\n## A job of 8 ranks of a trivial program\n\n");
+        body.append("MPICH: `" + (mpiexec == null ? "mpiexec" : mpiexec) + " -n 8 /bin/true`, start to exit. "
+                + "Proxy: 8 EXECs (ranks 1..8 of 9) of the copy of /bin/true sent at once, to the last "
+                + "acknowledgement. Milliseconds.\n\n");
+        body.append("| | median | p90 | min | max | rounds |\n| --- | --- | --- | --- | --- | --- |\n");
+        if (mpich != null) {
+            body.append(f("| mpiexec -n 8 /bin/true | %.1f | %.1f | %.1f | %.1f | %d |%n", mpich.median(),
+                    mpich.percentile(90), mpich.min(), mpich.max(), mpich.size()));
+        }
+        body.append(f("| 8-rank EXEC to all acks | %.1f | %.1f | %.1f | %.1f | %d |%n", ours.median(),
+                ours.percentile(90), ours.min(), ours.max(), ours.size()));
+        if (mpich == null) {
+            body.append("\nMPICH is not installed (run.sh installs the `mpich` package with apt-get when it can).\n");
+            goals.add(new Goal("job of 8 ranks, all acks", "mpiexec not installed", f("%.1f ms", ours.median()), "-",
+                    "<= 0.5x mpiexec", false));
+        } else {
+            goals.add(new Goal("job of 8 ranks, all acks", f("mpiexec -n 8 %.1f ms (this run)", mpich.median()),
+                    f("%.1f ms", ours.median()), f("%.2fx mpiexec", ours.median() / mpich.median()), "<= 0.5x mpiexec",
+                    ours.median() / mpich.median() <= 0.5));
+        }
+    }
+
+    void lossSkipped(String why) {
+        body.append("\n## 10% packet loss\n\nNot measured: ").append(why).append(".\n");
+        goals.add(new Goal("10% packet loss", "-", "not measured", "-", "goodput >= 0.7x lossless", false));
+    }
+
+    void loss(Map<String, String> values) {
+        body.append("\n## 10% packet loss\n\n");
+        body.append("Inside a fresh network namespace: the host-to-rank SEND stream as above, first lossless, then "
+                + "with `iptables -A INPUT -p udp --dport <proxy port> -m statistic --mode random --probability 0.1 "
+                + "-j DROP`. Goodput = payload bytes arriving in the rank's ring per second. Protocol v1 has no "
+                + "retransmission: a dropped SEND is lost data, which the goodput shows.\n\n");
+        body.append("| run | goodput MB/s | SENDs sent | delivered |\n| --- | --- | --- | --- |\n");
+        Samples lossless = new Samples();
+        Samples lossy = new Samples();
+        for (Map.Entry<String, String> e : values.entrySet()) {
+            String[] parts = e.getValue().split(" ");
+            body.append(f("| %s | %s | %s | %s |%n", e.getKey(), parts[0], parts[1], parts[2]));
+            (e.getKey().startsWith("lossless") ? lossless : lossy).add(Double.parseDouble(parts[0]));
+        }
+        double ratio = lossy.median() / lossless.median();
+        goals.add(new Goal("10% packet loss", f("lossless %.0f MB/s (this run)", lossless.median()),
+                f("%.0f MB/s", lossy.median()), f("%.2fx lossless", ratio), "goodput >= 0.7x lossless", ratio >= 0.7));
+    }
+
+    void idle(int seconds, double idleThread, double idleProcess, double blockedRank, double pendingThread) {
+        body.append("\n## Idle proxy and blocked ranks\n\n");
+        body.append(f("CPU time over %d s from /proc/<pid>/stat (utime + stime), as a share of one CPU.%n%n", seconds));
+        body.append("| what | CPU |\n| --- | --- |\n");
+        body.append(f("| proxy receive thread, no job | %.2f%% |%n", 100 * idleThread));
+        body.append(f("| whole harness JVM (proxy plus harness), no job | %.2f%% |%n", 100 * idleProcess));
+        body.append(f("| proxy receive thread, a RECV pending on a blocked rank | %.2f%% |%n", 100 * pendingThread));
+        body.append(f("| rank process (Java, mpi library) blocked in recv | %.2f%% |%n", 100 * blockedRank));
+        goals.add(new Goal("idle proxy", "-", f("%.2f%% CPU", 100 * idleThread), "-", "< 1% CPU", idleThread < 0.01));
+        goals.add(new Goal("blocked rank / proxy waiting on it", "-", f("rank %.2f%%, proxy %.2f%% CPU",
+                100 * blockedRank, 100 * pendingThread), "-", "< 1% CPU, no spinning",
+                blockedRank < 0.01 && pendingThread < 0.01));
+    }
+
+    void growth(List<LaunchBenchmarks.Growth> ranks, List<LaunchBenchmarks.Growth> jobs) {
+        body.append("\n## Growth\n\n");
+        body.append("One job of N ranks of `idle` (a shell script that execs `sleep`), all EXECs sent at once: time "
+                + "to the last acknowledgement, then memory while all ranks run: the proxy JVM's resident set "
+                + "(the harness JVM, which embeds the proxy), the channel files (two 256 KiB rings per rank) and "
+                + "the ranks' resident sets.\n\n");
+        body.append("![launch time by ranks](benchmarks/launch-ranks.png)\n![memory by ranks](benchmarks/memory-ranks.png)\n\n");
+        body.append("| ranks | launch ms | ms per rank | proxy RSS MiB | channel files MiB | ranks RSS MiB |\n");
+        body.append("| --- | --- | --- | --- | --- | --- |\n");
+        for (LaunchBenchmarks.Growth g : ranks) {
+            body.append(f("| %d | %.1f | %.2f | %.0f | %.1f | %.1f |%n", g.x(), g.launchMillis(), g.launchMillis() / g.x(),
+                    g.proxyRssMiB(), g.channelMiB(), g.ranksRssMiB()));
+        }
+        body.append("\nJ concurrent jobs of 2 ranks each (J host sockets), all EXECs sent at once.\n\n");
+        body.append("![launch time by jobs](benchmarks/launch-jobs.png)\n\n");
+        body.append("| jobs | launch ms | ms per rank | proxy RSS MiB | channel files MiB | ranks RSS MiB |\n");
+        body.append("| --- | --- | --- | --- | --- | --- |\n");
+        for (LaunchBenchmarks.Growth g : jobs) {
+            body.append(f("| %d | %.1f | %.2f | %.0f | %.1f | %.1f |%n", g.x(), g.launchMillis(), g.launchMillis() / (2 * g.x()),
+                    g.proxyRssMiB(), g.channelMiB(), g.ranksRssMiB()));
+        }
+    }
+
+    String goalTable() {
+        StringBuilder sb = new StringBuilder();
+        sb.append("| what | anchor | ours | ratio | goal | met |\n| --- | --- | --- | --- | --- | --- |\n");
+        for (Goal g : goals) {
+            sb.append("| ").append(g.what()).append(" | ").append(g.anchor()).append(" | ").append(g.ours())
+                    .append(" | ").append(g.ratio()).append(" | ").append(g.goal()).append(" | ")
+                    .append(g.met() ? "yes" : "**no**").append(" |\n");
+        }
+        return sb.toString();
+    }
+
+    String render(String analysis) {
+        StringBuilder doc = new StringBuilder();
+        doc.append("# Benchmarks\n\n");
+        doc.append("Generated by `benchmarks/run.sh` (the harness `org.mpiproxy.benchmarks.Harness`); do not edit "
+                + "the figures by hand: run the script again. Every goal is a ratio measured side by side in the "
+                + "same run, because absolute times on this kind of machine drift from run to run. Figures marked "
+                + "*anchors.md* were measured once on this kind of machine with C and MPI programs the harness "
+                + "cannot build.\n\n");
+        doc.append("## How to run\n\n```\nbenchmarks/run.sh            # full run, about 15 minutes, rewrites docs/benchmarks.md\n"
+                + "benchmarks/run.sh --quick    # fewer rounds, for a smoke test\n```\n\n"
+                + "It builds with `mvn -B -q package -DskipTests -pl benchmarks -am`, installs `mpich` and "
+                + "`iptables` with apt-get when they are missing and it runs as root, and starts the harness, which "
+                + "embeds the proxy (UDP transport, v1 dispatcher, mapped-file channels, local launcher) on an "
+                + "ephemeral loopback port and runs the JMH benchmarks in forked JVMs. JMH alone: "
+                + "`java -cp benchmarks/target/classes:$(cat benchmarks/target/classpath.txt) org.openjdk.jmh.Main "
+                + "RingBenchmark -prof gc`.\n\n");
+        doc.append("## Machine\n\n").append(machine);
+        doc.append("| load average at end | ").append(read("/proc/loadavg").trim()).append(" |\n");
+        doc.append("\nOther work was running on this machine at the same time (see the load averages); ring and "
+                + "stream figures on 2 vCPUs depend on whether both threads get a CPU.\n");
+        doc.append("\n## Goals\n\n").append(goalTable());
+        if (!failures.isEmpty()) {
+            doc.append("\nNot measured in this run:\n\n");
+            for (String failure : failures) {
+                doc.append("- ").append(failure).append('\n');
+            }
+        }
+        doc.append(body);
+        if (!analysis.isBlank()) {
+            doc.append('\n').append(analysis.strip()).append('\n');
+        }
+        return doc.toString();
+    }
+}
