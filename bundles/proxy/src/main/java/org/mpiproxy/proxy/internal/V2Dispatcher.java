@@ -391,7 +391,7 @@ final class V2Dispatcher {
             int inRecord = ring.headRecordElements();
             int want = Math.min(inRecord, v2.maxPayload() / size);
             int base = rank.slotOffset(rank.next);
-            int n = ring.pollRecord(datatype, rank.retained, base + HEADER_LENGTH, want);
+            int n = ring.pollRecord(datatype, rank.retained(), base + HEADER_LENGTH, want);
             if (n <= 0) {
                 break;
             }
@@ -399,7 +399,6 @@ final class V2Dispatcher {
             slot.wrap(rank.retained, base).reset(OP_RECV, FLAG_REPLY | (endOfMessage ? FLAG_END_OF_MESSAGE : 0))
                     .datatype(datatype).tag(tagWord & ~MessageRing.MORE_RECORDS).rank(rank.rankId)
                     .jobId(rank.job.jobId).sequence(rank.next).argument(n).payloadLength(n * size);
-            rank.retainedLength[(int) Long.remainderUnsigned(rank.next, rank.slots)] = n * size;
             sendRetained(replies, rank, rank.next);
             rank.next++;
             ring.consumerMark(rank.next);

@@ -48,8 +48,8 @@ final class V2Rank {
     boolean truncateSent;
     final int slots;
     final int slotSize;
-    final ByteBuffer retained;
-    final int[] retainedLength;
+    /** Allocated with the first RECV: many ranks only ever receive. */
+    ByteBuffer retained;
 
     long bytesIn;
     long bytesOut;
@@ -65,12 +65,17 @@ final class V2Rank {
         this.fromRank = channel.fromRank();
         this.slotSize = datagramSize;
         this.slots = Math.max(1, Math.min(MAX_RETAINED, RETAIN_BYTES / datagramSize));
-        this.retained = ByteBuffer.allocateDirect(slots * datagramSize).order(ByteOrder.LITTLE_ENDIAN);
-        this.retainedLength = new int[slots];
         // after a bundle refresh the stream continues where the rings say
         this.next = fromRank.consumerMark();
         this.acked = next;
         this.pullEnd = next;
+    }
+
+    ByteBuffer retained() {
+        if (retained == null) {
+            retained = ByteBuffer.allocateDirect(slots * slotSize).order(ByteOrder.LITTLE_ENDIAN);
+        }
+        return retained;
     }
 
     int slotOffset(long sequence) {
