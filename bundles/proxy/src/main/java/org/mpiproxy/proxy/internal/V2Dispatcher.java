@@ -356,11 +356,19 @@ final class V2Dispatcher {
         rank.acked = from;
         rank.pullEnd = from + window;
         rank.truncateSent = false;
+        int sent = 0;
         for (long s = from; s < rank.next && s < rank.pullEnd; s++) {
             sendRetained(replies, rank, s);
             count(V2Counter.RECV_RESENT);
+            sent++;
         }
-        pump(replies, rank);
+        sent += pump(replies, rank);
+        if (sent == 0) {
+            // nothing to send yet: an empty reply tells the host that the node is alive
+            putReply(OP_RECV, 0, job, rank.rankId, rank.coreId);
+            reply.sequence(rank.next);
+            send(replies, 0, job.owner);
+        }
         if (rank.wantsData()) {
             activate(rank);
         }

@@ -222,7 +222,10 @@ class V2DispatcherTest {
         assertEquals(3, channel.fromRank.consumerMark());
         // nothing new: the request waits; data written later is sent by doWork
         deliver(host.recv(JOB, 1, 3, 8));
-        assertEquals(0, replies().size());
+        V2HeaderFlyweight empty = single();
+        assertEquals(0, empty.argument(), "an empty reply: alive, nothing yet");
+        assertEquals(0, empty.payloadLength());
+        assertEquals(3, empty.sequence());
         assertTrue(dispatcher.hasPendingWork());
         offerInts(channel.fromRank, 0, true, 7);
         dispatcher.doWork(transport);
