@@ -108,7 +108,8 @@ class MpiHostTest {
             Properties properties = new Properties();
             properties.setProperty(Mpi.PROGRAM_PROPERTY, "mpiping");
             int[] pong = new int[1];
-            try (Mpi mpi = init(Map.of("MPIPROXY_TIMEOUT", "5"), properties, file.toString(), "a")) {
+            try (Mpi mpi = init(Map.of("MPIPROXY_TIMEOUT", "5", Mpi.PROTOCOL_ENV, "v1"), properties, file.toString(),
+                    "a")) {
                 assertEquals(2, mpi.size());
                 mpi.send(new int[] {0xaabbccdd}, 0, 1, 1);
                 mpi.recv(pong, 0, 1, 1);
@@ -122,5 +123,33 @@ class MpiHostTest {
             assertEquals(MpiDatatype.INT.code(), send.header().datatype());
             assertEquals(1, proxy.received(V1HeaderDescriptor.OP_TERMINATE).size());
         }
+    }
+
+    @Test
+    void shouldSpeakV2ByDefaultAndSayWhichKeyFileIsMissing() throws IOException {
+        Path file = hostfile("127.0.0.1:9:0\n");
+        MpiException e = assertThrows(MpiException.class, () -> init(Map.of("MPIPROXY_PROGRAM", "p",
+                Mpi.KEY_FILE_ENV, dir.resolve("absent.key").toString()), new Properties(), file.toString()));
+        assertEquals(MpiErrors.ERR_ARG, e.errorCode());
+        assertEquals("MPI_ERR_ARG: key file " + dir.resolve("absent.key") + " does not exist", e.getMessage());
+    }
+
+    @Test
+    void shouldRefuseAKeyFileOthersCanRead() throws IOException {
+        Path key = dir.resolve("open.key");
+        java.nio.file.Files.writeString(key, "00".repeat(32));
+        java.nio.file.Files.setPosixFilePermissions(key, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        Path file = hostfile("127.0.0.1:9:0\n");
+        MpiException e = assertThrows(MpiException.class, () -> init(Map.of("MPIPROXY_PROGRAM", "p",
+                Mpi.KEY_FILE_ENV, key.toString()), new Properties(), file.toString()));
+        assertTrue(e.getMessage().contains("has mode rw-r--r--"), e.getMessage());
+    }
+
+    @Test
+    void shouldRefuseAnUnknownProtocol() throws IOException {
+        Path file = hostfile("127.0.0.1:9:0\n");
+        MpiException e = assertThrows(MpiException.class, () -> init(Map.of("MPIPROXY_PROGRAM", "p",
+                Mpi.PROTOCOL_ENV, "v3"), new Properties(), file.toString()));
+        assertEquals("MPI_ERR_ARG: MPIPROXY_PROTOCOL='v3' is neither v1 nor v2", e.getMessage());
     }
 }
