@@ -41,6 +41,7 @@ class ProtocolFrontTest {
         assertEquals(1L, front.counters().get("v1.disabled"));
 
         front.onDatagram(new V2Datagrams(1000L).exec(9, 1, 0, 2, "prog"), HOST, transport);
+        front.doWork(transport);
         assertEquals(1, transport.take().size(), "v2 still served");
         assertEquals(1, launcher.requests.size());
 
