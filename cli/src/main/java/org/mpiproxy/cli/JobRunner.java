@@ -89,6 +89,7 @@ final class JobRunner {
         command.addAll(settings.args());
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().putAll(settings.environment());
+        builder.environment().put("MPIPROXY_PROTOCOL", "v1");
         builder.environment().put("MPIPROXY_HOSTS", hosts.toString());
         builder.environment().put("MPIPROXY_HOST_PORT", Integer.toString(hostPort));
         builder.environment().put("MPIPROXY_STATUS_FILE", statusFile.toString());

@@ -45,6 +45,8 @@ class ProgramsIT {
                 .redirectError(dir.resolve("err").toFile());
         pb.environment().remove("MPIPROXY_PROGRAM");
         pb.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        // these runs talk to a v1 test proxy; v2 is covered by the proxy's end-to-end tests and V2ProgramsIT
+        pb.environment().put("MPIPROXY_PROTOCOL", "v1");
         pb.environment().putAll(env);
         Process p = pb.start();
         try {

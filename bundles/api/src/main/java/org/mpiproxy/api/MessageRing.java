@@ -79,4 +79,78 @@ public interface MessageRing {
 
     /** @return total payload bytes read since the ring was created */
     long bytesRead();
+
+    /**
+     * Bit of a record's tag word: more records of the same message follow this one. The other
+     * 31 bits are the message's tag (0 .. 2^31-1). Records written by {@link #offer(int, int,
+     * ByteBuffer, int, int)} have tag word 0: tag 0, a message of one record.
+     */
+    int MORE_RECORDS = 0x8000_0000;
+
+    /**
+     * Appends one record with a tag word ({@link #MORE_RECORDS} plus the tag). Producer only.
+     * The default supports tag word 0 only.
+     *
+     * @param datatype MPI datatype code
+     * @param count    number of elements, &gt;= 1
+     * @param tagWord  the tag, with {@link #MORE_RECORDS} when the message continues in the next record
+     * @param src      buffer holding the elements
+     * @param offset   absolute index of the first element
+     * @param length   number of bytes
+     * @return {@code true} when written, {@code false} when there is too little free space now
+     * @throws UnsupportedOperationException when the ring cannot store tag words
+     */
+    default boolean offer(int datatype, int count, int tagWord, ByteBuffer src, int offset, int length) {
+        if (tagWord != 0) {
+            throw new UnsupportedOperationException(getClass().getName() + " does not store tags");
+        }
+        return offer(datatype, count, src, offset, length);
+    }
+
+    /** @return the tag word of the head record, 0 when the ring is empty; consumer only */
+    default int peekTagWord() {
+        return 0;
+    }
+
+    /** @return the elements left in the head record, 0 when the ring is empty; consumer only */
+    default int headRecordElements() {
+        throw new UnsupportedOperationException(getClass().getName() + " does not read single records");
+    }
+
+    /**
+     * Like {@link #poll} but takes elements from the head record only, never from the next one,
+     * so message boundaries (tag words) are kept. Consumer only.
+     *
+     * @param datatype    MPI datatype code expected
+     * @param dst         buffer receiving the elements
+     * @param offset      absolute index in {@code dst}
+     * @param maxElements how many elements at most
+     * @return elements copied (0 when empty), or {@link #TYPE_MISMATCH}
+     */
+    default int pollRecord(int datatype, ByteBuffer dst, int offset, int maxElements) {
+        throw new UnsupportedOperationException(getClass().getName() + " does not read single records");
+    }
+
+    /**
+     * @return a 64-bit mark the producer keeps with the ring (v2 keeps the next expected
+     *         fragment sequence number there), 0 initially; survives a new instance over the same memory
+     */
+    default long producerMark() {
+        return 0;
+    }
+
+    /** @param mark the new producer mark; producer only */
+    default void producerMark(long mark) {
+        throw new UnsupportedOperationException(getClass().getName() + " does not keep marks");
+    }
+
+    /** @return a 64-bit mark the consumer keeps with the ring, 0 initially */
+    default long consumerMark() {
+        return 0;
+    }
+
+    /** @param mark the new consumer mark; consumer only */
+    default void consumerMark(long mark) {
+        throw new UnsupportedOperationException(getClass().getName() + " does not keep marks");
+    }
 }

@@ -6,6 +6,7 @@ import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.IntBuffer;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
@@ -20,6 +21,9 @@ import org.mpiproxy.mpi.internal.LaunchArguments;
 import org.mpiproxy.mpi.internal.ProxyLifeline;
 import org.mpiproxy.mpi.internal.Transport;
 import org.mpiproxy.mpi.internal.UdpHostTransport;
+import org.mpiproxy.mpi.internal.V2HostTransport;
+import org.mpiproxy.protocol.ClusterKeys;
+import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.MpiDatatype;
 import org.mpiproxy.protocol.MpiErrors;
 
@@ -75,6 +79,15 @@ public final class Mpi implements AutoCloseable {
      * {@code <rank> <exit status>} per rank (-1 where unknown).
      */
     public static final String STATUS_FILE_ENV = "MPIPROXY_STATUS_FILE";
+
+    /** Environment variable choosing the host's protocol: {@code v2} (default) or {@code v1}. */
+    public static final String PROTOCOL_ENV = "MPIPROXY_PROTOCOL";
+    /** Environment variable naming the v2 key file(s), {@code [id:]path[,...]}; the first signs. */
+    public static final String KEY_FILE_ENV = "MPIPROXY_KEY_FILE";
+    /** Environment variable with the largest v2 datagram (default 1448). */
+    public static final String DATAGRAM_SIZE_ENV = "MPIPROXY_DATAGRAM_SIZE";
+    /** Key file used when {@value #KEY_FILE_ENV} is unset: the distribution's, seen from its programs directory. */
+    public static final Path DEFAULT_KEY_FILE = Path.of("..", "etc", "mpiproxy.key");
 
     private static final int CHUNK_BYTES = 64 * 1024;
 
@@ -146,8 +159,24 @@ public final class Mpi implements AutoCloseable {
         }
         Duration timeout = timeout(env.apply(TIMEOUT_ENV));
         int port = hostPort(env.apply(HOST_PORT_ENV));
-        UdpHostTransport transport = UdpHostTransport.start(nodes, program, programArgs, timeout, diagnostics, port);
-        Mpi mpi = new Mpi(transport, 0, transport.size(), programArgs);
+        String protocol = env.apply(PROTOCOL_ENV);
+        Mpi mpi;
+        if (protocol == null || protocol.isBlank() || protocol.strip().equals("v2")) {
+            if (nodes.isEmpty()) {
+                mpi = new Mpi(UdpHostTransport.start(nodes, program, programArgs, timeout, diagnostics, port), 0, 1,
+                        programArgs);
+            } else {
+                V2HostTransport transport = V2HostTransport.start(nodes, program, programArgs, hostKeys(env),
+                        datagramSize(env.apply(DATAGRAM_SIZE_ENV)), timeout, diagnostics);
+                mpi = new Mpi(transport, 0, transport.size(), programArgs);
+            }
+        } else if (protocol.strip().equals("v1")) {
+            UdpHostTransport transport = UdpHostTransport.start(nodes, program, programArgs, timeout, diagnostics,
+                    port);
+            mpi = new Mpi(transport, 0, transport.size(), programArgs);
+        } else {
+            throw new MpiException(MpiErrors.ERR_ARG, PROTOCOL_ENV + "='" + protocol + "' is neither v1 nor v2");
+        }
         String statusFile = env.apply(STATUS_FILE_ENV);
         mpi.statusFile = statusFile == null || statusFile.isBlank() ? null : Path.of(statusFile);
         return mpi;
@@ -166,6 +195,43 @@ public final class Mpi implements AutoCloseable {
             // reported below with the variable's name
         }
         throw new MpiException(MpiErrors.ERR_ARG, HOST_PORT_ENV + "='" + text + "' is not a port number 0-65535");
+    }
+
+    static ClusterKeys hostKeys(Function<String, String> env) {
+        String spec = env.apply(KEY_FILE_ENV);
+        Path base = Path.of("").toAbsolutePath();
+        if (spec == null || spec.isBlank()) {
+            Path home = Path.of(System.getProperty("user.home"), ".mpiproxy", "key");
+            if (Files.exists(DEFAULT_KEY_FILE, LinkOption.NOFOLLOW_LINKS)) {
+                spec = DEFAULT_KEY_FILE.toString();
+            } else if (Files.exists(home, LinkOption.NOFOLLOW_LINKS)) {
+                spec = home.toString();
+            } else {
+                throw new MpiException(MpiErrors.ERR_ARG, "no v2 key file: set " + KEY_FILE_ENV
+                        + " (or " + PROTOCOL_ENV + "=v1); looked for " + DEFAULT_KEY_FILE + " and " + home);
+            }
+        }
+        try {
+            return ClusterKeys.load(ClusterKeys.parseFileList(spec, base));
+        } catch (IllegalArgumentException e) {
+            throw new MpiException(MpiErrors.ERR_ARG, e.getMessage(), e);
+        }
+    }
+
+    static int datagramSize(String text) {
+        if (text == null || text.isBlank()) {
+            return V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH;
+        }
+        try {
+            int size = Integer.parseInt(text.strip());
+            if (size >= V2HeaderDescriptor.MIN_DATAGRAM_LENGTH + 8 && size <= V2HeaderDescriptor.MAX_DATAGRAM_LENGTH) {
+                return size;
+            }
+        } catch (NumberFormatException e) {
+            // reported below with the variable's name
+        }
+        throw new MpiException(MpiErrors.ERR_ARG, DATAGRAM_SIZE_ENV + "='" + text + "' is not in "
+                + (V2HeaderDescriptor.MIN_DATAGRAM_LENGTH + 8) + ".." + V2HeaderDescriptor.MAX_DATAGRAM_LENGTH);
     }
 
     static Duration timeout(String text) {
@@ -273,6 +339,44 @@ public final class Mpi implements AutoCloseable {
             int k = Math.min(CHUNK_BYTES / Integer.BYTES, count - done);
             transport.recv(MpiDatatype.INT.code(), scratch, 0, k, source);
             scratchInts.get(0, buf, offset + done, k);
+            done += k;
+        }
+    }
+
+    /**
+     * Sends {@code MPI_DOUBLE} elements ({@code MPI_Send}).
+     *
+     * @param buf    the elements
+     * @param offset index of the first element
+     * @param count  number of elements, &gt;= 0
+     * @param dest   the receiving rank
+     * @throws MpiException as {@link #send(int[], int, int, int)}
+     */
+    public void send(double[] buf, int offset, int count, int dest) {
+        check(buf == null ? -1 : buf.length, offset, count, dest);
+        for (int done = 0; done < count; ) {
+            int k = Math.min(CHUNK_BYTES / Double.BYTES, count - done);
+            scratch.asDoubleBuffer().put(0, buf, offset + done, k);
+            transport.send(MpiDatatype.DOUBLE.code(), scratch, 0, k, dest);
+            done += k;
+        }
+    }
+
+    /**
+     * Receives exactly {@code count} {@code MPI_DOUBLE} elements ({@code MPI_Recv}).
+     *
+     * @param buf    where the elements go
+     * @param offset index of the first element
+     * @param count  number of elements, &gt;= 0
+     * @param source the sending rank
+     * @throws MpiException as {@link #recv(int[], int, int, int)}
+     */
+    public void recv(double[] buf, int offset, int count, int source) {
+        check(buf == null ? -1 : buf.length, offset, count, source);
+        for (int done = 0; done < count; ) {
+            int k = Math.min(CHUNK_BYTES / Double.BYTES, count - done);
+            transport.recv(MpiDatatype.DOUBLE.code(), scratch, 0, k, source);
+            scratch.asDoubleBuffer().get(0, buf, offset + done, k);
             done += k;
         }
     }

@@ -108,7 +108,8 @@ class MpiHostTest {
             Properties properties = new Properties();
             properties.setProperty(Mpi.PROGRAM_PROPERTY, "mpiping");
             int[] pong = new int[1];
-            try (Mpi mpi = init(Map.of("MPIPROXY_TIMEOUT", "5"), properties, file.toString(), "a")) {
+            try (Mpi mpi = init(Map.of("MPIPROXY_TIMEOUT", "5", Mpi.PROTOCOL_ENV, "v1"), properties, file.toString(),
+                    "a")) {
                 assertEquals(2, mpi.size());
                 mpi.send(new int[] {0xaabbccdd}, 0, 1, 1);
                 mpi.recv(pong, 0, 1, 1);
@@ -143,7 +144,8 @@ class MpiHostTest {
             Path statuses = dir.resolve("statuses");
             String hosts = "127.0.0.1:" + proxy.port() + ":0,127.0.0.1:" + proxy.port() + ":1";
             Map<String, String> env = Map.of(Mpi.HOSTS_ENV, hosts, Mpi.PROGRAM_ENV, "mpiprime", Mpi.TIMEOUT_ENV, "5",
-                    Mpi.HOST_PORT_ENV, Integer.toString(hostPort), Mpi.STATUS_FILE_ENV, statuses.toString());
+                    Mpi.HOST_PORT_ENV, Integer.toString(hostPort), Mpi.STATUS_FILE_ENV, statuses.toString(),
+                    Mpi.PROTOCOL_ENV, "v1");
             assertEquals(List.of("1000"), Mpi.programArguments(new String[] {"1000"}, env::get));
             try (Mpi mpi = init(env, new Properties(), "1000")) {
                 assertEquals(3, mpi.size());
@@ -179,5 +181,33 @@ class MpiHostTest {
     void shouldKeepRankCommandLinesWhenTheHostsVariableIsSet() {
         Map<String, String> env = Map.of(Mpi.HOSTS_ENV, "127.0.0.1:6660:0");
         assertEquals(List.of("9"), Mpi.programArguments(new String[] {"--slave", "c", "1", "2", "9"}, env::get));
+    }
+
+    @Test
+    void shouldSpeakV2ByDefaultAndSayWhichKeyFileIsMissing() throws IOException {
+        Path file = hostfile("127.0.0.1:9:0\n");
+        MpiException e = assertThrows(MpiException.class, () -> init(Map.of("MPIPROXY_PROGRAM", "p",
+                Mpi.KEY_FILE_ENV, dir.resolve("absent.key").toString()), new Properties(), file.toString()));
+        assertEquals(MpiErrors.ERR_ARG, e.errorCode());
+        assertEquals("MPI_ERR_ARG: key file " + dir.resolve("absent.key") + " does not exist", e.getMessage());
+    }
+
+    @Test
+    void shouldRefuseAKeyFileOthersCanRead() throws IOException {
+        Path key = dir.resolve("open.key");
+        java.nio.file.Files.writeString(key, "00".repeat(32));
+        java.nio.file.Files.setPosixFilePermissions(key, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        Path file = hostfile("127.0.0.1:9:0\n");
+        MpiException e = assertThrows(MpiException.class, () -> init(Map.of("MPIPROXY_PROGRAM", "p",
+                Mpi.KEY_FILE_ENV, key.toString()), new Properties(), file.toString()));
+        assertTrue(e.getMessage().contains("has mode rw-r--r--"), e.getMessage());
+    }
+
+    @Test
+    void shouldRefuseAnUnknownProtocol() throws IOException {
+        Path file = hostfile("127.0.0.1:9:0\n");
+        MpiException e = assertThrows(MpiException.class, () -> init(Map.of("MPIPROXY_PROGRAM", "p",
+                Mpi.PROTOCOL_ENV, "v3"), new Properties(), file.toString()));
+        assertEquals("MPI_ERR_ARG: MPIPROXY_PROTOCOL='v3' is neither v1 nor v2", e.getMessage());
     }
 }

@@ -1,9 +1,10 @@
 /**
  * Wire formats of the proxy: MPI datatype and error codes, the v1 (FreeNOS) header descriptor
- * and flyweight, and the EXEC command parser. Shared by the proxy and the MPI library.
+ * and flyweight, the v2 header descriptor and flyweight with its authentication (cluster keys,
+ * node ids, the replay cache), and the EXEC command parser. Shared by the proxy and the MPI library.
  */
 @Export
-@Version("0.1.0")
+@Version("0.2.0")
 package org.mpiproxy.protocol;
 
 import org.osgi.annotation.bundle.Export;

@@ -2,6 +2,9 @@ package org.mpiproxy.channel.shm;
 
 import static org.mpiproxy.channel.shm.RingDescriptor.BYTES_READ_OFFSET;
 import static org.mpiproxy.channel.shm.RingDescriptor.BYTES_WRITTEN_OFFSET;
+import static org.mpiproxy.channel.shm.RingDescriptor.CONSUMER_MARK_OFFSET;
+import static org.mpiproxy.channel.shm.RingDescriptor.PRODUCER_MARK_OFFSET;
+import static org.mpiproxy.channel.shm.RingDescriptor.TAG_WORD_OFFSET;
 import static org.mpiproxy.channel.shm.RingDescriptor.HEAD_POSITION_OFFSET;
 import static org.mpiproxy.channel.shm.RingDescriptor.HEAD_RECORD_OFFSET_OFFSET;
 import static org.mpiproxy.channel.shm.RingDescriptor.PADDING_TYPE;
@@ -76,6 +79,11 @@ public final class MappedMessageRing implements MessageRing {
 
     @Override
     public boolean offer(int datatype, int count, ByteBuffer src, int offset, int length) {
+        return offer(datatype, count, 0, src, offset, length);
+    }
+
+    @Override
+    public boolean offer(int datatype, int count, int tagWord, ByteBuffer src, int offset, int length) {
         if (datatype < 0 || count < 1 || length > maxPayloadLength || length < count || length % count != 0) {
             throw badRecord(datatype, count, length, maxPayloadLength, capacity);
         }
@@ -101,6 +109,9 @@ public final class MappedMessageRing implements MessageRing {
         buffer.put(elementsOffset(index), src, offset, length);
         buffer.putInt(datatypeOffset(index), datatype);
         buffer.putInt(countOffset(index), count);
+        if (tagWord != 0) {
+            buffer.putInt(RING_HEADER_LENGTH + index + TAG_WORD_OFFSET, tagWord);
+        }
         if (padding != 0) {
             buffer.putInt(datatypeOffset(tailIndex), PADDING_TYPE);
             // release: the padding's datatype must be visible before its length
@@ -115,6 +126,15 @@ public final class MappedMessageRing implements MessageRing {
 
     @Override
     public int poll(int datatype, ByteBuffer dst, int offset, int maxElements) {
+        return poll(datatype, dst, offset, maxElements, false);
+    }
+
+    @Override
+    public int pollRecord(int datatype, ByteBuffer dst, int offset, int maxElements) {
+        return poll(datatype, dst, offset, maxElements, true);
+    }
+
+    private int poll(int datatype, ByteBuffer dst, int offset, int maxElements, boolean singleRecord) {
         if (maxElements <= 0) {
             return 0;
         }
@@ -168,6 +188,9 @@ public final class MappedMessageRing implements MessageRing {
                 } else {
                     consumed += bytes;
                 }
+                if (singleRecord) {
+                    break;
+                }
             }
         } finally {
             if (head != startHead || consumed != startConsumed) {
@@ -199,6 +222,68 @@ public final class MappedMessageRing implements MessageRing {
             type = buffer.getInt(datatypeOffset(index));
         }
         return type;
+    }
+
+    @Override
+    public int peekTagWord() {
+        int index = headIndex();
+        return index < 0 ? 0 : buffer.getInt(RING_HEADER_LENGTH + index + TAG_WORD_OFFSET);
+    }
+
+    @Override
+    public int headRecordElements() {
+        int index = headIndex();
+        if (index < 0) {
+            return 0;
+        }
+        int recordLength = (int) INT.getAcquire(buffer, lengthOffset(index));
+        int count = buffer.getInt(countOffset(index));
+        int consumed = (int) INT.getAcquire(buffer, HEAD_RECORD_OFFSET_OFFSET);
+        int elementSize = validElementSize(recordLength, count, index == ((int) headPosition() & mask) ? consumed : 0,
+                index);
+        if (elementSize <= 0) {
+            throw corrupt(headPosition(), recordLength, buffer.getInt(datatypeOffset(index)), count, consumed);
+        }
+        int payload = recordLength - RECORD_HEADER_LENGTH;
+        return index == ((int) headPosition() & mask) ? (payload - consumed) / elementSize : count;
+    }
+
+    /** @return the data-area index of the head record (past a padding record), or -1 when empty */
+    private int headIndex() {
+        final long head = (long) LONG.getAcquire(buffer, HEAD_POSITION_OFFSET);
+        int index = (int) head & mask;
+        // acquire: pairs with the producer's release of the length
+        int recordLength = (int) INT.getAcquire(buffer, lengthOffset(index));
+        if (recordLength == 0) {
+            return -1;
+        }
+        if (buffer.getInt(datatypeOffset(index)) == PADDING_TYPE) {
+            index = 0;
+            if ((int) INT.getAcquire(buffer, lengthOffset(index)) == 0) {
+                return -1;
+            }
+        }
+        return index;
+    }
+
+    @Override
+    public long producerMark() {
+        return (long) LONG.getAcquire(buffer, PRODUCER_MARK_OFFSET);
+    }
+
+    @Override
+    public void producerMark(long mark) {
+        LONG.setRelease(buffer, PRODUCER_MARK_OFFSET, mark);
+    }
+
+    @Override
+    public long consumerMark() {
+        return (long) LONG.getAcquire(buffer, CONSUMER_MARK_OFFSET);
+    }
+
+    @Override
+    public void consumerMark(long mark) {
+        LONG.setRelease(buffer, CONSUMER_MARK_OFFSET, mark);
     }
 
     @Override

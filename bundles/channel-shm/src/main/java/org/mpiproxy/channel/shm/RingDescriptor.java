@@ -8,13 +8,15 @@ package org.mpiproxy.channel.shm;
  *  +------------------------------+ 0     producer line (128 bytes, written by the producer only)
  *  | tail position        int64   | 0       position after the last published record
  *  | bytes written        int64   | 8       payload bytes ever written
- *  | (zero)                       | 16..127
+ *  | producer mark        int64   | 16      the producer's protocol state (v2: next fragment sequence)
+ *  | (zero)                       | 24..127
  *  +------------------------------+ 128   consumer line (128 bytes, written by the consumer only)
  *  | head position        int64   | 128     position of the head record (first unconsumed)
  *  | head record offset   int32   | 136     payload bytes already consumed from the head record
  *  | (zero)               int32   | 140
  *  | bytes read           int64   | 144     payload bytes ever read
- *  | (zero)                       | 152..255
+ *  | consumer mark        int64   | 152     the consumer's protocol state (v2: next fragment sequence)
+ *  | (zero)                       | 160..255
  *  +------------------------------+ 256   data area, C bytes; position p lives at 256 + (p &amp; (C - 1))
  *  |            records           |
  *  +------------------------------+ 256 + C
@@ -29,7 +31,7 @@ package org.mpiproxy.channel.shm;
  *  +---------------------------------------------------------------+
  *  |              Count (int32, native, &gt;= 1 elements)              |  8
  *  +---------------------------------------------------------------+
- *  |                      Reserved (int32, 0)                      | 12
+ *  |     Tag word (int32: bit 31 more records follow, bits 0-30 tag) | 12
  *  +---------------------------------------------------------------+
  *  |          Elements: Length - 16 bytes, LITTLE-ENDIAN, dense   ...| 16
  *  +---------------------------------------------------------------+
@@ -61,6 +63,12 @@ public final class RingDescriptor {
     /** Offset of the bytes-written counter (int64, producer-owned, release). */
     public static final int BYTES_WRITTEN_OFFSET = 8;
 
+    /** Offset of the producer mark (int64, producer-owned; since version 1.1, zero before). */
+    public static final int PRODUCER_MARK_OFFSET = 16;
+
+    /** Offset of the consumer mark (int64, consumer-owned; since version 1.1, zero before). */
+    public static final int CONSUMER_MARK_OFFSET = 152;
+
     /** Offset of the head position (int64, consumer-owned, release). */
     public static final int HEAD_POSITION_OFFSET = 128;
 
@@ -82,8 +90,11 @@ public final class RingDescriptor {
     /** Offset of a record's element count (int32, native). */
     public static final int COUNT_OFFSET = 8;
 
-    /** Offset of a record's reserved field (int32, zero). */
+    /** Offset of a record's reserved field, the tag word since version 1.1 (int32). */
     public static final int RESERVED_OFFSET = 12;
+
+    /** Offset of a record's tag word: bit 31 set when more records of the message follow, bits 0-30 the tag. */
+    public static final int TAG_WORD_OFFSET = RESERVED_OFFSET;
 
     /** Length of a record header; the elements start here. */
     public static final int RECORD_HEADER_LENGTH = 16;

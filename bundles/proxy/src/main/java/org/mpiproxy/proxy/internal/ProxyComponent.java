@@ -32,7 +32,7 @@ import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
-/** Wires the v1 dispatcher to the channel manager, the launchers and the UDP transport. */
+/** Wires the v1 and v2 dispatchers to the channel manager, the launchers and the UDP transport. */
 @Component(name = ProxyComponent.PID, immediate = true, service = {DatagramHandler.class, ProxyStatus.class})
 @Designate(ocd = ProxyComponent.Config.class)
 public class ProxyComponent implements DatagramHandler, ProxyStatus {
@@ -83,6 +83,43 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
                         + " after a crash the next start kills them and removes their shared memory;"
                         + " empty means ${karaf.data}/mpiproxy/state.")
         String state_directory() default "";
+
+        @AttributeDefinition(name = "v1 enabled",
+                description = "Serve protocol v1 (FreeNOS, unauthenticated). Turn it off on nodes untrusted hosts can reach.")
+        boolean v1_enabled() default true;
+
+        @AttributeDefinition(name = "v2 enabled", description = "Serve protocol v2 (authenticated, reliable).")
+        boolean v2_enabled() default true;
+
+        @AttributeDefinition(name = "Node name",
+                description = "This node's name; v2 requests must name it (hosts use the host field of their hostfile"
+                        + " line). Empty means 127.0.0.1.")
+        String node_name() default "";
+
+        @AttributeDefinition(name = "v2 key files",
+                description = "Cluster key files as id:path, comma-separated; the first signs replies. A path alone"
+                        + " is key id 1. Empty means ${karaf.etc}/mpiproxy.key.")
+        String v2_key_files() default "";
+
+        @AttributeDefinition(name = "Generate v2 key",
+                description = "Create the default key file (random 256 bits, mode 0600) when it is missing.")
+        boolean v2_key_generate() default true;
+
+        @AttributeDefinition(name = "v2 clock skew", description = "Seconds a v2 timestamp may differ from the clock.",
+                min = "0")
+        int v2_skew_seconds() default 30;
+
+        @AttributeDefinition(name = "v2 replay cache size",
+                description = "Nonces of EXEC and TERMINATE requests remembered per key.", min = "1")
+        int v2_replay_cache_size() default 65536;
+
+        @AttributeDefinition(name = "v2 datagram size", description = "Largest v2 datagram sent or accepted, in bytes.",
+                min = "112", max = "65507")
+        int v2_datagram_size() default 1448;
+
+        @AttributeDefinition(name = "v2 job linger",
+                description = "Seconds a finished v2 job's TERMINATE replies are kept for repeated requests.", min = "0")
+        int v2_job_linger_seconds() default 300;
     }
 
     @Reference(target = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_LOCAL + ")",
@@ -105,17 +142,35 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     private final V1Dispatcher dispatcher;
     private final RankLedger ledger;
     private final AtomicBoolean swept = new AtomicBoolean();
+    private final ProtocolFront front;
+    private final String v2Problem;
 
     /**
      * @param config the configuration
      */
     @Activate
     public ProxyComponent(Config config) {
-        this.dispatcher = new V1Dispatcher(new CurrentChannelManager(() -> channels), settings(config),
-                this::launcher, this::wakeup, launchExecutor(), timer());
+        ExecutorService launches = launchExecutor();
+        ScheduledThreadPoolExecutor timer = timer();
+        ChannelManager current = new CurrentChannelManager(() -> channels);
+        this.dispatcher = new V1Dispatcher(current, settings(config), this::launcher, this::wakeup, launches, timer);
         dispatcher.supervision(supervision(config));
         this.ledger = new RankLedger(stateDirectory(config));
         dispatcher.ledger(ledger);
+        V2Dispatcher v2 = null;
+        String problem = null;
+        if (config.v2_enabled()) {
+            try {
+                v2 = new V2Dispatcher(current, settings(config), V2Config.settings(config), this::launcher,
+                        this::wakeup, launches, timer, System::currentTimeMillis);
+            } catch (IllegalArgumentException e) {
+                problem = e.getMessage();
+                org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).error("protocol v2 is not started: {}",
+                        problem);
+            }
+        }
+        this.v2Problem = problem;
+        this.front = new ProtocolFront(dispatcher, config.v1_enabled(), v2);
     }
 
     /**
@@ -156,11 +211,20 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         return ProxySettings.resolveLogDirectory("").resolveSibling("state");
     }
 
+    /** @return why v2 did not start, or {@code null} when it runs or is disabled */
+    String v2Problem() {
+        return v2Problem;
+    }
+
     /** Applies a changed configuration to jobs started from now on, without restarting. */
     @Modified
     void modified(Config config) {
         dispatcher.settings(settings(config));
         dispatcher.supervision(supervision(config));
+        front.v1Enabled(config.v1_enabled());
+        if (front.v2() != null) {
+            front.v2().settings(settings(config));
+        }
     }
 
     static SupervisionSettings supervision(Config config) {
@@ -179,7 +243,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     /** Stops every rank, removes the channels and stops the proxy's threads. */
     @Deactivate
     void deactivate() {
-        dispatcher.close();
+        front.close();
     }
 
     static ProxySettings settings(Config config) {
@@ -230,26 +294,26 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
 
     @Override
     public void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
-        dispatcher.onDatagram(datagram, source, replies);
+        front.onDatagram(datagram, source, replies);
     }
 
     @Override
     public int doWork(DatagramTransport replies) {
-        return dispatcher.doWork(replies);
+        return front.doWork(replies);
     }
 
     @Override
     public boolean hasPendingWork() {
-        return dispatcher.hasPendingWork();
+        return front.hasPendingWork();
     }
 
     @Override
     public List<JobInfo> jobs() {
-        return dispatcher.jobs();
+        return front.jobs();
     }
 
     @Override
     public Map<String, Long> counters() {
-        return dispatcher.counters();
+        return front.counters();
     }
 }

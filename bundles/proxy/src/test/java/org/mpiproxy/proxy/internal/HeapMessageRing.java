@@ -15,6 +15,7 @@ final class HeapMessageRing implements MessageRing {
         final int size;
         final byte[] data;
         int consumed;
+        int tagWord;
 
         Rec(int datatype, byte[] data) {
             this.datatype = datatype;
@@ -36,6 +37,68 @@ final class HeapMessageRing implements MessageRing {
 
     HeapMessageRing(int capacity) {
         this.capacity = capacity;
+    }
+
+    private long producerMark;
+    private long consumerMark;
+
+    @Override
+    public synchronized boolean offer(int datatype, int count, int tagWord, ByteBuffer src, int offset, int length) {
+        if (!offer(datatype, count, src, offset, length)) {
+            return false;
+        }
+        records.peekLast().tagWord = tagWord;
+        return true;
+    }
+
+    @Override
+    public synchronized int peekTagWord() {
+        Rec head = records.peek();
+        return head == null ? 0 : head.tagWord;
+    }
+
+    @Override
+    public synchronized int headRecordElements() {
+        Rec head = records.peek();
+        return head == null ? 0 : head.remainingElements();
+    }
+
+    @Override
+    public synchronized int pollRecord(int datatype, ByteBuffer dst, int offset, int maxElements) {
+        Rec head = records.peek();
+        if (head == null) {
+            return 0;
+        }
+        return poll(datatype, dst, offset, Math.min(maxElements, head.remainingElements()));
+    }
+
+    @Override
+    public synchronized long producerMark() {
+        return producerMark;
+    }
+
+    @Override
+    public synchronized void producerMark(long mark) {
+        producerMark = mark;
+    }
+
+    @Override
+    public synchronized long consumerMark() {
+        return consumerMark;
+    }
+
+    @Override
+    public synchronized void consumerMark(long mark) {
+        consumerMark = mark;
+    }
+
+    /** @return the tag words of the records waiting, oldest first */
+    synchronized java.util.List<Integer> tagWords() {
+        java.util.List<Integer> list = new java.util.ArrayList<>();
+        for (Rec r : records) {
+            list.add(r.tagWord);
+        }
+        return list;
     }
 
     @Override

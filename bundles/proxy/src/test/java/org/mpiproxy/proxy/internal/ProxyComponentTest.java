@@ -69,4 +69,37 @@ class ProxyComponentTest {
         assertTrue(component.jobs().isEmpty());
         component.deactivate();
     }
+
+    @Test
+    void shouldNotStartV2WithAKeyFileOthersCanReadButKeepServingV1(@org.junit.jupiter.api.io.TempDir Path dir)
+            throws Exception {
+        Path key = dir.resolve("mpiproxy.key");
+        java.nio.file.Files.writeString(key, "ab".repeat(32));
+        java.nio.file.Files.setPosixFilePermissions(key,
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-r-----"));
+        ProxyComponent component = new ProxyComponent(new FakeChannelManager(), TestConfigs.of(
+                ProxyComponent.Config.class, Map.of("v2.key.files", key.toString())));
+        assertEquals("key file " + key + " has mode rw-r-----; it must be rw------- (0600) or r-------- (0400)",
+                component.v2Problem());
+        RecordingTransport transport = new RecordingTransport();
+        component.onDatagram(new V2Datagrams(System.currentTimeMillis()).exec(9, 1, 0, 2, "prog"),
+                new java.net.InetSocketAddress("127.0.0.1", 1), transport);
+        assertEquals(0, transport.take().size(), "v2 is not served");
+        assertEquals(1L, component.counters().get("v2.disabled"));
+        component.onDatagram(V1Datagrams.exec(1, 0, 2, "prog"), new java.net.InetSocketAddress("127.0.0.1", 1),
+                transport);
+        assertEquals(1, transport.take().size(), "v1 still answers");
+        component.deactivate();
+    }
+
+    @Test
+    void shouldStartV2WithAPrivateKeyFile(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path key = dir.resolve("mpiproxy.key");
+        org.mpiproxy.protocol.ClusterKeys.generateIfMissing(key);
+        ProxyComponent component = new ProxyComponent(new FakeChannelManager(), TestConfigs.of(
+                ProxyComponent.Config.class, Map.of("v2.key.files", "3:" + key, "node.name", "node-x")));
+        assertEquals(null, component.v2Problem());
+        assertEquals(0L, component.counters().get("v2.datagrams.in"));
+        component.deactivate();
+    }
 }

@@ -1,0 +1,545 @@
+package org.mpiproxy.mpi.internal;
+
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_END_OF_MESSAGE;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_REPLY;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_RECV;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
+
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.net.StandardSocketOptions;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.charset.StandardCharsets;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.Arrays;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.TimeUnit;
+
+import org.mpiproxy.api.ProgramNames;
+import org.mpiproxy.mpi.MpiException;
+import org.mpiproxy.protocol.ClusterKeys;
+import org.mpiproxy.protocol.ExecCommand;
+import org.mpiproxy.protocol.MpiDatatype;
+import org.mpiproxy.protocol.MpiErrors;
+import org.mpiproxy.protocol.V2Authenticator;
+import org.mpiproxy.protocol.V2HeaderDescriptor;
+import org.mpiproxy.protocol.V2HeaderFlyweight;
+
+/**
+ * Rank 0 over protocol v2 (docs/protocol-v2.md): a random job id, authenticated datagrams,
+ * SEND fragments acknowledged with a window and retransmitted with back-off, RECV pulled by
+ * sequence number, idempotent EXEC and TERMINATE repeated until answered. A node that sends no
+ * valid reply for the timeout is declared dead. One thread at a time.
+ */
+public final class V2HostTransport implements Transport {
+
+    /** First retransmit timeout; doubled per retry up to {@link #MAX_RTO_NANOS}. */
+    static final long INITIAL_RTO_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    static final long MAX_RTO_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** Fragments asked for per RECV. */
+    static final int RECV_WINDOW = 256;
+    /** Fragments in flight before the first acknowledgement tells the window. */
+    static final int INITIAL_WINDOW = 8;
+
+    private static final int SOCKET_BUFFER = 4 * 1024 * 1024;
+
+    /** Per rank: where it runs and both streams' positions. */
+    private static final class RankState {
+        HostfileEntry node;
+        InetSocketAddress address;
+        V2Authenticator auth;
+        int execResult = -1;
+        String execReason;
+        long terminateStatus = Long.MIN_VALUE;
+        int terminateResult = -1;
+        long sendNext;
+        long sendAcked;
+        int window = INITIAL_WINDOW;
+        int sendResult;
+        long recvNext;
+        long recvEnd;
+        int recvResult;
+        /** Fragments received and not yet delivered, in order: RECV_WINDOW slots of a datagram each. */
+        ByteBuffer queue;
+        int[] queueType;
+        int[] queueLength;
+        int queueHead;
+        int queued;
+        /** Bytes of the head fragment already delivered. */
+        int headAt;
+        long lastHeard;
+    }
+
+    private final RankState[] ranks;
+    private final long jobId;
+    private final long timeoutNanos;
+    private final int datagramSize;
+    private final int maxPayload;
+    private final PrintStream diagnostics;
+    private final DatagramChannel channel;
+    private final Selector selector;
+    private final ByteBuffer out;
+    private final ByteBuffer in;
+    private final V2HeaderFlyweight outHeader = new V2HeaderFlyweight();
+    private final V2HeaderFlyweight inHeader = new V2HeaderFlyweight();
+    private final SplittableRandom random = new SplittableRandom(new SecureRandom().nextLong());
+    private final int keyId;
+    private long refused;
+    private int[] exitStatuses;
+
+    private V2HostTransport(List<HostfileEntry> nodes, ClusterKeys keys, int datagramSize, Duration timeout,
+                            PrintStream diagnostics) throws IOException {
+        this.ranks = new RankState[nodes.size() + 1];
+        Map<String, V2Authenticator> byNode = new HashMap<>();
+        long skew = TimeUnit.SECONDS.toMillis(30);
+        for (int r = 1; r < ranks.length; r++) {
+            RankState s = new RankState();
+            s.node = nodes.get(r - 1);
+            s.address = s.node.socketAddress();
+            String name = s.address.getAddress().getHostAddress();
+            s.auth = byNode.computeIfAbsent(name, n -> new V2Authenticator(keys,
+                    org.mpiproxy.protocol.NodeIds.of(n), skew, 1));
+            ranks[r] = s;
+        }
+        long id = 0;
+        SecureRandom sr = new SecureRandom();
+        while (id == 0) {
+            id = sr.nextLong();
+        }
+        this.jobId = id;
+        this.keyId = keys.sendKeyId();
+        this.timeoutNanos = timeout.isZero() ? Long.MAX_VALUE : timeout.toNanos();
+        this.datagramSize = datagramSize;
+        this.maxPayload = V2HeaderDescriptor.maxPayload(datagramSize);
+        this.diagnostics = diagnostics;
+        this.out = ByteBuffer.allocateDirect(datagramSize).order(ByteOrder.LITTLE_ENDIAN);
+        this.in = ByteBuffer.allocateDirect(V2HeaderDescriptor.MAX_DATAGRAM_LENGTH + 1).order(ByteOrder.LITTLE_ENDIAN);
+        outHeader.wrap(out, 0);
+        DatagramChannel ch = DatagramChannel.open();
+        Selector sel = null;
+        try {
+            ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_BUFFER);
+            ch.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER);
+            ch.bind(new InetSocketAddress(0));
+            ch.configureBlocking(false);
+            sel = Selector.open();
+            ch.register(sel, SelectionKey.OP_READ);
+        } catch (IOException | RuntimeException e) {
+            ch.close();
+            if (sel != null) {
+                sel.close();
+            }
+            throw e;
+        }
+        this.channel = ch;
+        this.selector = sel;
+    }
+
+    /**
+     * Opens the socket and starts every rank, waiting for each EXEC's answer.
+     *
+     * @param nodes        the hostfile's nodes, element 0 = rank 1
+     * @param program      the program name
+     * @param args         its arguments
+     * @param keys         the cluster keys
+     * @param datagramSize the largest datagram to send
+     * @param timeout      silence after which a node is dead; zero = never
+     * @param diagnostics  where problems that do not fail a call are reported
+     * @return the started transport
+     * @throws MpiException when a proxy refuses a rank or does not answer in time
+     */
+    public static V2HostTransport start(List<HostfileEntry> nodes, String program, List<String> args, ClusterKeys keys,
+                                        int datagramSize, Duration timeout, PrintStream diagnostics) {
+        String problem = ProgramNames.problem(program);
+        if (problem != null) {
+            throw new MpiException(MpiErrors.ERR_ARG, problem);
+        }
+        byte[] command = new ExecCommand(program, args).toCommandLine().getBytes(StandardCharsets.UTF_8);
+        V2HostTransport t;
+        try {
+            t = new V2HostTransport(nodes, keys, datagramSize, timeout, diagnostics);
+        } catch (IOException e) {
+            throw new MpiException(MpiErrors.ERR_IO, "cannot open a UDP socket: " + e.getMessage(), e);
+        }
+        if (command.length > t.maxPayload) {
+            t.closeSocket();
+            throw new MpiException(MpiErrors.ERR_ARG, "command line is " + command.length + " bytes, more than "
+                    + t.maxPayload);
+        }
+        try {
+            t.exec(command);
+            return t;
+        } catch (RuntimeException e) {
+            t.finish();
+            throw e;
+        }
+    }
+
+    /** @return the world size, rank 0 included */
+    public int size() {
+        return ranks.length;
+    }
+
+    /** @return this job's id */
+    public long jobId() {
+        return jobId;
+    }
+
+    /** @return datagrams received and refused (not authentic, not for this job, malformed) */
+    public long refusedDatagrams() {
+        return refused;
+    }
+
+    private void exec(byte[] command) {
+        long now = System.nanoTime();
+        for (int r = 1; r < ranks.length; r++) {
+            ranks[r].lastHeard = now;
+        }
+        long rto = INITIAL_RTO_NANOS;
+        while (true) {
+            boolean pending = false;
+            for (int r = 1; r < ranks.length; r++) {
+                RankState s = ranks[r];
+                if (s.execResult < 0) {
+                    pending = true;
+                    header(OP_EXEC, r).argument(ranks.length).core(s.node.coreId()).payloadLength(command.length);
+                    out.put(HEADER_LENGTH, command);
+                    transmit(r);
+                }
+            }
+            if (!pending) {
+                break;
+            }
+            awaitReplies(rto, -1);
+            rto = Math.min(rto * 2, MAX_RTO_NANOS);
+        }
+        for (int r = 1; r < ranks.length; r++) {
+            if (ranks[r].execResult != MpiErrors.SUCCESS) {
+                throw new MpiException(ranks[r].execResult, "rank " + r + " on " + ranks[r].node + " was not started: "
+                        + MpiErrors.name(ranks[r].execResult)
+                        + (ranks[r].execReason != null ? ": " + ranks[r].execReason : ""));
+            }
+        }
+    }
+
+    @Override
+    public void send(int datatype, ByteBuffer src, int offset, int count, int dest) {
+        send(datatype, 0, src, offset, count, dest);
+    }
+
+    /**
+     * Sends one message of any size; returns when the proxy has stored all of it.
+     *
+     * @param datatype MPI datatype code
+     * @param tag      the message's tag, &gt;= 0
+     * @param src      the elements
+     * @param offset   absolute index of the first element
+     * @param count    number of elements, &gt;= 1
+     * @param dest     the receiving rank
+     */
+    public void send(int datatype, int tag, ByteBuffer src, int offset, int count, int dest) {
+        RankState s = ranks[dest];
+        int size = MpiDatatype.sizeOf(datatype);
+        int perFragment = maxPayload / size;
+        long fragments = (count + (long) perFragment - 1) / perFragment;
+        long first = s.sendNext;
+        long end = first + fragments;
+        long rto = INITIAL_RTO_NANOS;
+        long lastProgress = System.nanoTime();
+        s.sendResult = MpiErrors.SUCCESS;
+        while (s.sendAcked < end) {
+            while (s.sendNext < end && s.sendNext < s.sendAcked + Math.max(1, s.window)) {
+                long k = s.sendNext - first;
+                int from = (int) (k * perFragment);
+                int n = (int) Math.min(perFragment, count - (long) from);
+                header(OP_SEND, dest).flags(s.sendNext == end - 1 ? FLAG_END_OF_MESSAGE : 0).datatype(datatype)
+                        .tag(tag).sequence(s.sendNext).argument(n).payloadLength(n * size);
+                out.put(HEADER_LENGTH, src, offset + from * size, n * size);
+                transmit(dest);
+                s.sendNext++;
+            }
+            long acked = s.sendAcked;
+            awaitReplies(rto, dest);
+            if (s.sendResult != MpiErrors.SUCCESS) {
+                throw new MpiException(s.sendResult, "rank " + dest + " refused data: " + MpiErrors.name(s.sendResult));
+            }
+            if (s.sendAcked > acked) {
+                rto = INITIAL_RTO_NANOS;
+                lastProgress = System.nanoTime();
+            } else if (System.nanoTime() - lastProgress >= rto) {
+                // go back: send again from the first fragment not acknowledged (a probe when the window is 0)
+                s.sendNext = s.sendAcked;
+                rto = Math.min(rto * 2, MAX_RTO_NANOS);
+                lastProgress = System.nanoTime();
+            }
+        }
+    }
+
+    @Override
+    public void recv(int datatype, ByteBuffer dst, int offset, int count, int source) {
+        RankState s = ranks[source];
+        int size = MpiDatatype.sizeOf(datatype);
+        int got = 0;
+        long rto = INITIAL_RTO_NANOS;
+        long lastProgress = System.nanoTime();
+        boolean asked = false;
+        while (got < count) {
+            if (s.queued > 0) {
+                int type = s.queueType[s.queueHead];
+                if (type != datatype) {
+                    throw new MpiException(MpiErrors.ERR_TYPE, "rank " + source + " sent "
+                            + MpiDatatype.ofCode(type) + ", not " + MpiDatatype.ofCode(datatype));
+                }
+                int base = s.queueHead * datagramSize;
+                int n = Math.min(count - got, (s.queueLength[s.queueHead] - s.headAt) / size);
+                dst.put(offset + got * size, s.queue, base + s.headAt, n * size);
+                s.headAt += n * size;
+                got += n;
+                if (s.headAt == s.queueLength[s.queueHead]) {
+                    s.queueHead = (s.queueHead + 1) % RECV_WINDOW;
+                    s.queued--;
+                    s.headAt = 0;
+                }
+                lastProgress = System.nanoTime();
+                rto = INITIAL_RTO_NANOS;
+                continue;
+            }
+            if (s.recvResult != MpiErrors.SUCCESS) {
+                int result = s.recvResult;
+                throw new MpiException(result, "rank " + source + " ended before sending " + count + " elements ("
+                        + MpiErrors.name(result) + ")");
+            }
+            // the queue is empty here: a new window cannot overflow it
+            if (!asked || s.recvNext >= s.recvEnd || System.nanoTime() - lastProgress >= rto) {
+                if (asked && s.recvNext < s.recvEnd) {
+                    rto = Math.min(rto * 2, MAX_RTO_NANOS);
+                }
+                header(OP_RECV, source).sequence(s.recvNext).argument(RECV_WINDOW);
+                transmit(source);
+                s.recvEnd = s.recvNext + RECV_WINDOW;
+                asked = true;
+                lastProgress = System.nanoTime();
+            }
+            awaitReplies(rto, source);
+        }
+    }
+
+    @Override
+    public int[] finish() {
+        if (exitStatuses != null) {
+            return exitStatuses.clone();
+        }
+        int[] statuses = new int[ranks.length];
+        try {
+            long rto = INITIAL_RTO_NANOS;
+            long now = System.nanoTime();
+            for (int r = 1; r < ranks.length; r++) {
+                ranks[r].lastHeard = now;
+            }
+            // a proxy answers TERMINATE once the rank exited: it may stay silent for its terminate timeout
+            long deadline = timeoutNanos == Long.MAX_VALUE ? Long.MAX_VALUE
+                    : now + timeoutNanos + TimeUnit.SECONDS.toNanos(45);
+            while (true) {
+                boolean pending = false;
+                for (int r = 1; r < ranks.length; r++) {
+                    if (ranks[r].terminateResult < 0 && ranks[r].execResult >= 0) {
+                        pending = true;
+                        header(OP_TERMINATE, r).core(ranks[r].node.coreId());
+                        transmit(r);
+                    }
+                }
+                if (!pending || System.nanoTime() >= deadline) {
+                    break;
+                }
+                try {
+                    awaitReplies(rto, 0);
+                } catch (MpiException e) {
+                    diagnostics.println("mpi: " + e.getMessage());
+                    break;
+                }
+                rto = Math.min(rto * 2, MAX_RTO_NANOS);
+            }
+            for (int r = 1; r < ranks.length; r++) {
+                RankState s = ranks[r];
+                if (s.terminateResult < 0) {
+                    statuses[r] = -1;
+                    if (s.execResult >= 0) {
+                        diagnostics.println("mpi: no TERMINATE reply for rank " + r + " from " + s.node);
+                    }
+                } else {
+                    statuses[r] = s.terminateResult == MpiErrors.SUCCESS ? (int) s.terminateStatus : -1;
+                    if (statuses[r] != 0) {
+                        diagnostics.println("mpi: rank " + r + " on " + s.node + " exited with status " + statuses[r]);
+                    }
+                }
+            }
+        } finally {
+            closeSocket();
+        }
+        exitStatuses = statuses;
+        return statuses.clone();
+    }
+
+    private void closeSocket() {
+        try {
+            selector.close();
+            channel.close();
+        } catch (IOException e) {
+            diagnostics.println("mpi: closing the socket failed: " + e);
+        }
+    }
+
+    // ------------------------------------------------------------------ datagrams
+
+    private V2HeaderFlyweight header(int op, int rank) {
+        out.clear();
+        return outHeader.reset(op, 0).keyId(keyId).nodeId(ranks[rank].auth.nodeId()).jobId(jobId).rank(rank);
+    }
+
+    private void transmit(int rank) {
+        outHeader.timestamp(System.currentTimeMillis()).nonce(random.nextLong());
+        int length = ranks[rank].auth.sign(out, 0);
+        out.limit(length).position(0);
+        try {
+            // 0 bytes sent (socket buffer full) is a loss like any other: retransmission recovers it
+            channel.send(out, ranks[rank].address);
+        } catch (IOException e) {
+            throw new MpiException(MpiErrors.ERR_IO, "sending to " + ranks[rank].node + " failed: " + e.getMessage(), e);
+        }
+    }
+
+    /**
+     * Waits up to {@code waitNanos} for datagrams and handles every one that arrived.
+     *
+     * @param waitNanos how long to wait for the first datagram
+     * @param watched   the rank whose silence declares its node dead (-1: every rank with a pending EXEC,
+     *                  0: none)
+     */
+    private void awaitReplies(long waitNanos, int watched) {
+        try {
+            long millis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos));
+            if (selector.select(millis) > 0) {
+                selector.selectedKeys().clear();
+            }
+            while (true) {
+                in.clear();
+                InetSocketAddress from = (InetSocketAddress) channel.receive(in);
+                if (from == null) {
+                    break;
+                }
+                in.flip();
+                onDatagram(in.remaining());
+            }
+        } catch (IOException e) {
+            throw new MpiException(MpiErrors.ERR_IO, "receiving failed: " + e.getMessage(), e);
+        }
+        long now = System.nanoTime();
+        for (int r = 1; r < ranks.length; r++) {
+            boolean watchedRank = watched == r || (watched == -1 && ranks[r].execResult < 0);
+            if (watchedRank && timeoutNanos != Long.MAX_VALUE && now - ranks[r].lastHeard > timeoutNanos) {
+                throw new MpiException(MpiErrors.ERR_OTHER, "the node of rank " + r + " (" + ranks[r].node
+                        + ") sent no valid reply for " + TimeUnit.NANOSECONDS.toSeconds(timeoutNanos)
+                        + " s: declared dead");
+            }
+        }
+    }
+
+    private void onDatagram(int length) {
+        if (length < V2HeaderDescriptor.MIN_DATAGRAM_LENGTH) {
+            refused++;
+            return;
+        }
+        inHeader.wrap(in, 0);
+        long rankId = inHeader.rank();
+        if (inHeader.magic() != V2HeaderDescriptor.MAGIC || rankId < 1 || rankId >= ranks.length) {
+            refused++;
+            return;
+        }
+        RankState s = ranks[(int) rankId];
+        if (s.auth.verifyReply(in, 0, length, System.currentTimeMillis()) != V2Authenticator.OK
+                || inHeader.jobId() != jobId || (inHeader.flags() & FLAG_REPLY) == 0) {
+            refused++;
+            return;
+        }
+        s.lastHeard = System.nanoTime();
+        int result = inHeader.result();
+        switch (inHeader.operation()) {
+            case OP_EXEC:
+                if (s.execResult < 0) {
+                    s.execResult = result;
+                    if (result != MpiErrors.SUCCESS && inHeader.payloadLength() > 0) {
+                        byte[] text = new byte[inHeader.payloadLength()];
+                        in.get(HEADER_LENGTH, text);
+                        s.execReason = new String(text, StandardCharsets.UTF_8);
+                    }
+                }
+                break;
+            case OP_SEND:
+                if (result != MpiErrors.SUCCESS) {
+                    s.sendResult = result;
+                } else if (inHeader.ack() > s.sendAcked) {
+                    s.sendAcked = inHeader.ack();
+                    s.window = (int) inHeader.argument();
+                } else if (inHeader.ack() == s.sendAcked) {
+                    s.window = (int) inHeader.argument();
+                }
+                break;
+            case OP_RECV:
+                onData(s, result);
+                break;
+            case OP_TERMINATE:
+                if (s.terminateResult < 0) {
+                    s.terminateResult = result;
+                    s.terminateStatus = inHeader.argument();
+                }
+                break;
+            default:
+                refused++;
+                break;
+        }
+    }
+
+    private void onData(RankState s, int result) {
+        if (inHeader.sequence() != s.recvNext || s.queued == RECV_WINDOW) {
+            // a duplicate or one out of order: asked for again later
+            return;
+        }
+        if (result == MpiErrors.SUCCESS && inHeader.argument() == 0) {
+            // the empty answer: alive, nothing written yet
+            return;
+        }
+        if (result != MpiErrors.SUCCESS) {
+            s.recvResult = result;
+            return;
+        }
+        int bytes = inHeader.payloadLength();
+        if (s.queue == null) {
+            s.queue = ByteBuffer.allocateDirect(RECV_WINDOW * datagramSize).order(ByteOrder.LITTLE_ENDIAN);
+            s.queueType = new int[RECV_WINDOW];
+            s.queueLength = new int[RECV_WINDOW];
+        }
+        int slot = (s.queueHead + s.queued) % RECV_WINDOW;
+        s.queue.put(slot * datagramSize, in, HEADER_LENGTH, bytes);
+        s.queueType[slot] = inHeader.datatype();
+        s.queueLength[slot] = bytes;
+        s.queued++;
+        s.recvNext++;
+    }
+
+    @Override
+    public String toString() {
+        return "V2HostTransport[job=" + Long.toHexString(jobId) + ", ranks=" + Arrays.toString(ranks) + "]";
+    }
+}

@@ -1,0 +1,133 @@
+package org.mpiproxy.protocol;
+
+import java.nio.ByteOrder;
+
+/**
+ * Layout of a v2 datagram: a 72-byte fixed header, the payload, then a 32-byte HMAC-SHA256
+ * trailer over everything before it. Every field is little-endian. See docs/protocol-v2.md.
+ * <pre>
+ *   0                   1                   2                   3
+ *   0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
+ *  +---------------+---------------+---------------+---------------+
+ *  | magic (0xB2)  |   operation   |     flags     |     keyId     |  0
+ *  +---------------+---------------+---------------+---------------+
+ *  |            result             |           datatype            |  4
+ *  +-------------------------------+-------------------------------+
+ *  |                        nodeId (u64)                           |  8
+ *  +---------------------------------------------------------------+
+ *  |                         jobId (u64)                           | 16
+ *  +---------------------------------------------------------------+
+ *  |                          rank (u32)                           | 24
+ *  +---------------------------------------------------------------+
+ *  |                          tag (i32)                            | 28
+ *  +---------------------------------------------------------------+
+ *  |                       sequence (u64)                          | 32
+ *  +---------------------------------------------------------------+
+ *  |                   acknowledgement (u64)                       | 40
+ *  +---------------------------------------------------------------+
+ *  |              timestamp (u64, ms since the epoch)              | 48
+ *  +---------------------------------------------------------------+
+ *  |                         nonce (u64)                           | 56
+ *  +---------------------------------------------------------------+
+ *  |                        argument (u32)                         | 64
+ *  +-------------------------------+-------------------------------+
+ *  |            core (u16)         |     payload length (u16)      | 68
+ *  +-------------------------------+-------------------------------+
+ *  |                       payload ...                             | 72
+ *  +---------------------------------------------------------------+
+ *  |                HMAC-SHA256 (32 bytes) ...                     | 72 + payload length
+ *  +---------------------------------------------------------------+
+ * </pre>
+ */
+public final class V2HeaderDescriptor {
+
+    /** Byte order of every field and payload element. */
+    public static final ByteOrder BYTE_ORDER = ByteOrder.LITTLE_ENDIAN;
+
+    /**
+     * First byte of every v2 datagram. v1's first byte is its operation, 0..3; 0xB2 has the
+     * high bit set, so no v1 datagram (valid or not a valid operation) is read as v2 and every
+     * v1 dispatcher refuses a v2 datagram as an unknown operation.
+     */
+    public static final int MAGIC = 0xB2;
+
+    public static final int MAGIC_OFFSET = 0;
+    public static final int OPERATION_OFFSET = 1;
+    public static final int FLAGS_OFFSET = 2;
+    public static final int KEY_ID_OFFSET = 3;
+    public static final int RESULT_OFFSET = 4;
+    public static final int DATATYPE_OFFSET = 6;
+    public static final int NODE_ID_OFFSET = 8;
+    public static final int JOB_ID_OFFSET = 16;
+    public static final int RANK_OFFSET = 24;
+    public static final int TAG_OFFSET = 28;
+    public static final int SEQUENCE_OFFSET = 32;
+    public static final int ACK_OFFSET = 40;
+    public static final int TIMESTAMP_OFFSET = 48;
+    public static final int NONCE_OFFSET = 56;
+    public static final int ARGUMENT_OFFSET = 64;
+    public static final int CORE_OFFSET = 68;
+    public static final int PAYLOAD_LENGTH_OFFSET = 70;
+    public static final int HEADER_LENGTH = 72;
+
+    /** Length of the HMAC-SHA256 trailer. */
+    public static final int MAC_LENGTH = 32;
+    /** Shortest v2 datagram: header and MAC, no payload. */
+    public static final int MIN_DATAGRAM_LENGTH = HEADER_LENGTH + MAC_LENGTH;
+    /** Default largest datagram: fits a 1500-byte Ethernet MTU with IPv4/IPv6 and UDP headers. */
+    public static final int DEFAULT_DATAGRAM_LENGTH = 1448;
+    /** Largest datagram any v2 peer may be configured for (IPv4 UDP payload limit). */
+    public static final int MAX_DATAGRAM_LENGTH = 65507;
+
+    /** Start a rank (request) / its result (reply). */
+    public static final int OP_EXEC = 1;
+    /** Data fragment host to rank (request) / acknowledgement with window (reply). */
+    public static final int OP_SEND = 2;
+    /** Pull fragments from a sequence number (request) / one fragment of rank data (reply). */
+    public static final int OP_RECV = 3;
+    /** End a rank (request) / its exit status (reply). */
+    public static final int OP_TERMINATE = 4;
+
+    /** Set on every datagram from the proxy. */
+    public static final int FLAG_REPLY = 0x01;
+    /** SEND and RECV replies: the fragment is the last of its message. */
+    public static final int FLAG_END_OF_MESSAGE = 0x02;
+    /** Flags a receiver must understand; others make the datagram invalid. */
+    public static final int KNOWN_FLAGS = FLAG_REPLY | FLAG_END_OF_MESSAGE;
+
+    /** RECV tag that matches any tag. */
+    public static final int ANY_TAG = -1;
+
+    private V2HeaderDescriptor() {
+    }
+
+    /**
+     * @param payloadLength payload bytes
+     * @return the datagram length with header and MAC
+     */
+    public static int datagramLength(int payloadLength) {
+        return HEADER_LENGTH + payloadLength + MAC_LENGTH;
+    }
+
+    /**
+     * @param datagramLength the configured datagram size
+     * @return the largest payload that fits
+     */
+    public static int maxPayload(int datagramLength) {
+        return datagramLength - MIN_DATAGRAM_LENGTH;
+    }
+
+    /**
+     * @param operation an operation code
+     * @return its name, or {@code OP(<code>)} when unknown
+     */
+    public static String operationName(int operation) {
+        switch (operation) {
+            case OP_EXEC: return "EXEC";
+            case OP_SEND: return "SEND";
+            case OP_RECV: return "RECV";
+            case OP_TERMINATE: return "TERMINATE";
+            default: return "OP(" + operation + ")";
+        }
+    }
+}

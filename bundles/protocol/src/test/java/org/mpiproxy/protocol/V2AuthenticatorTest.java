@@ -1,0 +1,159 @@
+package org.mpiproxy.protocol;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.HexFormat;
+import java.util.Map;
+
+import org.junit.jupiter.api.Test;
+
+class V2AuthenticatorTest {
+
+    private static final long NOW = V2Examples.TIME;
+
+    private static V2Authenticator proxy() {
+        return V2Examples.authenticator();
+    }
+
+    private static ByteBuffer copy(ByteBuffer b) {
+        ByteBuffer c = ByteBuffer.allocate(b.remaining()).order(ByteOrder.LITTLE_ENDIAN);
+        c.put(0, b, b.position(), b.remaining());
+        return c;
+    }
+
+    private static int verify(V2Authenticator a, ByteBuffer b, long now) {
+        return a.verify(b, 0, b.limit(), now);
+    }
+
+    @Test
+    void shouldAcceptAnAuthenticRequest() {
+        assertEquals(V2Authenticator.OK, verify(proxy(), V2Examples.exec(), NOW));
+    }
+
+    @Test
+    void shouldRefuseEveryFlippedBit() {
+        ByteBuffer original = V2Examples.send();
+        for (int i = 0; i < original.limit(); i++) {
+            for (int bit = 0; bit < 8; bit++) {
+                ByteBuffer b = copy(original);
+                b.put(i, (byte) (b.get(i) ^ (1 << bit)));
+                int result = verify(proxy(), b, NOW);
+                if (i == 0) {
+                    assertEquals(V2Authenticator.BAD_MAGIC, result, "byte 0 bit " + bit);
+                } else if (i == V2HeaderDescriptor.PAYLOAD_LENGTH_OFFSET
+                        || i == V2HeaderDescriptor.PAYLOAD_LENGTH_OFFSET + 1) {
+                    assertEquals(V2Authenticator.BAD_LENGTH, result, "byte " + i + " bit " + bit);
+                } else if (i == V2HeaderDescriptor.KEY_ID_OFFSET) {
+                    assertEquals(V2Authenticator.UNKNOWN_KEY, result, "byte " + i + " bit " + bit);
+                } else {
+                    assertEquals(V2Authenticator.BAD_MAC, result, "byte " + i + " bit " + bit);
+                }
+            }
+        }
+    }
+
+    @Test
+    void shouldRefuseADatagramMadeWithAnotherKey() {
+        byte[] other = HexFormat.of().parseHex(V2Examples.KEY_HEX);
+        other[31] ^= 1;
+        V2Authenticator wrong = new V2Authenticator(ClusterKeys.of(Map.of(1, other), 1), NodeIds.of("node-a"),
+                30_000, 16);
+        assertEquals(V2Authenticator.BAD_MAC, verify(wrong, V2Examples.exec(), NOW));
+    }
+
+    @Test
+    void shouldRefuseAReplayButAcceptItUnderANewNonce() {
+        V2Authenticator a = proxy();
+        assertEquals(V2Authenticator.OK, verify(a, V2Examples.exec(), NOW));
+        assertEquals(V2Authenticator.REPLAYED, verify(a, V2Examples.exec(), NOW + 1));
+        assertEquals(V2Authenticator.REPLAYED, verify(a, V2Examples.exec(), NOW + 29_999));
+        ByteBuffer fresh = V2Examples.exec();
+        new V2HeaderFlyweight().wrap(fresh, 0).nonce(99);
+        a.sign(fresh, 0);
+        assertEquals(V2Authenticator.OK, verify(a, fresh, NOW + 2));
+    }
+
+    @Test
+    void shouldRefuseStaleAndFutureTimestampsBeyondTheSkew() {
+        V2Authenticator a = proxy();
+        assertEquals(V2Authenticator.STALE, verify(a, V2Examples.exec(), NOW + 30_001));
+        assertEquals(V2Authenticator.FUTURE, verify(a, V2Examples.exec(), NOW - 30_001));
+        assertEquals(V2Authenticator.OK, verify(a, V2Examples.exec(), NOW + 30_000));
+    }
+
+    @Test
+    void shouldNotRememberTheNonceOfARefusedRequest() {
+        V2Authenticator a = proxy();
+        assertEquals(V2Authenticator.STALE, verify(a, V2Examples.exec(), NOW + 60_000));
+        assertEquals(V2Authenticator.OK, verify(a, V2Examples.exec(), NOW));
+    }
+
+    @Test
+    void shouldRefuseARequestForAnotherNode() {
+        V2Authenticator nodeB = new V2Authenticator(V2Examples.keys(), NodeIds.of("node-b"), 30_000, 16);
+        assertEquals(V2Authenticator.WRONG_NODE, verify(nodeB, V2Examples.exec(), NOW));
+    }
+
+    @Test
+    void shouldRefuseTruncatedAndPaddedDatagrams() {
+        ByteBuffer b = V2Examples.exec();
+        for (int length = 0; length < b.limit(); length++) {
+            int result = proxy().verify(b, 0, length, NOW);
+            assertEquals(length < 104 ? V2Authenticator.TOO_SHORT : V2Authenticator.BAD_LENGTH, result,
+                    "length " + length);
+        }
+        ByteBuffer longer = ByteBuffer.allocate(b.limit() + 1);
+        longer.put(0, b, 0, b.limit());
+        assertEquals(V2Authenticator.BAD_LENGTH, proxy().verify(longer, 0, b.limit() + 1, NOW));
+    }
+
+    @Test
+    void shouldAcceptBothKeysDuringARotationAndSignWithTheFirst() {
+        byte[] oldKey = HexFormat.of().parseHex(V2Examples.KEY_HEX);
+        byte[] newKey = new byte[32];
+        java.util.Arrays.fill(newKey, (byte) 0x5a);
+        Map<Integer, byte[]> both = new java.util.LinkedHashMap<>();
+        both.put(2, newKey);
+        both.put(1, oldKey);
+        V2Authenticator rotating = new V2Authenticator(ClusterKeys.of(both, 2), NodeIds.of("node-a"), 30_000, 16);
+        assertEquals(V2Authenticator.OK, verify(rotating, V2Examples.exec(), NOW));
+        ByteBuffer signedNew = V2Examples.send();
+        new V2HeaderFlyweight().wrap(signedNew, 0).keyId(rotating.sendKeyId());
+        rotating.sign(signedNew, 0);
+        assertEquals(2, rotating.sendKeyId());
+        assertEquals(V2Authenticator.OK, verify(rotating, signedNew, NOW));
+        assertEquals(V2Authenticator.UNKNOWN_KEY, verify(proxy(), signedNew, NOW));
+    }
+
+    @Test
+    void shouldSignOnlyWithAConfiguredKey() {
+        ByteBuffer b = V2Examples.exec();
+        new V2HeaderFlyweight().wrap(b, 0).keyId(9);
+        assertThrows(IllegalArgumentException.class, () -> proxy().sign(b, 0));
+    }
+
+    @Test
+    void shouldVerifyAtAnOffsetInADirectBufferWithoutMovingIt() {
+        ByteBuffer src = V2Examples.exec();
+        ByteBuffer b = ByteBuffer.allocateDirect(400);
+        b.put(100, src, 0, src.limit());
+        b.position(7).limit(300);
+        assertEquals(V2Authenticator.OK, proxy().verify(b, 100, src.limit(), NOW));
+        assertEquals(7, b.position());
+        assertEquals(300, b.limit());
+    }
+
+    @Test
+    void shouldRefuseWhenTheReplayCacheIsFull() {
+        V2Authenticator a = new V2Authenticator(V2Examples.keys(), NodeIds.of("node-a"), 30_000, 2);
+        for (int i = 0; i < 3; i++) {
+            ByteBuffer b = V2Examples.exec();
+            new V2HeaderFlyweight().wrap(b, 0).nonce(i);
+            a.sign(b, 0);
+            assertEquals(i < 2 ? V2Authenticator.OK : V2Authenticator.REPLAY_CACHE_FULL, verify(a, b, NOW));
+        }
+    }
+}

@@ -1,0 +1,116 @@
+package org.mpiproxy.protocol;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.util.HashMap;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
+
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+
+/** The hex dumps of docs/protocol-v2.md, checked against the codec. */
+class V2DocumentExamplesTest {
+
+    private static final Pattern BLOCK = Pattern.compile("```hex example=([a-z-]+)\\n(.*?)```", Pattern.DOTALL);
+    private static Map<String, String> examples;
+
+    @BeforeAll
+    static void readDocument() throws IOException {
+        String doc = Files.readString(Path.of("../../docs/protocol-v2.md"), StandardCharsets.UTF_8);
+        examples = new HashMap<>();
+        Matcher m = BLOCK.matcher(doc);
+        while (m.find()) {
+            StringBuilder hex = new StringBuilder();
+            for (String line : m.group(2).split("\n")) {
+                String body = line.strip();
+                if (!body.isEmpty()) {
+                    hex.append(body.substring(4).replace(" ", ""));
+                }
+            }
+            examples.put(m.group(1), hex.toString());
+        }
+    }
+
+    private static ByteBuffer documented(String name) {
+        String hex = examples.get(name);
+        assertTrue(hex != null, "the document has no example " + name);
+        byte[] bytes = HexFormat.of().parseHex(hex);
+        ByteBuffer b = ByteBuffer.allocate(bytes.length + 16).order(ByteOrder.BIG_ENDIAN);
+        b.put(0, bytes);
+        return b.limit(bytes.length);
+    }
+
+    @Test
+    void shouldEncodeExecExactlyAsDocumented() {
+        assertEquals(examples.get("exec"), V2Examples.hex(V2Examples.exec()));
+    }
+
+    @Test
+    void shouldEncodeSendExactlyAsDocumented() {
+        assertEquals(examples.get("send"), V2Examples.hex(V2Examples.send()));
+    }
+
+    @Test
+    void shouldEncodeSendAckExactlyAsDocumented() {
+        assertEquals(examples.get("send-ack"), V2Examples.hex(V2Examples.sendAck()));
+    }
+
+    @Test
+    void shouldDecodeDocumentedExecFields() {
+        ByteBuffer b = documented("exec");
+        V2Authenticator auth = V2Examples.authenticator();
+        assertEquals(V2Authenticator.OK, auth.verify(b, 0, b.limit(), V2Examples.TIME));
+        V2HeaderFlyweight h = new V2HeaderFlyweight().wrap(b, 0);
+        assertEquals(V2HeaderDescriptor.MAGIC, h.magic());
+        assertEquals(V2HeaderDescriptor.OP_EXEC, h.operation());
+        assertEquals(0, h.flags());
+        assertEquals(1, h.keyId());
+        assertEquals(0x0474205af00f5766L, h.nodeId());
+        assertEquals(V2Examples.JOB, h.jobId());
+        assertEquals(1, h.rank());
+        assertEquals(2, h.argument());
+        assertEquals(0, h.core());
+        assertEquals(V2Examples.TIME, h.timestamp());
+        assertEquals(0x1122334455667788L, h.nonce());
+        assertEquals(7, h.payloadLength());
+        assertEquals(79, h.macOffset());
+        assertEquals("mpiping", ExecCommand.parse(b, h.payloadOffset(), h.payloadLength()).toCommandLine());
+    }
+
+    @Test
+    void shouldDecodeDocumentedSendAndAck() {
+        ByteBuffer send = documented("send");
+        V2HeaderFlyweight h = new V2HeaderFlyweight().wrap(send, 0);
+        assertEquals(V2Authenticator.OK, V2Examples.authenticator().verify(send, 0, send.limit(), V2Examples.TIME));
+        assertEquals(V2HeaderDescriptor.FLAG_END_OF_MESSAGE, h.flags());
+        assertEquals(MpiDatatype.INT.code(), h.datatype());
+        assertEquals(7, h.tag());
+        assertEquals(2, h.argument());
+        assertEquals(1, send.order(ByteOrder.LITTLE_ENDIAN).getInt(72));
+        assertEquals(2, send.getInt(76));
+
+        ByteBuffer ack = documented("send-ack");
+        h.wrap(ack, 0);
+        assertEquals(V2Authenticator.OK,
+                V2Examples.authenticator().verifyReply(ack, 0, ack.limit(), V2Examples.TIME));
+        assertEquals(V2HeaderDescriptor.FLAG_REPLY, h.flags());
+        assertEquals(1, h.ack());
+        assertEquals(64, h.argument());
+        assertEquals(0, h.payloadLength());
+    }
+
+    @Test
+    void shouldDocumentTheNodeIdOfTheExampleNode() {
+        assertEquals(0x0474205af00f5766L, NodeIds.of("node-a"));
+    }
+}

@@ -1,0 +1,96 @@
+package org.mpiproxy.protocol;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.HexFormat;
+import java.util.Map;
+
+/** Builds the worked examples of docs/protocol-v2.md with the codec. */
+final class V2Examples {
+
+    /** The example key: the 32 bytes 00 01 02 ... 1f, key id 1. */
+    static final String KEY_HEX = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f";
+    static final String NODE = "node-a";
+    static final long JOB = 0x0123456789abcdefL;
+    /** 2026-01-01T00:00:00Z. */
+    static final long TIME = 1767225600000L;
+
+    private V2Examples() {
+    }
+
+    static ClusterKeys keys() {
+        return ClusterKeys.of(Map.of(1, HexFormat.of().parseHex(KEY_HEX)), 1);
+    }
+
+    static V2Authenticator authenticator() {
+        return new V2Authenticator(keys(), NodeIds.of(NODE), 30_000, 1024);
+    }
+
+    static ByteBuffer exec() {
+        ByteBuffer b = buffer();
+        byte[] command = "mpiping".getBytes(StandardCharsets.UTF_8);
+        header(b, V2HeaderDescriptor.OP_EXEC, 0).rank(1).argument(2).core(0).nonce(0x1122334455667788L)
+                .payloadLength(command.length);
+        b.put(V2HeaderDescriptor.HEADER_LENGTH, command);
+        return finish(b);
+    }
+
+    static ByteBuffer send() {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_SEND, V2HeaderDescriptor.FLAG_END_OF_MESSAGE).rank(1).tag(7)
+                .datatype(MpiDatatype.INT.code()).sequence(0).argument(2).nonce(0x1122334455667789L)
+                .payloadLength(8);
+        b.putInt(V2HeaderDescriptor.HEADER_LENGTH, 1).putInt(V2HeaderDescriptor.HEADER_LENGTH + 4, 2);
+        return finish(b);
+    }
+
+    static ByteBuffer sendAck() {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_SEND, V2HeaderDescriptor.FLAG_REPLY).rank(1).sequence(0).ack(1)
+                .argument(64).timestamp(TIME + 1).nonce(0x8877665544332211L);
+        return finish(b);
+    }
+
+    private static ByteBuffer buffer() {
+        return ByteBuffer.allocate(V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    private static V2HeaderFlyweight header(ByteBuffer b, int op, int flags) {
+        return new V2HeaderFlyweight().wrap(b, 0).reset(op, flags).keyId(1).nodeId(NodeIds.of(NODE)).jobId(JOB)
+                .timestamp(TIME);
+    }
+
+    private static ByteBuffer finish(ByteBuffer b) {
+        int length = authenticator().sign(b, 0);
+        return b.limit(length).position(0);
+    }
+
+    static String hex(ByteBuffer b) {
+        byte[] bytes = new byte[b.remaining()];
+        b.get(b.position(), bytes);
+        return HexFormat.of().formatHex(bytes);
+    }
+
+    /** Prints the examples as the hex dumps of the document. */
+    public static void main(String[] args) {
+        System.out.println("nodeId " + Long.toHexString(NodeIds.of(NODE)));
+        for (ByteBuffer b : new ByteBuffer[] {exec(), send(), sendAck()}) {
+            System.out.println(dump(b));
+        }
+    }
+
+    /** Hex dump: 16 bytes a line, offset first, as in the document. */
+    static String dump(ByteBuffer b) {
+        String hex = hex(b);
+        StringBuilder s = new StringBuilder();
+        for (int i = 0; i < hex.length(); i += 32) {
+            s.append(String.format("%04x ", i / 2));
+            for (int j = i; j < Math.min(i + 32, hex.length()); j += 2) {
+                s.append(' ').append(hex, j, j + 2);
+            }
+            s.append('\n');
+        }
+        return s.toString();
+    }
+}

@@ -1,0 +1,103 @@
+package org.mpiproxy.proxy.internal;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.util.ArrayList;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.mpiproxy.api.DatagramHandler;
+import org.mpiproxy.api.DatagramTransport;
+import org.mpiproxy.api.JobInfo;
+import org.mpiproxy.protocol.V2HeaderDescriptor;
+
+/**
+ * Routes each datagram by its first byte: {@link V2HeaderDescriptor#MAGIC} to v2, anything else
+ * to v1. A disabled protocol's datagrams are dropped and counted. Receive thread, except
+ * {@link #jobs()}, {@link #counters()} and {@link #v1Enabled(boolean)}.
+ */
+final class ProtocolFront implements DatagramHandler {
+
+    private final V1Dispatcher v1;
+    private final V2Dispatcher v2;
+    private volatile boolean v1Enabled;
+    private volatile long v1Disabled;
+    private volatile long v2Disabled;
+
+    /**
+     * @param v1        the v1 dispatcher
+     * @param v1Enabled whether v1 datagrams are served
+     * @param v2        the v2 dispatcher, {@code null} when v2 is disabled
+     */
+    ProtocolFront(V1Dispatcher v1, boolean v1Enabled, V2Dispatcher v2) {
+        this.v1 = v1;
+        this.v1Enabled = v1Enabled;
+        this.v2 = v2;
+    }
+
+    void v1Enabled(boolean enabled) {
+        this.v1Enabled = enabled;
+    }
+
+    V2Dispatcher v2() {
+        return v2;
+    }
+
+    @Override
+    public void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
+        boolean isV2 = datagram.hasRemaining()
+                && (datagram.get(datagram.position()) & 0xff) == V2HeaderDescriptor.MAGIC;
+        if (isV2) {
+            if (v2 != null) {
+                v2.onDatagram(datagram, source, replies);
+            } else {
+                v2Disabled++;
+            }
+        } else if (v1Enabled) {
+            v1.onDatagram(datagram, source, replies);
+        } else {
+            v1Disabled++;
+        }
+    }
+
+    @Override
+    public int doWork(DatagramTransport replies) {
+        int work = v1.doWork(replies);
+        if (v2 != null) {
+            work += v2.doWork(replies);
+        }
+        return work;
+    }
+
+    @Override
+    public boolean hasPendingWork() {
+        return v1.hasPendingWork() || (v2 != null && v2.hasPendingWork());
+    }
+
+    List<JobInfo> jobs() {
+        List<JobInfo> all = new ArrayList<>(v1.jobs());
+        if (v2 != null) {
+            all.addAll(v2.jobs());
+        }
+        return all;
+    }
+
+    Map<String, Long> counters() {
+        Map<String, Long> all = new LinkedHashMap<>(v1.counters());
+        all.put("v1.disabled", v1Disabled);
+        all.put("v2.disabled", v2Disabled);
+        if (v2 != null) {
+            all.putAll(v2.counters());
+        }
+        return all;
+    }
+
+    /** Closes v2, then v1 (which stops the shared launch and timer threads). */
+    void close() {
+        if (v2 != null) {
+            v2.close();
+        }
+        v1.close();
+    }
+}

@@ -1,0 +1,62 @@
+package org.mpiproxy.proxy.internal;
+
+/** Counters of protocol v2; {@link #key()} is the name shown to operators. */
+enum V2Counter {
+    DATAGRAMS_IN("v2.datagrams.in"),
+    AUTH_TOO_SHORT("v2.auth.too.short"),
+    AUTH_BAD_MAGIC("v2.auth.bad.magic"),
+    AUTH_BAD_LENGTH("v2.auth.bad.length"),
+    AUTH_UNKNOWN_KEY("v2.auth.unknown.key"),
+    AUTH_BAD_MAC("v2.auth.bad.mac"),
+    AUTH_WRONG_NODE("v2.auth.wrong.node"),
+    AUTH_STALE("v2.auth.stale"),
+    AUTH_FUTURE("v2.auth.future"),
+    AUTH_REPLAYED("v2.auth.replayed"),
+    AUTH_REPLAY_CACHE_FULL("v2.auth.replay.cache.full"),
+    INVALID_OVERSIZE("v2.invalid.oversize"),
+    INVALID_OP("v2.invalid.op"),
+    INVALID_FLAGS("v2.invalid.flags"),
+    INVALID_SEQUENCE("v2.invalid.sequence"),
+    EXEC_REQUESTS("v2.exec.requests"),
+    EXEC_STARTED("v2.exec.started"),
+    EXEC_FAILED("v2.exec.failed"),
+    EXEC_REJECTED("v2.exec.rejected"),
+    EXEC_DUPLICATE("v2.exec.duplicate"),
+    SEND_FRAGMENTS("v2.send.fragments"),
+    SEND_STORED("v2.send.stored"),
+    SEND_DUPLICATE("v2.send.duplicate"),
+    SEND_OUT_OF_ORDER("v2.send.out.of.order"),
+    SEND_RING_FULL("v2.send.ring.full"),
+    SEND_BYTES("v2.send.bytes"),
+    RECV_REQUESTS("v2.recv.requests"),
+    RECV_FRAGMENTS("v2.recv.fragments"),
+    RECV_RESENT("v2.recv.resent"),
+    RECV_BYTES("v2.recv.bytes"),
+    TERMINATE_REQUESTS("v2.terminate.requests"),
+    TERMINATE_FORCED("v2.terminate.forced"),
+    UNKNOWN_JOB("v2.unknown.job"),
+    UNKNOWN_RANK("v2.unknown.rank"),
+    RANKS_EXITED("v2.ranks.exited"),
+    JOBS_CREATED("v2.jobs.created"),
+    JOBS_FINISHED("v2.jobs.finished"),
+    REPLIES_FAILED("v2.replies.failed"),
+    ERRORS("v2.errors");
+
+    private static final V2Counter[] AUTH = {null, AUTH_TOO_SHORT, AUTH_BAD_MAGIC, AUTH_BAD_LENGTH, AUTH_UNKNOWN_KEY,
+        AUTH_BAD_MAC, AUTH_WRONG_NODE, AUTH_STALE, AUTH_FUTURE, AUTH_REPLAYED, AUTH_REPLAY_CACHE_FULL};
+
+    private final String key;
+
+    V2Counter(String key) {
+        this.key = key;
+    }
+
+    String key() {
+        return key;
+    }
+
+    /** @return the counter of a refusal by {@code V2Authenticator.verify}, never for OK */
+    static V2Counter ofAuthResult(int result) {
+        return result > 0 && result < AUTH.length ? AUTH[result] : ERRORS;
+    }
+}

@@ -1,0 +1,851 @@
+package org.mpiproxy.proxy.internal;
+
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_END_OF_MESSAGE;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_REPLY;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_RECV;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.Iterator;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.SplittableRandom;
+import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.concurrent.ScheduledExecutorService;
+import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+
+import org.mpiproxy.api.ChannelManager;
+import org.mpiproxy.api.DatagramTransport;
+import org.mpiproxy.api.JobInfo;
+import org.mpiproxy.api.LaunchException;
+import org.mpiproxy.api.LaunchRequest;
+import org.mpiproxy.api.MessageRing;
+import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.RankChannel;
+import org.mpiproxy.api.RankProcess;
+import org.mpiproxy.protocol.ExecCommand;
+import org.mpiproxy.protocol.MpiDatatype;
+import org.mpiproxy.protocol.MpiErrors;
+import org.mpiproxy.protocol.V2Authenticator;
+import org.mpiproxy.protocol.V2HeaderDescriptor;
+import org.mpiproxy.protocol.V2HeaderFlyweight;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Protocol v2 (docs/protocol-v2.md): authenticated requests for host-chosen jobs; reliable,
+ * windowed SEND and pulled RECV streams of fragments; idempotent EXEC and TERMINATE.
+ * <p>
+ * Threading as {@link V1Dispatcher}: the handler methods run on the transport's receive thread,
+ * which alone touches rings; launches and exits complete elsewhere and are posted to a queue;
+ * one lock makes {@link #jobs()}, {@link #counters()} and {@link #close()} safe from any thread.
+ */
+final class V2Dispatcher {
+
+    /** Result of a SEND to a rank that has ended, and of RECV when no more data will come. */
+    static final int RANK_ENDED = MpiErrors.ERR_TRUNCATE;
+    /** Result for a job id this node does not know. */
+    static final int UNKNOWN_JOB = MpiErrors.ERR_COMM;
+    static final int MAX_WINDOW = 256;
+
+    private static final Logger LOG = LoggerFactory.getLogger(V2Dispatcher.class);
+    private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+
+    private final Object lock = new Object();
+    private final ChannelManager channels;
+    private final LauncherLookup launchers;
+    private final Runnable wakeup;
+    private final Executor launchExecutor;
+    private final ScheduledExecutorService timer;
+    private final LongSupplier clock;
+    private final V2Settings v2;
+    private final ConcurrentLinkedQueue<V1Dispatcher.Completion> completions = new ConcurrentLinkedQueue<>();
+    private volatile ProxySettings settings;
+    private volatile boolean closed;
+
+    // guarded by lock
+    private final Map<Long, V2Job> jobs = new HashMap<>();
+    private final ArrayList<V2Rank> active = new ArrayList<>();
+    private final long[] counters = new long[V2Counter.values().length];
+    private final long[] lastLog = new long[V2Counter.values().length];
+    private final long[] suppressed = new long[V2Counter.values().length];
+    private final V2Authenticator authenticator;
+    private final SplittableRandom random = new SplittableRandom();
+    private final V2HeaderFlyweight request = new V2HeaderFlyweight();
+    private final V2HeaderFlyweight reply = new V2HeaderFlyweight();
+    private final V2HeaderFlyweight slot = new V2HeaderFlyweight();
+    private final ByteBuffer replyBuffer;
+    private long lastPurgeNanos;
+
+    /**
+     * @param channels       creates and removes channels
+     * @param settings       the proxy settings (log directory, terminate timeout, stop grace)
+     * @param v2             the v2 settings
+     * @param launchers      finds the launcher for a core
+     * @param wakeup         makes the receive thread call {@link #doWork} soon; any thread
+     * @param launchExecutor runs launches
+     * @param timer          runs TERMINATE timeouts
+     * @param clock          milliseconds since the epoch, for timestamps
+     */
+    V2Dispatcher(ChannelManager channels, ProxySettings settings, V2Settings v2, LauncherLookup launchers,
+                 Runnable wakeup, Executor launchExecutor, ScheduledExecutorService timer, LongSupplier clock) {
+        this.channels = channels;
+        this.settings = settings;
+        this.v2 = v2;
+        this.launchers = launchers;
+        this.wakeup = wakeup;
+        this.launchExecutor = launchExecutor;
+        this.timer = timer;
+        this.clock = clock;
+        this.authenticator = new V2Authenticator(v2.keys(), v2.nodeId(), v2.skew().toMillis(), v2.replayCacheSize());
+        this.replyBuffer = ByteBuffer.allocateDirect(v2.datagramSize()).order(ByteOrder.LITTLE_ENDIAN);
+        reply.wrap(replyBuffer, 0);
+    }
+
+    void settings(ProxySettings newSettings) {
+        this.settings = newSettings;
+    }
+
+    // ------------------------------------------------------------------ receive thread
+
+    /** Handles a datagram whose first byte is the v2 magic. */
+    void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            try {
+                dispatch(datagram, source, replies);
+            } catch (RuntimeException e) {
+                count(V2Counter.ERRORS);
+                if (permit(V2Counter.ERRORS)) {
+                    LOG.error("failed to handle a v2 datagram from {} ({} similar failures suppressed)", source,
+                            takeSuppressed(V2Counter.ERRORS), e);
+                }
+            }
+        }
+    }
+
+    private void dispatch(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
+        count(V2Counter.DATAGRAMS_IN);
+        int offset = datagram.position();
+        int length = datagram.remaining();
+        if (length > v2.datagramSize()) {
+            invalid(V2Counter.INVALID_OVERSIZE, source, length);
+            return;
+        }
+        long now = clock.getAsLong();
+        // The operation is read before the MAC only to decide whether the nonce must be remembered;
+        // the replay check itself runs after the MAC has been verified.
+        int operation = length > V2HeaderDescriptor.OPERATION_OFFSET
+                ? datagram.get(offset + V2HeaderDescriptor.OPERATION_OFFSET) & 0xff : -1;
+        boolean sideEffects = operation == OP_EXEC || operation == OP_TERMINATE;
+        int result = authenticator.verify(datagram, offset, length, now, sideEffects);
+        if (result != V2Authenticator.OK) {
+            invalid(V2Counter.ofAuthResult(result), source, length);
+            return;
+        }
+        V2HeaderFlyweight header = request.wrap(datagram, offset);
+        if ((header.flags() & ~V2HeaderDescriptor.KNOWN_FLAGS) != 0 || (header.flags() & FLAG_REPLY) != 0) {
+            invalid(V2Counter.INVALID_FLAGS, source, length);
+            return;
+        }
+        switch (header.operation()) {
+            case OP_EXEC:
+                onExec(header, source, replies);
+                break;
+            case OP_SEND:
+                onSend(header, source, replies);
+                break;
+            case OP_RECV:
+                onRecv(header, source, replies);
+                break;
+            case OP_TERMINATE:
+                onTerminate(header, source, replies);
+                break;
+            default:
+                invalid(V2Counter.INVALID_OP, source, length);
+                break;
+        }
+    }
+
+    private void onExec(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
+        count(V2Counter.EXEC_REQUESTS);
+        long jobId = header.jobId();
+        long rankId = header.rank();
+        int coreId = header.core();
+        long worldSize = header.argument();
+        if (jobId == 0) {
+            rejectExec(header, replies, source, MpiErrors.ERR_ARG, "job id 0 is not allowed");
+            return;
+        }
+        if (worldSize < 2 || worldSize > 65535) {
+            rejectExec(header, replies, source, MpiErrors.ERR_ARG, "world size " + worldSize + " is not in 2..65535");
+            return;
+        }
+        if (rankId < 1 || rankId >= worldSize) {
+            rejectExec(header, replies, source, MpiErrors.ERR_RANK, "rank " + rankId + " is not in 1.."
+                    + (worldSize - 1));
+            return;
+        }
+        V2Job job = jobs.get(jobId);
+        if (job != null && !job.owner.equals(source)) {
+            rejectExec(header, replies, source, MpiErrors.ERR_ARG, "job " + Job.hex(jobId)
+                    + " belongs to another host address");
+            return;
+        }
+        V2Rank existing = job != null ? job.rank(rankId) : null;
+        if (existing != null || (job != null && job.finished.containsKey((int) rankId))) {
+            count(V2Counter.EXEC_DUPLICATE);
+            if (existing != null && existing.execResult >= 0) {
+                replyExec(replies, existing);
+            } else if (existing == null) {
+                V2Job.Finished f = job.finished.get((int) rankId);
+                putReply(OP_EXEC, 0, job, (int) rankId, f.core());
+                reply.result(f.result() == MpiErrors.SUCCESS ? MpiErrors.SUCCESS : f.result());
+                send(replies, 0, job.owner);
+            }
+            return;
+        }
+        ExecCommand command;
+        try {
+            command = ExecCommand.parse(header.buffer(), header.payloadOffset(), header.payloadLength());
+        } catch (IllegalArgumentException e) {
+            rejectExec(header, replies, source, MpiErrors.ERR_ARG, e.getMessage());
+            return;
+        }
+        ProcessLauncher launcher = launchers.launcher(coreId);
+        if (launcher == null) {
+            rejectExec(header, replies, source, MpiErrors.ERR_IO, "no launcher for "
+                    + (coreId == 0 ? "the local core" : "core " + coreId) + " is available");
+            return;
+        }
+        boolean newJob = job == null;
+        if (newJob) {
+            job = new V2Job(jobId, source, header.keyId(), Instant.now(),
+                    settings.logDirectory().resolve("job-" + Job.hex(jobId)));
+        }
+        job.keyId = header.keyId();
+        RankChannel channel;
+        try {
+            channel = channels.open(jobId, (int) rankId);
+        } catch (IOException | RuntimeException e) {
+            rejectExec(header, replies, source, MpiErrors.ERR_IO, "cannot create the channel of rank " + rankId
+                    + ": " + e.getMessage());
+            if (newJob) {
+                releaseQuietly(jobId);
+            }
+            return;
+        }
+        if (newJob) {
+            jobs.put(jobId, job);
+            count(V2Counter.JOBS_CREATED);
+            LOG.info("v2 job {} created for {}", Job.hex(jobId), Job.ownerText(source));
+        }
+        V2Rank rank = new V2Rank(job, (int) rankId, coreId, (int) worldSize, command.program(), channel,
+                v2.datagramSize());
+        job.put(rank);
+        LaunchRequest launch = new LaunchRequest(jobId, (int) rankId, (int) worldSize, coreId, command.program(),
+                command.args(), channel.path(), Map.of(), job.logDirectory);
+        try {
+            launchExecutor.execute(() -> launch(launcher, launch, rank));
+        } catch (RejectedExecutionException e) {
+            onLaunched(replies, rank, null, "the proxy is shutting down");
+        }
+    }
+
+    private void onSend(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
+        count(V2Counter.SEND_FRAGMENTS);
+        V2Job job = job(header, source, replies);
+        if (job == null) {
+            return;
+        }
+        V2Rank rank = rank(job, header, replies);
+        if (rank == null) {
+            return;
+        }
+        long s = header.sequence();
+        int datatype = header.datatype();
+        int size = MpiDatatype.sizeOf(datatype);
+        long count = header.argument();
+        int payload = header.payloadLength();
+        int problem = MpiErrors.SUCCESS;
+        if (size < 0) {
+            problem = MpiErrors.ERR_TYPE;
+        } else if (count == 0 || count * size != payload) {
+            problem = MpiErrors.ERR_COUNT;
+        } else if (header.tag() < 0) {
+            problem = MpiErrors.ERR_TAG;
+        }
+        MessageRing ring = rank.toRank;
+        long expected = ring != null ? ring.producerMark() : 0;
+        if (problem == MpiErrors.SUCCESS) {
+            if (s < expected) {
+                count(V2Counter.SEND_DUPLICATE);
+            } else if (s > expected) {
+                count(V2Counter.SEND_OUT_OF_ORDER);
+            } else if (ring == null || rank.isDone()) {
+                problem = RANK_ENDED;
+            } else {
+                int tagWord = header.tag() | ((header.flags() & FLAG_END_OF_MESSAGE) != 0 ? 0 : MessageRing.MORE_RECORDS);
+                boolean stored;
+                try {
+                    stored = ring.offer(datatype, (int) count, tagWord, header.buffer(), header.payloadOffset(),
+                            payload);
+                } catch (IllegalArgumentException e) {
+                    // larger than the ring's largest record: a datagram size the ring cannot take
+                    stored = false;
+                    problem = MpiErrors.ERR_COUNT;
+                }
+                if (stored) {
+                    expected = s + 1;
+                    ring.producerMark(expected);
+                    rank.bytesIn += payload;
+                    count(V2Counter.SEND_STORED);
+                    add(V2Counter.SEND_BYTES, payload);
+                } else if (problem == MpiErrors.SUCCESS) {
+                    count(V2Counter.SEND_RING_FULL);
+                }
+            }
+        }
+        putReply(OP_SEND, 0, job, rank.rankId, rank.coreId);
+        reply.result(problem).sequence(s).ack(expected).argument(problem == MpiErrors.SUCCESS ? window(ring) : 0);
+        send(replies, 0, job.owner);
+    }
+
+    private int window(MessageRing ring) {
+        if (ring == null) {
+            return 0;
+        }
+        long w = ring.freeBytes() / (v2.maxPayload() + 24L);
+        return (int) Math.min(MAX_WINDOW, w);
+    }
+
+    private void onRecv(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
+        count(V2Counter.RECV_REQUESTS);
+        V2Job job = job(header, source, replies);
+        if (job == null) {
+            return;
+        }
+        V2Rank rank = rank(job, header, replies);
+        if (rank == null) {
+            return;
+        }
+        long from = header.sequence();
+        if (from < rank.acked || from > rank.next) {
+            // below: already acknowledged and discarded; above: never produced
+            invalid(V2Counter.INVALID_SEQUENCE, source, header.payloadLength());
+            return;
+        }
+        long window = Math.max(1, Math.min(header.argument(), rank.slots));
+        rank.acked = from;
+        rank.pullEnd = from + window;
+        rank.truncateSent = false;
+        int sent = 0;
+        for (long s = from; s < rank.next && s < rank.pullEnd; s++) {
+            sendRetained(replies, rank, s);
+            count(V2Counter.RECV_RESENT);
+            sent++;
+        }
+        sent += pump(replies, rank);
+        if (sent == 0) {
+            // nothing to send yet: an empty reply tells the host that the node is alive
+            putReply(OP_RECV, 0, job, rank.rankId, rank.coreId);
+            reply.sequence(rank.next);
+            send(replies, 0, job.owner);
+        }
+        if (rank.wantsData()) {
+            activate(rank);
+        }
+    }
+
+    /** Reads new fragments from the rank's ring and sends them while the window allows; returns fragments sent. */
+    private int pump(DatagramTransport replies, V2Rank rank) {
+        int sent = 0;
+        MessageRing ring = rank.fromRank;
+        while (ring != null && rank.next < rank.pullEnd) {
+            int datatype = ring.peekDatatype();
+            if (datatype == MessageRing.EMPTY) {
+                if (rank.isDone() && !rank.truncateSent) {
+                    putReply(OP_RECV, 0, rank.job, rank.rankId, rank.coreId);
+                    reply.result(RANK_ENDED).sequence(rank.next);
+                    send(replies, 0, rank.job.owner);
+                    rank.truncateSent = true;
+                    sent++;
+                }
+                break;
+            }
+            int size = MpiDatatype.sizeOf(datatype);
+            if (size < 0) {
+                throw new IllegalStateException("rank " + rank.rankId + " of job " + Job.hex(rank.job.jobId)
+                        + " wrote datatype " + datatype);
+            }
+            int tagWord = ring.peekTagWord();
+            int inRecord = ring.headRecordElements();
+            int want = Math.min(inRecord, v2.maxPayload() / size);
+            int base = rank.slotOffset(rank.next);
+            int n = ring.pollRecord(datatype, rank.retained(), base + HEADER_LENGTH, want);
+            if (n <= 0) {
+                break;
+            }
+            boolean endOfMessage = n == inRecord && (tagWord & MessageRing.MORE_RECORDS) == 0;
+            slot.wrap(rank.retained, base).reset(OP_RECV, FLAG_REPLY | (endOfMessage ? FLAG_END_OF_MESSAGE : 0))
+                    .datatype(datatype).tag(tagWord & ~MessageRing.MORE_RECORDS).rank(rank.rankId)
+                    .jobId(rank.job.jobId).sequence(rank.next).argument(n).payloadLength(n * size);
+            sendRetained(replies, rank, rank.next);
+            rank.next++;
+            ring.consumerMark(rank.next);
+            rank.bytesOut += n * size;
+            count(V2Counter.RECV_FRAGMENTS);
+            add(V2Counter.RECV_BYTES, n * size);
+            sent++;
+        }
+        return sent;
+    }
+
+    private void sendRetained(DatagramTransport replies, V2Rank rank, long sequence) {
+        int base = rank.slotOffset(sequence);
+        slot.wrap(rank.retained, base).keyId(rank.job.keyId).nodeId(authenticator.nodeId())
+                .timestamp(clock.getAsLong()).nonce(random.nextLong());
+        int length = authenticator.sign(rank.retained, base);
+        ByteBuffer b = rank.retained;
+        b.limit(base + length).position(base);
+        if (replies != null && !replies.send(b, rank.job.owner)) {
+            count(V2Counter.REPLIES_FAILED);
+        }
+        b.clear();
+    }
+
+    private void onTerminate(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
+        count(V2Counter.TERMINATE_REQUESTS);
+        V2Job job = job(header, source, replies);
+        if (job == null) {
+            return;
+        }
+        V2Rank rank = job.rank(header.rank());
+        if (rank == null) {
+            V2Job.Finished f = header.rank() <= Integer.MAX_VALUE ? job.finished.get((int) header.rank()) : null;
+            if (f == null) {
+                refuse(replies, header, job.owner, MpiErrors.ERR_RANK, V2Counter.UNKNOWN_RANK);
+                return;
+            }
+            putReply(OP_TERMINATE, 0, job, (int) header.rank(), f.core());
+            reply.result(f.result()).argument(f.exitStatus());
+            send(replies, 0, job.owner);
+            return;
+        }
+        if (rank.terminateRequested) {
+            return;
+        }
+        rank.terminateRequested = true;
+        switch (rank.phase) {
+            case EXITED:
+            case FAILED:
+                finish(replies, rank);
+                break;
+            case RUNNING:
+                rank.phase = Rank.Phase.TERMINATING;
+                startTerminateTimer(rank);
+                break;
+            default:
+                break;
+        }
+    }
+
+    private V2Job job(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
+        V2Job job = jobs.get(header.jobId());
+        if (job == null || !job.owner.equals(source)) {
+            // an unknown job is answered to its asker; the request was authentic
+            refuse(replies, header, source, UNKNOWN_JOB, V2Counter.UNKNOWN_JOB);
+            return null;
+        }
+        job.keyId = header.keyId();
+        return job;
+    }
+
+    private V2Rank rank(V2Job job, V2HeaderFlyweight header, DatagramTransport replies) {
+        V2Rank rank = job.rank(header.rank());
+        if (rank == null) {
+            refuse(replies, header, job.owner, MpiErrors.ERR_RANK, V2Counter.UNKNOWN_RANK);
+        }
+        return rank;
+    }
+
+    private void refuse(DatagramTransport replies, V2HeaderFlyweight header, InetSocketAddress target, int result,
+                        V2Counter counter) {
+        count(counter);
+        int op = header.operation();
+        long jobId = header.jobId();
+        long rankId = header.rank();
+        long sequence = header.sequence();
+        int keyId = header.keyId();
+        reply.reset(op, FLAG_REPLY).keyId(keyId).nodeId(authenticator.nodeId()).jobId(jobId).rank(rankId)
+                .sequence(sequence).result(result);
+        send(replies, 0, target);
+    }
+
+    // ------------------------------------------------------------------ work
+
+    /** Sends newly written rank data for open RECV windows, applies completions, forgets lingering jobs. */
+    int doWork(DatagramTransport replies) {
+        synchronized (lock) {
+            if (closed) {
+                return 0;
+            }
+            int work = 0;
+            V1Dispatcher.Completion c;
+            while ((c = completions.poll()) != null) {
+                c.complete(replies);
+                work++;
+            }
+            for (int i = active.size() - 1; i >= 0; i--) {
+                V2Rank rank = active.get(i);
+                try {
+                    work += pump(replies, rank);
+                } catch (RuntimeException e) {
+                    count(V2Counter.ERRORS);
+                    LOG.error("v2 job {} rank {}: reading the rank's data failed", Job.hex(rank.job.jobId),
+                            rank.rankId, e);
+                    rank.pullEnd = rank.next;
+                }
+                if (!rank.wantsData() || rank.removed || (rank.isDone() && rank.truncateSent)) {
+                    rank.active = false;
+                    active.remove(i);
+                }
+            }
+            long now = System.nanoTime();
+            if (now - lastPurgeNanos > TimeUnit.SECONDS.toNanos(1)) {
+                lastPurgeNanos = now;
+                purge(now);
+            }
+            return work;
+        }
+    }
+
+    boolean hasPendingWork() {
+        synchronized (lock) {
+            return !active.isEmpty();
+        }
+    }
+
+    private void purge(long now) {
+        long linger = v2.jobLinger().toNanos();
+        for (Iterator<V2Job> it = jobs.values().iterator(); it.hasNext();) {
+            V2Job job = it.next();
+            if (job.isEmpty() && job.emptySince != 0 && now - job.emptySince >= linger) {
+                it.remove();
+            }
+        }
+    }
+
+    private void activate(V2Rank rank) {
+        if (!rank.active) {
+            rank.active = true;
+            active.add(rank);
+        }
+    }
+
+    // ------------------------------------------------------------------ launches and exits
+
+    private void launch(ProcessLauncher launcher, LaunchRequest launch, V2Rank rank) {
+        RankProcess process = null;
+        String failure = null;
+        try {
+            process = launcher.launch(launch);
+        } catch (LaunchException e) {
+            failure = e.getMessage();
+        } catch (RuntimeException e) {
+            failure = "launcher failed: " + e;
+            LOG.error("launcher failed to start {}", launch, e);
+        }
+        RankProcess started = process;
+        String reason = failure;
+        V1Dispatcher.Completion done = r -> onLaunched(r, rank, started, reason);
+        post(done);
+        if (closed && started != null && completions.remove(done)) {
+            started.stop(settings.stopGrace());
+        }
+    }
+
+    private void onLaunched(DatagramTransport replies, V2Rank rank, RankProcess process, String failure) {
+        if (rank.removed) {
+            if (process != null) {
+                process.stop(settings.stopGrace());
+            }
+            return;
+        }
+        if (process == null) {
+            rank.phase = Rank.Phase.FAILED;
+            rank.execResult = MpiErrors.ERR_IO;
+            rank.execReason = failure;
+            count(V2Counter.EXEC_FAILED);
+            LOG.warn("v2 job {} rank {}: {} could not be started: {}", Job.hex(rank.job.jobId), rank.rankId,
+                    rank.program, failure);
+            replyExec(replies, rank);
+            if (rank.terminateRequested) {
+                finish(replies, rank);
+            } else if (rank.wantsData()) {
+                activate(rank);
+            }
+            return;
+        }
+        rank.process = process;
+        rank.phase = rank.terminateRequested ? Rank.Phase.TERMINATING : Rank.Phase.RUNNING;
+        rank.execResult = MpiErrors.SUCCESS;
+        count(V2Counter.EXEC_STARTED);
+        LOG.info("v2 job {} rank {}: {} started on core {} (pid {})", Job.hex(rank.job.jobId), rank.rankId,
+                rank.program, rank.coreId, process.pid());
+        replyExec(replies, rank);
+        process.onExit().whenComplete((status, error) -> post(r -> onExited(r, rank, status != null ? status : -1)));
+        if (rank.terminateRequested) {
+            startTerminateTimer(rank);
+        }
+    }
+
+    private void onExited(DatagramTransport replies, V2Rank rank, int status) {
+        if (rank.removed) {
+            return;
+        }
+        rank.exitStatus = status;
+        rank.phase = Rank.Phase.EXITED;
+        count(V2Counter.RANKS_EXITED);
+        if (rank.terminateTimer != null) {
+            rank.terminateTimer.cancel(false);
+            rank.terminateTimer = null;
+        }
+        LOG.info("v2 job {} rank {}: {} exited with status {}", Job.hex(rank.job.jobId), rank.rankId, rank.program,
+                status);
+        if (rank.terminateRequested) {
+            finish(replies, rank);
+        } else if (rank.wantsData()) {
+            activate(rank);
+        }
+    }
+
+    private void startTerminateTimer(V2Rank rank) {
+        try {
+            rank.terminateTimer = timer.schedule(() -> post(r -> onTerminateTimeout(rank)),
+                    settings.terminateTimeout().toNanos(), TimeUnit.NANOSECONDS);
+        } catch (RejectedExecutionException e) {
+            onTerminateTimeout(rank);
+        }
+    }
+
+    private void onTerminateTimeout(V2Rank rank) {
+        if (rank.removed || rank.phase != Rank.Phase.TERMINATING || rank.process == null) {
+            return;
+        }
+        count(V2Counter.TERMINATE_FORCED);
+        LOG.warn("v2 job {} rank {}: {} did not exit within {} s of TERMINATE; stopping it", Job.hex(rank.job.jobId),
+                rank.rankId, rank.program, settings.terminateTimeout().toSeconds());
+        rank.process.stop(settings.stopGrace());
+    }
+
+    private void finish(DatagramTransport replies, V2Rank rank) {
+        boolean failed = rank.phase == Rank.Phase.FAILED;
+        int result = failed ? rank.execResult : MpiErrors.SUCCESS;
+        long status = failed ? 0 : rank.exitStatus & 0xffffffffL;
+        remove(rank, new V2Job.Finished(result, status, rank.coreId, rank.info()));
+        putReply(OP_TERMINATE, 0, rank.job, rank.rankId, rank.coreId);
+        reply.result(result).argument(status);
+        send(replies, 0, rank.job.owner);
+    }
+
+    private void remove(V2Rank rank, V2Job.Finished outcome) {
+        closeChannel(rank);
+        rank.removed = true;
+        V2Job job = rank.job;
+        job.remove(rank, outcome);
+        if (job.isEmpty()) {
+            job.emptySince = System.nanoTime();
+            releaseQuietly(job.jobId);
+            count(V2Counter.JOBS_FINISHED);
+            LOG.info("v2 job {} of {} finished", Job.hex(job.jobId), Job.ownerText(job.owner));
+        }
+    }
+
+    private void closeChannel(V2Rank rank) {
+        RankChannel channel = rank.channel;
+        if (channel == null) {
+            return;
+        }
+        rank.channel = null;
+        rank.toRank = null;
+        rank.fromRank = null;
+        try {
+            channel.close();
+        } catch (RuntimeException e) {
+            LOG.warn("closing the channel of v2 job {} rank {} failed", Job.hex(rank.job.jobId), rank.rankId, e);
+        }
+        try {
+            channels.remove(rank.job.jobId, rank.rankId);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("removing the channel of v2 job {} rank {} failed: {}", Job.hex(rank.job.jobId), rank.rankId,
+                    e.toString());
+        }
+    }
+
+    private void releaseQuietly(long jobId) {
+        try {
+            channels.release(jobId);
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("releasing the directory of v2 job {} failed: {}", Job.hex(jobId), e.toString());
+        }
+    }
+
+    private void post(V1Dispatcher.Completion completion) {
+        completions.add(completion);
+        wakeup.run();
+    }
+
+    // ------------------------------------------------------------------ replies
+
+    private void replyExec(DatagramTransport replies, V2Rank rank) {
+        putReply(OP_EXEC, 0, rank.job, rank.rankId, rank.coreId);
+        reply.result(rank.execResult);
+        int length = 0;
+        if (rank.execResult != MpiErrors.SUCCESS && rank.execReason != null) {
+            length = putReason(rank.execReason);
+        }
+        send(replies, length, rank.job.owner);
+    }
+
+    private void rejectExec(V2HeaderFlyweight header, DatagramTransport replies, InetSocketAddress source, int result,
+                            String reason) {
+        count(V2Counter.EXEC_REJECTED);
+        if (permit(V2Counter.EXEC_REJECTED)) {
+            LOG.warn("v2 EXEC of job {} rank {} from {} refused with {}: {} ({} similar lines suppressed)",
+                    Job.hex(header.jobId()), header.rank(), Job.ownerText(source), MpiErrors.name(result), reason,
+                    takeSuppressed(V2Counter.EXEC_REJECTED));
+        }
+        reply.reset(OP_EXEC, FLAG_REPLY).keyId(header.keyId()).nodeId(authenticator.nodeId()).jobId(header.jobId())
+                .rank(header.rank()).core(header.core()).result(result);
+        send(replies, putReason(reason), source);
+    }
+
+    private void putReply(int operation, int flags, V2Job job, int rankId, int coreId) {
+        reply.reset(operation, FLAG_REPLY | flags).keyId(job.keyId).nodeId(authenticator.nodeId()).jobId(job.jobId)
+                .rank(rankId).core(coreId);
+    }
+
+    private int putReason(String reason) {
+        byte[] text = (reason == null ? "" : reason).getBytes(StandardCharsets.UTF_8);
+        int n = Math.min(text.length, v2.maxPayload());
+        replyBuffer.put(HEADER_LENGTH, text, 0, n);
+        return n;
+    }
+
+    /** Completes and signs the reply header in {@link #replyBuffer} and sends it. */
+    private void send(DatagramTransport replies, int payloadLength, InetSocketAddress target) {
+        reply.payloadLength(payloadLength).timestamp(clock.getAsLong()).nonce(random.nextLong());
+        int length = authenticator.sign(replyBuffer, 0);
+        if (replies == null) {
+            return;
+        }
+        replyBuffer.limit(length).position(0);
+        if (!replies.send(replyBuffer, target)) {
+            count(V2Counter.REPLIES_FAILED);
+        }
+        replyBuffer.clear();
+    }
+
+    // ------------------------------------------------------------------ counters and logs
+
+    private void count(V2Counter counter) {
+        counters[counter.ordinal()]++;
+    }
+
+    private void add(V2Counter counter, long delta) {
+        counters[counter.ordinal()] += delta;
+    }
+
+    private void invalid(V2Counter reason, InetSocketAddress source, int length) {
+        count(reason);
+        if (permit(reason)) {
+            LOG.warn("dropped a {}-byte v2 datagram from {}: {} ({} similar lines suppressed)", length,
+                    Job.ownerText(source), reason.key(), takeSuppressed(reason));
+        }
+    }
+
+    private boolean permit(V2Counter reason) {
+        int i = reason.ordinal();
+        long now = System.nanoTime();
+        if (lastLog[i] != 0 && now - lastLog[i] < LOG_INTERVAL_NANOS) {
+            suppressed[i]++;
+            return false;
+        }
+        lastLog[i] = now == 0 ? 1 : now;
+        return true;
+    }
+
+    private long takeSuppressed(V2Counter reason) {
+        long n = suppressed[reason.ordinal()];
+        suppressed[reason.ordinal()] = 0;
+        return n;
+    }
+
+    // ------------------------------------------------------------------ any thread
+
+    List<JobInfo> jobs() {
+        synchronized (lock) {
+            List<JobInfo> list = new ArrayList<>();
+            for (V2Job job : jobs.values()) {
+                list.add(job.info());
+            }
+            list.sort(Comparator.comparingLong(JobInfo::jobId));
+            return list;
+        }
+    }
+
+    Map<String, Long> counters() {
+        synchronized (lock) {
+            Map<String, Long> m = new LinkedHashMap<>();
+            for (V2Counter c : V2Counter.values()) {
+                m.put(c.key(), counters[c.ordinal()]);
+            }
+            return m;
+        }
+    }
+
+    long counter(V2Counter counter) {
+        synchronized (lock) {
+            return counters[counter.ordinal()];
+        }
+    }
+
+    /** Stops every rank and removes the channels. Launch and timer executors belong to the caller. */
+    void close() {
+        closed = true;
+        synchronized (lock) {
+            for (V2Job job : new ArrayList<>(jobs.values())) {
+                for (V2Rank rank : job.ranks()) {
+                    if (rank.process != null && !rank.isDone()) {
+                        rank.process.stop(settings.stopGrace());
+                    }
+                    remove(rank, new V2Job.Finished(MpiErrors.ERR_IO, 0, rank.coreId, rank.info()));
+                }
+            }
+            jobs.clear();
+            active.clear();
+            V1Dispatcher.Completion completion;
+            while ((completion = completions.poll()) != null) {
+                completion.complete(null);
+            }
+        }
+    }
+}

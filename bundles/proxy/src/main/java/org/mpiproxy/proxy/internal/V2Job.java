@@ -1,0 +1,80 @@
+package org.mpiproxy.proxy.internal;
+
+import java.net.InetSocketAddress;
+import java.nio.file.Path;
+import java.time.Instant;
+import java.util.ArrayList;
+import java.util.Comparator;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
+
+import org.mpiproxy.api.JobInfo;
+import org.mpiproxy.api.RankInfo;
+
+/** A v2 job: a host-chosen job id, its ranks on this node and the outcome of finished ranks. Relay thread only. */
+final class V2Job {
+
+    static final String PROTOCOL = "v2";
+
+    /** The TERMINATE reply of a finished rank, repeated for a repeated TERMINATE. */
+    record Finished(int result, long exitStatus, int core, RankInfo info) {
+    }
+
+    final long jobId;
+    final Instant started;
+    final Path logDirectory;
+    /** Where replies go: the source of the job's first EXEC (a spoofed source cannot redirect them). */
+    final InetSocketAddress owner;
+    /** The key id of the job's latest request; replies are signed with it. */
+    int keyId;
+    private final Map<Integer, V2Rank> ranks = new HashMap<>();
+    final Map<Integer, Finished> finished = new HashMap<>();
+    /** Nanos when the last rank finished; 0 while ranks live. */
+    long emptySince;
+
+    V2Job(long jobId, InetSocketAddress owner, int keyId, Instant started, Path logDirectory) {
+        this.jobId = jobId;
+        this.owner = owner;
+        this.keyId = keyId;
+        this.started = started;
+        this.logDirectory = logDirectory;
+    }
+
+    V2Rank rank(long rankId) {
+        return rankId >= 0 && rankId <= Integer.MAX_VALUE ? ranks.get((int) rankId) : null;
+    }
+
+    void put(V2Rank rank) {
+        ranks.put(rank.rankId, rank);
+        emptySince = 0;
+    }
+
+    void remove(V2Rank rank, Finished outcome) {
+        if (ranks.remove(rank.rankId, rank)) {
+            finished.put(rank.rankId, outcome);
+        }
+    }
+
+    boolean isEmpty() {
+        return ranks.isEmpty();
+    }
+
+    List<V2Rank> ranks() {
+        List<V2Rank> list = new ArrayList<>(ranks.values());
+        list.sort(Comparator.comparingInt(r -> r.rankId));
+        return list;
+    }
+
+    JobInfo info() {
+        List<RankInfo> all = new ArrayList<>();
+        for (Finished f : finished.values()) {
+            all.add(f.info());
+        }
+        for (V2Rank r : ranks.values()) {
+            all.add(r.info());
+        }
+        all.sort(Comparator.comparingInt(RankInfo::rankId));
+        return new JobInfo(jobId, PROTOCOL, Job.ownerText(owner), started, all);
+    }
+}

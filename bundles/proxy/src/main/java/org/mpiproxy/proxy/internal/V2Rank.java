@@ -1,0 +1,112 @@
+package org.mpiproxy.proxy.internal;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.concurrent.Future;
+
+import org.mpiproxy.api.MessageRing;
+import org.mpiproxy.api.RankChannel;
+import org.mpiproxy.api.RankInfo;
+import org.mpiproxy.api.RankProcess;
+
+/**
+ * One rank of a v2 job: its channel, process, stream positions and the rank-to-host fragments
+ * sent but not yet acknowledged. Relay thread only.
+ */
+final class V2Rank {
+
+    /** Most fragments retained per rank (the largest RECV window). */
+    static final int MAX_RETAINED = 256;
+    /** Bytes of retained fragments per rank at most; fewer slots with large datagrams. */
+    static final int RETAIN_BYTES = 1 << 20;
+
+    final V2Job job;
+    final int rankId;
+    final int coreId;
+    final int worldSize;
+    final String program;
+
+    RankChannel channel;
+    MessageRing toRank;
+    MessageRing fromRank;
+    RankProcess process;
+    Rank.Phase phase = Rank.Phase.STARTING;
+    int exitStatus = -1;
+    boolean terminateRequested;
+    boolean removed;
+    int execResult = -1;
+    String execReason;
+    Future<?> terminateTimer;
+    boolean active;
+
+    /** Rank-to-host stream: fragments below {@code acked} are acknowledged, below {@code next} were read. */
+    long acked;
+    long next;
+    /** End (exclusive) of the latest RECV window; fragments below it are sent as they appear. */
+    long pullEnd;
+    /** Whether the TRUNCATE answer for the current window was sent. */
+    boolean truncateSent;
+    final int slots;
+    final int slotSize;
+    /** Allocated with the first RECV: many ranks only ever receive. */
+    ByteBuffer retained;
+
+    long bytesIn;
+    long bytesOut;
+
+    V2Rank(V2Job job, int rankId, int coreId, int worldSize, String program, RankChannel channel, int datagramSize) {
+        this.job = job;
+        this.rankId = rankId;
+        this.coreId = coreId;
+        this.worldSize = worldSize;
+        this.program = program;
+        this.channel = channel;
+        this.toRank = channel.toRank();
+        this.fromRank = channel.fromRank();
+        this.slotSize = datagramSize;
+        this.slots = Math.max(1, Math.min(MAX_RETAINED, RETAIN_BYTES / datagramSize));
+        // after a bundle refresh the stream continues where the rings say
+        this.next = fromRank.consumerMark();
+        this.acked = next;
+        this.pullEnd = next;
+    }
+
+    ByteBuffer retained() {
+        if (retained == null) {
+            retained = ByteBuffer.allocateDirect(slots * slotSize).order(ByteOrder.LITTLE_ENDIAN);
+        }
+        return retained;
+    }
+
+    int slotOffset(long sequence) {
+        return (int) Long.remainderUnsigned(sequence, slots) * slotSize;
+    }
+
+    boolean isDone() {
+        return phase == Rank.Phase.EXITED || phase == Rank.Phase.FAILED;
+    }
+
+    boolean wantsData() {
+        return next < pullEnd && fromRank != null;
+    }
+
+    RankInfo info() {
+        RankInfo.State state;
+        switch (phase) {
+            case EXITED:
+                state = RankInfo.State.EXITED;
+                break;
+            case FAILED:
+                state = RankInfo.State.FAILED;
+                break;
+            case TERMINATING:
+                state = RankInfo.State.TERMINATING;
+                break;
+            default:
+                state = terminateRequested ? RankInfo.State.TERMINATING : RankInfo.State.RUNNING;
+                break;
+        }
+        long pid = process != null ? process.pid() : -1;
+        return new RankInfo(rankId, coreId, program, pid, state, exitStatus, bytesIn, bytesOut, 0, 0);
+    }
+}

@@ -1,0 +1,51 @@
+package org.mpiproxy.proxy.internal;
+
+import java.time.Duration;
+import java.util.Objects;
+
+import org.mpiproxy.protocol.ClusterKeys;
+import org.mpiproxy.protocol.NodeIds;
+import org.mpiproxy.protocol.V2HeaderDescriptor;
+
+/**
+ * Validated settings of protocol v2.
+ *
+ * @param keys             the cluster keys
+ * @param nodeName         this node's name; requests must name it
+ * @param skew             largest accepted clock difference
+ * @param replayCacheSize  nonces remembered per key
+ * @param datagramSize     largest datagram sent and accepted
+ * @param jobLinger        how long a finished job's TERMINATE replies are remembered
+ */
+record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
+                  Duration jobLinger) {
+
+    V2Settings {
+        Objects.requireNonNull(keys, "keys");
+        if (nodeName == null || nodeName.isBlank()) {
+            throw new IllegalArgumentException("node.name must not be empty");
+        }
+        if (skew.isNegative()) {
+            throw new IllegalArgumentException("v2.skew.seconds=" + skew.toSeconds() + " must be >= 0");
+        }
+        if (replayCacheSize < 1) {
+            throw new IllegalArgumentException("v2.replay.cache.size=" + replayCacheSize + " must be >= 1");
+        }
+        if (datagramSize < V2HeaderDescriptor.MIN_DATAGRAM_LENGTH + 8
+                || datagramSize > V2HeaderDescriptor.MAX_DATAGRAM_LENGTH) {
+            throw new IllegalArgumentException("v2.datagram.size=" + datagramSize + " out of range "
+                    + (V2HeaderDescriptor.MIN_DATAGRAM_LENGTH + 8) + ".." + V2HeaderDescriptor.MAX_DATAGRAM_LENGTH);
+        }
+        if (jobLinger.isNegative()) {
+            throw new IllegalArgumentException("v2.job.linger.seconds=" + jobLinger.toSeconds() + " must be >= 0");
+        }
+    }
+
+    long nodeId() {
+        return NodeIds.of(nodeName);
+    }
+
+    int maxPayload() {
+        return V2HeaderDescriptor.maxPayload(datagramSize);
+    }
+}

@@ -1,0 +1,92 @@
+package org.mpiproxy.proxy.internal;
+
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.charset.StandardCharsets;
+import java.util.HexFormat;
+import java.util.Map;
+import java.util.concurrent.atomic.AtomicLong;
+
+import org.mpiproxy.protocol.ClusterKeys;
+import org.mpiproxy.protocol.NodeIds;
+import org.mpiproxy.protocol.V2Authenticator;
+import org.mpiproxy.protocol.V2HeaderDescriptor;
+import org.mpiproxy.protocol.V2HeaderFlyweight;
+
+/** Builds signed v2 requests as a host would. */
+final class V2Datagrams {
+
+    static final byte[] KEY = HexFormat.of().parseHex("000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f");
+    static final String NODE = "node-a";
+    static final ClusterKeys KEYS = ClusterKeys.of(Map.of(1, KEY), 1);
+
+    private final V2Authenticator auth;
+    private final long nodeId;
+    private final AtomicLong nonce = new AtomicLong(1);
+    long now;
+
+    V2Datagrams(ClusterKeys keys, String node, long now) {
+        this.auth = new V2Authenticator(keys, NodeIds.of(node), 30_000, 16);
+        this.nodeId = NodeIds.of(node);
+        this.now = now;
+    }
+
+    V2Datagrams(long now) {
+        this(KEYS, NODE, now);
+    }
+
+    /** @return a proxy-side authenticator for {@link #NODE} with {@link #KEYS} */
+    static V2Authenticator hostVerifier() {
+        return new V2Authenticator(KEYS, NodeIds.of(NODE), 30_000, 16);
+    }
+
+    V2HeaderFlyweight header(ByteBuffer b, int op, long jobId, long rank) {
+        return new V2HeaderFlyweight().wrap(b, 0).reset(op, 0).keyId(1).nodeId(nodeId).jobId(jobId).rank(rank)
+                .timestamp(now).nonce(nonce.getAndIncrement());
+    }
+
+    ByteBuffer finish(ByteBuffer b) {
+        int length = auth.sign(b, 0);
+        return b.limit(length).position(0);
+    }
+
+    static ByteBuffer buffer() {
+        return ByteBuffer.allocate(65507).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    ByteBuffer exec(long jobId, int rank, int core, int worldSize, String command) {
+        ByteBuffer b = buffer();
+        byte[] text = command.getBytes(StandardCharsets.UTF_8);
+        header(b, V2HeaderDescriptor.OP_EXEC, jobId, rank).argument(worldSize).core(core).payloadLength(text.length);
+        b.put(V2HeaderDescriptor.HEADER_LENGTH, text);
+        return finish(b);
+    }
+
+    ByteBuffer sendInts(long jobId, int rank, long sequence, int tag, boolean endOfMessage, int... values) {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_SEND, jobId, rank).flags(endOfMessage ? V2HeaderDescriptor.FLAG_END_OF_MESSAGE : 0)
+                .datatype(3).tag(tag).sequence(sequence).argument(values.length).payloadLength(values.length * 4);
+        for (int i = 0; i < values.length; i++) {
+            b.putInt(V2HeaderDescriptor.HEADER_LENGTH + 4 * i, values[i]);
+        }
+        return finish(b);
+    }
+
+    ByteBuffer recv(long jobId, int rank, long from, int window) {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_RECV, jobId, rank).sequence(from).argument(window);
+        return finish(b);
+    }
+
+    ByteBuffer terminate(long jobId, int rank) {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_TERMINATE, jobId, rank);
+        return finish(b);
+    }
+
+    /** Re-signs a datagram after a test changed its header. */
+    ByteBuffer resign(ByteBuffer b) {
+        b.clear();
+        return finish(b);
+    }
+}

@@ -1,0 +1,221 @@
+package org.mpiproxy.proxy.internal;
+
+import static org.junit.jupiter.api.Assertions.assertArrayEquals;
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertThrows;
+
+import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicReference;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
+import org.mpiproxy.api.LaunchRequest;
+import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.RankProcess;
+import org.mpiproxy.channel.shm.internal.MappedFileChannelManager;
+import org.mpiproxy.mpi.MpiException;
+import org.mpiproxy.mpi.internal.ChannelRankTransport;
+import org.mpiproxy.mpi.internal.HostfileEntry;
+import org.mpiproxy.mpi.internal.V2HostTransport;
+import org.mpiproxy.protocol.ClusterKeys;
+import org.mpiproxy.protocol.MpiDatatype;
+import org.mpiproxy.protocol.MpiErrors;
+import org.mpiproxy.transport.udp.internal.UdpTransport;
+import org.mpiproxy.transport.udp.internal.UdpTransportSettings;
+
+/**
+ * The v2 host library against the v2 dispatcher over a real UDP socket and real mapped rings;
+ * ranks are threads of this JVM using the rank side of the library.
+ */
+class V2EndToEndTest {
+
+    @TempDir
+    Path dir;
+
+    private final ExecutorService launches = Executors.newFixedThreadPool(2);
+    private final ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1);
+    private final AtomicReference<UdpTransport> transportRef = new AtomicReference<>();
+    private V2Dispatcher dispatcher;
+    private UdpTransport transport;
+
+    /** What a rank thread does with its channel. */
+    interface RankBody {
+        void run(ChannelRankTransport rank, LaunchRequest request);
+    }
+
+    private static final class ThreadRank implements RankProcess {
+        final CompletableFuture<Integer> exit = new CompletableFuture<>();
+
+        @Override
+        public long pid() {
+            return 1;
+        }
+
+        @Override
+        public int coreId() {
+            return 0;
+        }
+
+        @Override
+        public boolean isAlive() {
+            return !exit.isDone();
+        }
+
+        @Override
+        public CompletableFuture<Integer> onExit() {
+            return exit;
+        }
+
+        @Override
+        public void stop(Duration grace) {
+            exit.complete(143);
+        }
+    }
+
+    private int start(int datagramSize, String node, RankBody body) throws Exception {
+        MappedFileChannelManager channels = new MappedFileChannelManager(TestConfigs.of(
+                MappedFileChannelManager.Config.class, Map.of("base.directory", dir.resolve("shm").toString(),
+                        "ring.capacity", 1 << 20)));
+        ProcessLauncher launcher = request -> {
+            ThreadRank process = new ThreadRank();
+            Thread t = new Thread(() -> {
+                try {
+                    ChannelRankTransport rank = ChannelRankTransport.map(request.channelPath());
+                    body.run(rank, request);
+                    rank.finish();
+                    process.exit.complete(request.rankId() * 10);
+                } catch (RuntimeException e) {
+                    e.printStackTrace();
+                    process.exit.complete(99);
+                }
+            }, "rank-" + request.rankId());
+            t.setDaemon(true);
+            t.start();
+            return process;
+        };
+        dispatcher = new V2Dispatcher(channels,
+                new ProxySettings(dir.resolve("logs"), 1 << 20, Duration.ofSeconds(30), Duration.ofSeconds(1)),
+                new V2Settings(V2Datagrams.KEYS, node, Duration.ofSeconds(30), 1024, datagramSize,
+                        Duration.ofSeconds(300)),
+                core -> launcher, () -> transportRef.get().wakeup(), launches, timer, System::currentTimeMillis);
+        ProtocolFront front = new ProtocolFront(new V1Dispatcher(channels,
+                new ProxySettings(dir.resolve("logs"), 1 << 20, Duration.ofSeconds(30), Duration.ofSeconds(1)),
+                core -> launcher, () -> { }, launches, timer), false, dispatcher);
+        transport = new UdpTransport(UdpTransportSettings.of("127.0.0.1", 0, 8 << 20, 8 << 20, 65507), () -> front);
+        transportRef.set(transport);
+        return transport.localAddress().getPort();
+    }
+
+    @AfterEach
+    void tearDown() {
+        if (transport != null) {
+            transport.close();
+        }
+        if (dispatcher != null) {
+            dispatcher.close();
+        }
+        launches.shutdownNow();
+        timer.shutdownNow();
+    }
+
+    private static List<HostfileEntry> hostfile(int port, int ranks) {
+        HostfileEntry[] entries = new HostfileEntry[ranks];
+        for (int i = 0; i < ranks; i++) {
+            entries[i] = new HostfileEntry(i + 1, new byte[] {127, 0, 0, 1}, port, 0);
+        }
+        return List.of(entries);
+    }
+
+    @Test
+    void shouldMove64MiBOfDoublesToARankAndBackIntact() throws Exception {
+        int doubles = 64 * 1024 * 1024 / Double.BYTES;
+        int port = start(65000, "127.0.0.1", (rank, request) -> {
+            ByteBuffer b = ByteBuffer.allocateDirect(doubles * Double.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            rank.recv(MpiDatatype.DOUBLE.code(), b, 0, doubles, 0);
+            rank.send(MpiDatatype.DOUBLE.code(), b, 0, doubles, 0);
+        });
+        ByteBuffer out = ByteBuffer.allocateDirect(doubles * Double.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < doubles; i++) {
+            out.putDouble(i * Double.BYTES, Math.sqrt(i) - i * 0.5);
+        }
+        V2HostTransport host = V2HostTransport.start(hostfile(port, 1), "echo", List.of(), V2Datagrams.KEYS, 65000,
+                Duration.ofSeconds(60), System.err);
+        host.send(MpiDatatype.DOUBLE.code(), out, 0, doubles, 1);
+        ByteBuffer back = ByteBuffer.allocateDirect(doubles * Double.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        host.recv(MpiDatatype.DOUBLE.code(), back, 0, doubles, 1);
+        assertEquals(-1, out.mismatch(back), "first differing byte");
+        assertArrayEquals(new int[] {0, 10}, host.finish());
+    }
+
+    @Test
+    void shouldRunTwoJobsWithTwoRanksEachOverDefaultDatagrams() throws Exception {
+        int count = 100_000;
+        int port = start(1448, "127.0.0.1", (rank, request) -> {
+            ByteBuffer b = ByteBuffer.allocate(count * 4).order(ByteOrder.LITTLE_ENDIAN);
+            rank.recv(MpiDatatype.INT.code(), b, 0, count, 0);
+            for (int i = 0; i < count; i++) {
+                b.putInt(4 * i, b.getInt(4 * i) + request.rankId());
+            }
+            rank.send(MpiDatatype.INT.code(), b, 0, count, 0);
+        });
+        AtomicReference<Throwable> failure = new AtomicReference<>();
+        Runnable job = () -> {
+            try {
+                V2HostTransport host = V2HostTransport.start(hostfile(port, 2), "add", List.of(), V2Datagrams.KEYS,
+                        1448, Duration.ofSeconds(60), System.err);
+                ByteBuffer b = ByteBuffer.allocate(count * 4).order(ByteOrder.LITTLE_ENDIAN);
+                for (int r = 1; r <= 2; r++) {
+                    for (int i = 0; i < count; i++) {
+                        b.putInt(4 * i, i);
+                    }
+                    host.send(MpiDatatype.INT.code(), b, 0, count, r);
+                }
+                for (int r = 1; r <= 2; r++) {
+                    host.recv(MpiDatatype.INT.code(), b, 0, count, r);
+                    for (int i = 0; i < count; i++) {
+                        assertEquals(i + r, b.getInt(4 * i));
+                    }
+                }
+                assertArrayEquals(new int[] {0, 10, 20}, host.finish());
+            } catch (Throwable t) {
+                failure.compareAndSet(null, t);
+            }
+        };
+        Thread a = new Thread(job);
+        Thread b = new Thread(job);
+        a.start();
+        b.start();
+        a.join(120_000);
+        b.join(120_000);
+        if (failure.get() != null) {
+            throw new AssertionError(failure.get());
+        }
+        assertEquals(2, dispatcher.counter(V2Counter.JOBS_CREATED));
+        assertEquals(2, dispatcher.counter(V2Counter.JOBS_FINISHED));
+    }
+
+    @Test
+    void shouldRefuseAHostWithAnotherKeyAndStartNothing() throws Exception {
+        int port = start(1448, "127.0.0.1", (rank, request) -> { });
+        ClusterKeys wrong = ClusterKeys.of(Map.of(1, new byte[32]), 1);
+        PrintStream quiet = new PrintStream(java.io.OutputStream.nullOutputStream());
+        MpiException e = assertThrows(MpiException.class, () -> V2HostTransport.start(hostfile(port, 1), "x",
+                List.of(), wrong, 1448, Duration.ofSeconds(2), quiet));
+        assertEquals(MpiErrors.ERR_OTHER, e.errorCode());
+        assertEquals(0, dispatcher.counter(V2Counter.EXEC_REQUESTS));
+        assertEquals(true, dispatcher.counter(V2Counter.AUTH_BAD_MAC) > 0);
+        assertEquals(false, Files.exists(dir.resolve("shm")) && Files.list(dir.resolve("shm")).findAny().isPresent());
+    }
+}

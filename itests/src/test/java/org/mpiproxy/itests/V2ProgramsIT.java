@@ -1,0 +1,71 @@
+package org.mpiproxy.itests;
+
+import static org.junit.Assert.assertEquals;
+import static org.junit.Assert.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.Test;
+import org.mpiproxy.api.ProxyStatus;
+
+/**
+ * The shipped programs as hosts against the booted distribution: mpiping and mpiprime over v2
+ * (the default, with the key the node generated on its first start), and mpiping over v1.
+ */
+public class V2ProgramsIT extends MpiProxyTestSupport {
+
+    /** Output and exit status of a program run. */
+    private static final class Run {
+        final int status;
+        final String output;
+
+        Run(int status, String output) {
+            this.status = status;
+            this.output = output;
+        }
+    }
+
+    private Run run(Map<String, String> env, String... command) throws IOException, InterruptedException {
+        Path hostfile = programsDirectory().resolve("itest-hostfile");
+        Files.writeString(hostfile, "127.0.0.1:" + udpPort() + ":0\n127.0.0.1:" + udpPort() + ":0\n");
+        ProcessBuilder pb = new ProcessBuilder(command).directory(programsDirectory().toFile()).redirectErrorStream(true);
+        pb.environment().putAll(env);
+        Process p = pb.start();
+        byte[] out = p.getInputStream().readAllBytes();
+        assertTrue("program did not end in time", p.waitFor(TIMEOUT.toSeconds(), TimeUnit.SECONDS));
+        return new Run(p.exitValue(), new String(out, StandardCharsets.UTF_8));
+    }
+
+    @Test
+    public void shouldRunTheExamplesOverV2WithTheGeneratedKeyAndOverV1() throws Exception {
+        awaitService(ProxyStatus.class, null);
+        Path key = karafHome().resolve("etc").resolve("mpiproxy.key");
+        awaitCondition(() -> Files.exists(key), TIMEOUT, () -> "no generated key " + key);
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(key)));
+
+        Run ping = run(Map.of(), "./mpiping", "itest-hostfile");
+        assertEquals(ping.output, 0, ping.status);
+        assertTrue(ping.output, ping.output.contains("rank 1: pong 0x12345678"));
+        assertTrue(ping.output, ping.output.contains("rank 2: pong 0x12345678"));
+
+        Run prime = run(Map.of(), "./mpiprime", "itest-hostfile", "100000");
+        assertEquals(prime.output, 0, prime.status);
+        assertTrue(prime.output, prime.output.contains("9592 primes below 100000"));
+
+        Run v1 = run(Map.of("MPIPROXY_PROTOCOL", "v1"), "./mpiping", "itest-hostfile");
+        assertEquals(v1.output, 0, v1.status);
+        assertTrue(v1.output, v1.output.contains("rank 2: pong 0x12345678"));
+
+        List<String> protocols = jobs().stream().map(j -> j.protocol()).sorted().toList();
+        assertEquals(List.of("v1", "v2", "v2"), protocols);
+        Long v2Execs = awaitService(ProxyStatus.class, null).counters().get("v2.exec.started");
+        assertEquals(Long.valueOf(4), v2Execs);
+    }
+}
