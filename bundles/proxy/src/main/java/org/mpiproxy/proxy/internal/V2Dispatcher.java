@@ -687,25 +687,11 @@ final class V2Dispatcher {
         rank.channel = null;
         rank.toRank = null;
         rank.fromRank = null;
-        try {
-            channel.close();
-        } catch (RuntimeException e) {
-            LOG.warn("closing the channel of v2 job {} rank {} failed", Job.hex(rank.job.jobId), rank.rankId, e);
-        }
-        try {
-            channels.remove(rank.job.jobId, rank.rankId);
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("removing the channel of v2 job {} rank {} failed: {}", Job.hex(rank.job.jobId), rank.rankId,
-                    e.toString());
-        }
+        ChannelCleanup.close(channels, channel, rank.job.jobId, rank.rankId);
     }
 
     private void releaseQuietly(long jobId) {
-        try {
-            channels.release(jobId);
-        } catch (IOException | RuntimeException e) {
-            LOG.warn("releasing the directory of v2 job {} failed: {}", Job.hex(jobId), e.toString());
-        }
+        ChannelCleanup.release(channels, jobId);
     }
 
     private void post(V1Dispatcher.Completion completion) {
