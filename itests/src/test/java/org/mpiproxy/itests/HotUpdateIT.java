@@ -11,6 +11,8 @@ import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.concurrent.CountDownLatch;
+import java.util.concurrent.TimeUnit;
 
 import org.apache.karaf.shell.api.console.SessionFactory;
 import org.junit.Before;
@@ -21,6 +23,7 @@ import org.mpiproxy.api.ProxyStatus;
 import org.osgi.framework.Bundle;
 import org.osgi.framework.Constants;
 import org.osgi.framework.ServiceReference;
+import org.osgi.framework.wiring.FrameworkWiring;
 
 /**
  * {@code bundle:update} of the UDP transport, both launchers and the channel manager while a
@@ -110,14 +113,45 @@ public class HotUpdateIT extends MpiProxyTestSupport {
         }
     }
 
-    /** Runs {@code bundle:update} as an operator would, then waits until the bundle is active again. */
+    /**
+     * Runs {@code bundle:update} as an operator would, then waits until the bundle is active again
+     * and the framework has finished refreshing it.
+     *
+     * <p>{@code bundle:update} returns before the refresh it starts has run. While a refresh holds
+     * the framework's global lock, starting an updated bundle fails with "Unable to acquire global
+     * lock for resolve" (the framework gives up rather than risk a deadlock); an operator then
+     * simply types the command again. This test does the same, at most a few times, after waiting
+     * for every pending refresh.
+     */
     private void update(String bsn, List<String> updated) throws Exception {
         Bundle bundle = bundle(bsn);
         long modified = bundle.getLastModified();
-        admin("bundle:update " + bundle.getBundleId());
+        for (int attempt = 1; ; attempt++) {
+            awaitPendingRefreshes();
+            try {
+                admin("bundle:update " + bundle.getBundleId());
+                break;
+            } catch (Exception e) {
+                if (attempt == 3 || !String.valueOf(e.getMessage()).contains("global lock")) {
+                    throw e;
+                }
+            }
+        }
         awaitCondition(() -> bundle.getState() == Bundle.ACTIVE && bundle.getLastModified() != modified, TIMEOUT,
                 () -> bsn + " state " + stateName(bundle.getState()));
+        awaitPendingRefreshes();
         updated.add(bsn);
+    }
+
+    /**
+     * Refresh requests run one after the other on the framework's refresh thread: a refresh of
+     * nothing, queued now, completes only after every refresh queued before it.
+     */
+    private void awaitPendingRefreshes() throws InterruptedException {
+        CountDownLatch done = new CountDownLatch(1);
+        FrameworkWiring wiring = bundleContext.getBundle(0).adapt(FrameworkWiring.class);
+        wiring.refreshBundles(List.of(), event -> done.countDown());
+        assertTrue("the framework's refresh queue drained", done.await(TIMEOUT.toMillis(), TimeUnit.MILLISECONDS));
     }
 
     private long serviceId(Class<?> type) {

@@ -65,6 +65,26 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
      * @throws IOException when the socket cannot be opened or bound
      */
     public UdpTransport(UdpTransportSettings settings, Supplier<DatagramHandler> handlers) throws IOException {
+        this(settings, handlers, true);
+    }
+
+    /**
+     * Binds the socket; its receive thread starts with {@link #start()}. A transport that
+     * replaces another is bound first (so that a bad address leaves the old one serving), and
+     * started only once the old one's receive thread has stopped: the handler is driven by one
+     * thread at a time.
+     *
+     * @param settings the socket settings
+     * @param handlers yields the current handler, or {@code null} when none is bound
+     * @return the bound, not yet started transport
+     * @throws IOException when the socket cannot be opened or bound
+     */
+    static UdpTransport bind(UdpTransportSettings settings, Supplier<DatagramHandler> handlers) throws IOException {
+        return new UdpTransport(settings, handlers, false);
+    }
+
+    private UdpTransport(UdpTransportSettings settings, Supplier<DatagramHandler> handlers, boolean start)
+            throws IOException {
         this.handlers = handlers;
         this.maxDatagramSize = settings.maxDatagramSize();
         InetSocketAddress bind = settings.bindAddress();
@@ -94,7 +114,14 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
         ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(maxDatagramSize + 1).order(ByteOrder.LITTLE_ENDIAN);
         this.thread = new Thread(() -> receiveLoop(receiveBuffer), THREAD_NAME);
         this.thread.setDaemon(true);
-        this.thread.start();
+        if (start) {
+            start();
+        }
+    }
+
+    /** Starts the receive thread of a transport made by {@link #bind}. */
+    void start() {
+        thread.start();
         LOG.info("UDP transport listening on {}", localAddress);
     }
 
@@ -227,14 +254,7 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
      */
     @Override
     public void close() {
-        running = false;
-        selector.wakeup();
-        LockSupport.unpark(thread);
-        try {
-            thread.join(TimeUnit.SECONDS.toMillis(5));
-        } catch (InterruptedException e) {
-            Thread.currentThread().interrupt();
-        }
+        stop();
         try {
             selector.close();
         } catch (IOException e) {
@@ -245,10 +265,31 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
         } catch (IOException e) {
             LOG.debug("closing channel", e);
         }
-        if (thread.isAlive()) {
-            LOG.warn("UDP receive thread did not stop within 5 s");
-        }
         LOG.info("UDP transport on {} closed", localAddress);
+    }
+
+    /**
+     * Stops the receive thread and waits for it (at most 5 s), leaving the socket open: what
+     * arrives meanwhile stays queued in it.
+     *
+     * @return {@code true} when the thread has ended (or never started)
+     */
+    boolean stop() {
+        running = false;
+        selector.wakeup();
+        LockSupport.unpark(thread);
+        try {
+            if (thread.isAlive()) {
+                thread.join(TimeUnit.SECONDS.toMillis(5));
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        if (thread.isAlive()) {
+            LOG.warn("UDP receive thread on {} did not stop within 5 s", localAddress);
+            return false;
+        }
+        return true;
     }
 
     /**

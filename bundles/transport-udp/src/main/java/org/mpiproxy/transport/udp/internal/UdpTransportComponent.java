@@ -80,10 +80,12 @@ public class UdpTransportComponent implements DatagramTransport {
     }
 
     /**
-     * Applies a new configuration in place, without deactivating: the new socket is bound and
-     * its receive thread started first, then it replaces the old one, which is closed. Jobs live
-     * in the proxy and are keyed by their host's address, so they continue on the new socket.
-     * A bad value, or a socket that cannot be bound, is logged and the old socket stays.
+     * Applies a new configuration in place, without deactivating: the new socket is bound
+     * first, then the old socket's receive thread is stopped, and only then the new one's
+     * started, so that the handler is never driven by two threads. What reaches the new socket
+     * in between waits in it. Jobs live in the proxy and are keyed by their host's address, so
+     * they continue on the new socket. A bad value, or a socket that cannot be bound, is logged
+     * and the old socket stays.
      *
      * @param config the new configuration
      */
@@ -102,17 +104,19 @@ public class UdpTransportComponent implements DatagramTransport {
         }
         UdpTransport replacement;
         try {
-            replacement = new UdpTransport(next, () -> handler);
+            replacement = UdpTransport.bind(next, () -> handler);
         } catch (IOException | RuntimeException e) {
             LOG.error("{}: cannot bind {} ({}); keeping the last good configuration, listening on {}", PID,
                     next.bindAddress(), e.toString(), localAddress());
             return;
         }
         UdpTransport old = transport;
+        old.stop();
         transport = replacement;
         settings = next;
-        old.counters().forEach((k, v) -> retired.merge(k, v, Long::sum));
+        replacement.start();
         old.close();
+        old.counters().forEach((k, v) -> retired.merge(k, v, Long::sum));
         LOG.info("{}: moved from {} to {}", PID, old.localAddress(), replacement.localAddress());
     }
 

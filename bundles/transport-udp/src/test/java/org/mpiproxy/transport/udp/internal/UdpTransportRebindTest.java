@@ -102,4 +102,53 @@ class UdpTransportRebindTest {
             assertDelivered(before, (byte) 4);
         }
     }
+
+    /**
+     * The handler is the proxy's single-threaded duty cycle: while the socket moves, the old
+     * receive thread must have left the handler before the new one enters it.
+     */
+    @Test
+    void shouldNeverDriveTheHandlerFromTwoThreadsWhileMoving() throws Exception {
+        java.util.concurrent.atomic.AtomicInteger inside = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger overlaps = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger calls = new java.util.concurrent.atomic.AtomicInteger();
+        org.mpiproxy.api.DatagramHandler busy = new org.mpiproxy.api.DatagramHandler() {
+            @Override
+            public void onDatagram(ByteBuffer datagram, InetSocketAddress source,
+                    org.mpiproxy.api.DatagramTransport replies) {
+                doWork(replies);
+            }
+
+            @Override
+            public int doWork(org.mpiproxy.api.DatagramTransport replies) {
+                if (inside.incrementAndGet() > 1) {
+                    overlaps.incrementAndGet();
+                }
+                calls.incrementAndGet();
+                java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
+                inside.decrementAndGet();
+                return 0;
+            }
+
+            @Override
+            public boolean hasPendingWork() {
+                return true;
+            }
+        };
+        java.lang.reflect.Field f = UdpTransportComponent.class.getDeclaredField("handler");
+        f.setAccessible(true);
+        f.set(component, busy);
+
+        for (int move = 0; move < 20; move++) {
+            int before = calls.get();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
+            while (calls.get() < before + 3 && System.nanoTime() < deadline) {
+                Thread.sleep(1);
+            }
+            component.modified(config("port", freePort()));
+        }
+
+        assertEquals(0, overlaps.get(), "calls into the handler while another thread was inside it");
+        org.junit.jupiter.api.Assertions.assertTrue(calls.get() > 20, "the handler was driven: " + calls.get());
+    }
 }
