@@ -1,5 +1,7 @@
 package org.mpiproxy.api;
 
+import java.nio.file.Path;
+
 import org.osgi.annotation.versioning.ProviderType;
 
 /**
@@ -29,4 +31,14 @@ public interface ProcessLauncher {
      *                         exist or the process cannot be spawned
      */
     RankProcess launch(LaunchRequest request) throws LaunchException;
+
+    /**
+     * The directory programs are looked up in now; it follows the launcher's configuration.
+     * Any thread.
+     *
+     * @return the program directory, or {@code null} when this launcher does not use one
+     */
+    default Path programDirectory() {
+        return null;
+    }
 }

@@ -26,6 +26,36 @@ public final class LauncherDirectories {
     }
 
     /**
+     * Validates a configured directory and resolves the default; a directory that does not
+     * exist yet is accepted (the health check reports it), so that it can be created later.
+     *
+     * @param key        the configuration key, for the message
+     * @param configured the configured directory; {@code null} or blank selects {@code fallback}
+     * @param fallback   the default
+     * @return the directory
+     * @throws IllegalArgumentException naming {@code key} and the value when it is not a valid
+     *                                  path, not absolute, or names something other than a directory
+     */
+    public static Path checkedDirectory(String key, String configured, Path fallback) {
+        if (isBlank(configured)) {
+            return fallback;
+        }
+        Path path;
+        try {
+            path = Path.of(configured.trim());
+        } catch (java.nio.file.InvalidPathException e) {
+            throw new IllegalArgumentException(key + "=" + configured + " is not a valid path: " + e.getReason(), e);
+        }
+        if (!path.isAbsolute()) {
+            throw new IllegalArgumentException(key + "=" + configured + " must be an absolute path");
+        }
+        if (java.nio.file.Files.exists(path) && !java.nio.file.Files.isDirectory(path)) {
+            throw new IllegalArgumentException(key + "=" + configured + " exists and is not a directory");
+        }
+        return path.normalize();
+    }
+
+    /**
      * @param configured the configured directory; {@code null} or blank selects the default
      * @param properties system property lookup, usually {@code System::getProperty}
      * @param relative   the default's path below the data directory, such as

@@ -8,7 +8,7 @@
  * ({@link org.mpiproxy.launcher.SpawnedRankProcess}).
  */
 @Export
-@Version("0.1.0")
+@Version("0.2.0")
 package org.mpiproxy.launcher;
 
 import org.osgi.annotation.bundle.Export;

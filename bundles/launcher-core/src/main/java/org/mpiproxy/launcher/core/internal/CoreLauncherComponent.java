@@ -5,11 +5,12 @@ import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.api.RankOutputListener;
-import org.mpiproxy.launcher.LauncherDirectories;
 import org.mpiproxy.launcher.OutputListeners;
 import org.mpiproxy.launcher.RankEnvironment;
+import org.mpiproxy.launcher.RankUser;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
@@ -57,32 +58,72 @@ public final class CoreLauncherComponent implements ProcessLauncher {
                 description = "Comma-separated variables of the proxy's environment that ranks get (a trailing *"
                         + " matches any suffix); ranks also get what the job asked for, JAVA_HOME and MPIPROXY_*.")
         String environment_allowlist() default RankEnvironment.DEFAULT_ALLOWLIST;
+
+        @AttributeDefinition(name = "Rank user",
+                description = "Numeric <uid>:<gid> ranks run as (through setpriv) when the proxy runs as root; the"
+                        + " image cache is then shared with that group (search and run only). Give"
+                        + " org.mpiproxy.channel.shm the same owner.user. Empty means the proxy's own user.")
+        String rank_user() default "";
     }
 
-    private final PinnedCoreLauncher launcher;
     private final OutputListeners outputListeners = new OutputListeners();
+    private volatile PinnedCoreLauncher launcher;
 
     /**
      * @param config the component configuration
-     * @throws IllegalArgumentException when {@code max.image.size} is not positive
+     * @throws IllegalArgumentException when a value is bad, naming its key and the value
      */
     @Activate
     public CoreLauncherComponent(Config config) {
-        long maxImageSize = config.max_image_size();
-        if (maxImageSize <= 0) {
-            throw new IllegalArgumentException("max.image.size=" + maxImageSize + " must be > 0");
+        CoreLauncherSettings settings = CoreLauncherSettings.of(config, System::getProperty, RankUser.isRoot());
+        launcher = create(settings);
+        LOG.info("Core launcher started, {}, {}", describe(settings), Lz4Codecs.description());
+    }
+
+    /**
+     * Applies a new configuration in place: ranks started from now on use it, running ranks are
+     * not touched. A bad value is logged, naming its key and the value, and the last good
+     * configuration stays.
+     *
+     * @param config the new configuration
+     */
+    @Modified
+    void modified(Config config) {
+        String problem = reconfigure(config);
+        if (problem != null) {
+            LOG.error("{}: {}; keeping the last good configuration, images in {}", PID, problem,
+                    launcher.programDirectory());
         }
-        ImageDigests digests = digests(config.image_digests());
-        ImageCache images = new ImageCache(
-                LauncherDirectories.dataDirectory(config.cache_directory(), System::getProperty, "mpiproxy/images"),
-                maxImageSize, digests);
-        launcher = new PinnedCoreLauncher(
-                LauncherDirectories.programDirectory(config.program_directory(), System::getProperty),
-                images, AllowedCpus.ofThisProcess(), System.getProperty("java.home"), outputListeners,
-                RankEnvironment.parseAllowlist(config.environment_allowlist()));
-        LOG.info("Core launcher started, images in {}, cache {}, max.image.size={}, {}, {}",
-                launcher.programDirectory(), images.directory(), maxImageSize, Lz4Codecs.description(),
-                digests.source() == null ? "any image" : digests.size() + " image digests from " + digests.source());
+    }
+
+    /**
+     * @param config the new configuration
+     * @return {@code null} when it was applied, else why not ({@code key=value ...})
+     */
+    String reconfigure(Config config) {
+        CoreLauncherSettings settings;
+        try {
+            settings = CoreLauncherSettings.of(config, System::getProperty, RankUser.isRoot());
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
+        launcher = create(settings);
+        LOG.info("Core launcher reconfigured, {}", describe(settings));
+        return null;
+    }
+
+    private PinnedCoreLauncher create(CoreLauncherSettings s) {
+        ImageCache images = new ImageCache(s.cacheDirectory(), s.maxImageSize(), s.digests(),
+                s.rankUser() == null ? -1 : s.rankUser()[1]);
+        return new PinnedCoreLauncher(s.programDirectory(), images, AllowedCpus.ofThisProcess(),
+                System.getProperty("java.home"), outputListeners, s.allowlist(), s.rankUser());
+    }
+
+    private static String describe(CoreLauncherSettings s) {
+        return "images in " + s.programDirectory() + ", cache " + s.cacheDirectory() + ", max.image.size="
+                + s.maxImageSize() + ", " + (s.digests().source() == null ? "any image"
+                : s.digests().size() + " image digests from " + s.digests().source())
+                + (s.rankUser() == null ? "" : ", ranks run as " + s.rankUser()[0] + ":" + s.rankUser()[1]);
     }
 
     static ImageDigests digests(String file) {
@@ -109,6 +150,11 @@ public final class CoreLauncherComponent implements ProcessLauncher {
 
     PinnedCoreLauncher launcher() {
         return launcher;
+    }
+
+    @Override
+    public java.nio.file.Path programDirectory() {
+        return launcher.programDirectory();
     }
 
     @Override

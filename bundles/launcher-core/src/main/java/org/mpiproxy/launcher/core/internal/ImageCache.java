@@ -44,9 +44,15 @@ final class ImageCache {
     static final String TEMPORARY_PREFIX = ".extract-";
     static final String TEMPORARY_SUFFIX = ".tmp";
 
+    /** With a rank user: its group may search the directory and read and run the images, nothing more. */
+    private static final Set<PosixFilePermission> GROUP_SEARCH = PosixFilePermissions.fromString("rwx--x---");
+    private static final Set<PosixFilePermission> GROUP_RUN = PosixFilePermissions.fromString("rwxr-x---");
+
     private final Path directory;
     private final long maxImageSize;
     private final ImageDigests digests;
+    /** Group of the rank user, or -1 when ranks run as the proxy's own user. */
+    private final long rankGroup;
 
     /**
      * @param directory    the cache directory; created with mode 0700 on first use
@@ -62,6 +68,18 @@ final class ImageCache {
      * @param digests      the images accepted
      */
     ImageCache(Path directory, long maxImageSize, ImageDigests digests) {
+        this(directory, maxImageSize, digests, -1);
+    }
+
+    /**
+     * @param directory    the cache directory
+     * @param maxImageSize the largest decompressed image accepted, in bytes
+     * @param digests      the images accepted
+     * @param rankGroup    the gid ranks run with when they run as another user (directory and
+     *                     images get that group, which may run but not change them), or -1
+     */
+    ImageCache(Path directory, long maxImageSize, ImageDigests digests, long rankGroup) {
+        this.rankGroup = rankGroup;
         this.digests = digests;
         this.directory = Objects.requireNonNull(directory, "directory");
         if (maxImageSize <= 0) {
@@ -98,6 +116,11 @@ final class ImageCache {
         prepareDirectory(program);
         Path cached = directory.resolve(cacheName(program, digest));
         if (Files.isRegularFile(cached, LinkOption.NOFOLLOW_LINKS) && Files.isExecutable(cached)) {
+            try {
+                shareWithRankGroup(cached, GROUP_RUN);
+            } catch (IOException e) {
+                throw failure("cannot give image cache file " + cached + " to group " + rankGroup + ": " + e, e);
+            }
             return cached;
         }
         Path temporary;
@@ -111,6 +134,7 @@ final class ImageCache {
             // the image may have changed since it was checked: the bytes run must be on the list
             checkAllowed(program, image, extractedDigest);
             Files.setPosixFilePermissions(temporary, OWNER_ONLY);
+            shareWithRankGroup(temporary, GROUP_RUN);
             // Named after the bytes actually extracted, in case the image changed meanwhile.
             Path target = directory.resolve(cacheName(program, extractedDigest));
             Files.move(temporary, target, StandardCopyOption.ATOMIC_MOVE, StandardCopyOption.REPLACE_EXISTING);
@@ -202,9 +226,19 @@ final class ImageCache {
                 }
             }
             Files.setPosixFilePermissions(directory, OWNER_ONLY);
+            shareWithRankGroup(directory, GROUP_SEARCH);
         } catch (IOException e) {
             throw failure("cannot create image cache " + directory + " for program '" + program + "': " + e, e);
         }
+    }
+
+    /** With a rank user, gives {@code path} to its group with {@code permissions}; owner-only otherwise. */
+    private void shareWithRankGroup(Path path, Set<PosixFilePermission> permissions) throws IOException {
+        if (rankGroup < 0) {
+            return;
+        }
+        Files.setAttribute(path, "unix:gid", (int) rankGroup, LinkOption.NOFOLLOW_LINKS);
+        Files.setPosixFilePermissions(path, permissions);
     }
 
     private void checkAllowed(String program, Path image, String digest) throws LaunchException {

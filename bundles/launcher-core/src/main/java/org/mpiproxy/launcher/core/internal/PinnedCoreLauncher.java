@@ -31,6 +31,7 @@ final class PinnedCoreLauncher implements ProcessLauncher {
     private final RankOutputListener output;
 
     private final List<String> allowlist;
+    private final long[] rankUser;
 
     PinnedCoreLauncher(Path programDirectory, ImageCache images, AllowedCpus cpus, String javaHome) {
         this(programDirectory, images, cpus, javaHome, null, null);
@@ -38,6 +39,16 @@ final class PinnedCoreLauncher implements ProcessLauncher {
 
     PinnedCoreLauncher(Path programDirectory, ImageCache images, AllowedCpus cpus, String javaHome,
                        RankOutputListener output, List<String> allowlist) {
+        this(programDirectory, images, cpus, javaHome, output, allowlist, null);
+    }
+
+    /**
+     * @param rankUser {uid, gid} ranks run as (through {@code setpriv}), or {@code null} for the
+     *                 proxy's own user
+     */
+    PinnedCoreLauncher(Path programDirectory, ImageCache images, AllowedCpus cpus, String javaHome,
+                       RankOutputListener output, List<String> allowlist, long[] rankUser) {
+        this.rankUser = rankUser;
         this.allowlist = allowlist;
         this.programDirectory = Objects.requireNonNull(programDirectory, "programDirectory");
         this.images = Objects.requireNonNull(images, "images");
@@ -46,7 +57,12 @@ final class PinnedCoreLauncher implements ProcessLauncher {
         this.output = output;
     }
 
-    Path programDirectory() {
+    ImageCache images() {
+        return images;
+    }
+
+    @Override
+    public Path programDirectory() {
         return programDirectory;
     }
 
@@ -60,8 +76,9 @@ final class PinnedCoreLauncher implements ProcessLauncher {
         checkCoreExists(core);
         Path image = ProgramFiles.contained(programDirectory, request.program(), request.program() + IMAGE_SUFFIX);
         Path executable = images.extract(request.program(), image);
+        List<String> pinned = pinnedArgv(core, RankCommand.argv(executable.toString(), request));
         return RankProcessStarter.start(request.program(),
-                pinnedArgv(core, RankCommand.argv(executable.toString(), request)),
+                rankUser == null ? pinned : RankCommand.asUser(rankUser, pinned),
                 RankCommand.environment(request, javaHome),
                 request.logDirectory(), request.jobId(), request.rankId(), core,
                 OutputSettings.of(output, OutputSettings.DEFAULT_CAP_BYTES, request.environment()), allowlist);

@@ -5,12 +5,12 @@ import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.api.RankOutputListener;
-import org.mpiproxy.launcher.LauncherDirectories;
 import org.mpiproxy.launcher.OutputListeners;
-import org.mpiproxy.launcher.RankCommand;
 import org.mpiproxy.launcher.RankEnvironment;
+import org.mpiproxy.launcher.RankUser;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
@@ -51,19 +51,53 @@ public final class LocalLauncherComponent implements ProcessLauncher {
         String rank_user() default "";
     }
 
-    private final LocalProcessLauncher launcher;
     private final OutputListeners outputListeners = new OutputListeners();
+    private volatile LocalProcessLauncher launcher;
 
     /**
      * @param config the component configuration
+     * @throws IllegalArgumentException when a value is bad, naming its key and the value
      */
     @Activate
     public LocalLauncherComponent(Config config) {
-        launcher = new LocalProcessLauncher(
-                LauncherDirectories.programDirectory(config.program_directory(), System::getProperty),
-                System.getProperty("java.home"), outputListeners,
-                RankEnvironment.parseAllowlist(config.environment_allowlist()), rankUser(config.rank_user()));
+        launcher = create(LocalLauncherSettings.of(config, System::getProperty, RankUser.isRoot()));
         LOG.info("Local launcher started, programs in {}", launcher.programDirectory());
+    }
+
+    /**
+     * Applies a new configuration in place: ranks started from now on use it, running ranks are
+     * not touched. A bad value is logged, naming its key and the value, and the last good
+     * configuration stays.
+     *
+     * @param config the new configuration
+     */
+    @Modified
+    void modified(Config config) {
+        String problem = reconfigure(config);
+        if (problem != null) {
+            LOG.error("{}: {}; keeping the last good configuration, programs in {}", PID, problem,
+                    launcher.programDirectory());
+        } else {
+            LOG.info("Local launcher reconfigured, programs in {}", launcher.programDirectory());
+        }
+    }
+
+    /**
+     * @param config the new configuration
+     * @return {@code null} when it was applied, else why not ({@code key=value ...})
+     */
+    String reconfigure(Config config) {
+        try {
+            launcher = create(LocalLauncherSettings.of(config, System::getProperty, RankUser.isRoot()));
+            return null;
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
+    }
+
+    private LocalProcessLauncher create(LocalLauncherSettings settings) {
+        return new LocalProcessLauncher(settings.programDirectory(), System.getProperty("java.home"),
+                outputListeners, settings.allowlist(), settings.rankUser());
     }
 
     /** @param listener receives the output of ranks started from now on */
@@ -77,25 +111,13 @@ public final class LocalLauncherComponent implements ProcessLauncher {
         outputListeners.remove(listener);
     }
 
-    static long[] rankUser(String value) {
-        long[] user = RankCommand.parseUser(value);
-        if (user != null && !isRoot()) {
-            throw new IllegalArgumentException("rank.user=" + value + " needs the proxy to run as root");
-        }
-        return user;
-    }
-
-    private static boolean isRoot() {
-        try {
-            return ((Number) java.nio.file.Files.getAttribute(java.nio.file.Path.of("/proc/self"), "unix:uid"))
-                    .longValue() == 0;
-        } catch (java.io.IOException | RuntimeException e) {
-            return false;
-        }
-    }
-
     @Override
     public RankProcess launch(LaunchRequest request) throws LaunchException {
         return launcher.launch(request);
+    }
+
+    @Override
+    public java.nio.file.Path programDirectory() {
+        return launcher.programDirectory();
     }
 }

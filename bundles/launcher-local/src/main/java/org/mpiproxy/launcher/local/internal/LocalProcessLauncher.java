@@ -45,7 +45,8 @@ final class LocalProcessLauncher implements ProcessLauncher {
         this.allowlist = allowlist;
     }
 
-    Path programDirectory() {
+    @Override
+    public Path programDirectory() {
         return programDirectory;
     }
 
