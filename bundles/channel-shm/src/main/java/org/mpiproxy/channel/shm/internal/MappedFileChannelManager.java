@@ -23,6 +23,7 @@ import org.mpiproxy.channel.shm.RingDescriptor;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.ConfigurationPolicy;
+import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
@@ -81,12 +82,10 @@ public final class MappedFileChannelManager implements ChannelManager {
     private static final FileAttribute<?> DIRECTORY_PERMISSIONS = PosixFilePermissions.asFileAttribute(
         EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE));
 
-    private final Path baseDirectory;
-    private final int ringCapacity;
-    private final long uid;
-    private final long[] owner;
-    /** Jobs whose directory this manager created and has not released. */
-    private final java.util.Set<Long> created = new java.util.HashSet<>();
+    /** The settings of jobs created from now on. */
+    private volatile ChannelSettings settings;
+    /** Jobs whose directory this manager created and has not released, with the settings they were created with. */
+    private final java.util.Map<Long, ChannelSettings> created = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
      * @param config the configuration
@@ -94,10 +93,8 @@ public final class MappedFileChannelManager implements ChannelManager {
      */
     @Activate
     public MappedFileChannelManager(Config config) {
-        this(resolveBaseDirectory(config.base_directory()), checkRingCapacity(config.ring_capacity()),
-            parseOwner(config.owner_user()));
-        LOG.info("Shared-memory channels in {} with ring capacity {}{}", baseDirectory, ringCapacity,
-            owner == null ? "" : ", owned by " + owner[0] + ":" + owner[1]);
+        this.settings = ChannelSettings.of(config, currentUid());
+        LOG.info("Shared-memory channels in {}", settings.describe());
     }
 
     MappedFileChannelManager(Path baseDirectory, int ringCapacity) {
@@ -108,15 +105,38 @@ public final class MappedFileChannelManager implements ChannelManager {
      * @param owner {uid, gid} to give job directories and channel files, or {@code null} to keep the proxy's
      */
     MappedFileChannelManager(Path baseDirectory, int ringCapacity, long[] owner) {
-        this.baseDirectory = baseDirectory.toAbsolutePath().normalize();
-        this.ringCapacity = checkRingCapacity(ringCapacity);
-        long self = currentUid();
-        if (owner != null && self != 0 && owner[0] != self) {
-            throw new IllegalArgumentException("owner.user=" + owner[0] + ":" + owner[1]
-                + " needs the proxy to run as root, it runs as uid " + self);
+        this.settings = ChannelSettings.of(baseDirectory, ringCapacity, owner, currentUid());
+    }
+
+    /**
+     * Applies a new configuration in place: jobs created from now on use it; a running job keeps
+     * its directory and owner, and its channels their mappings. A bad value is logged, naming its
+     * key and the value, and the last good configuration stays.
+     *
+     * @param config the new configuration
+     */
+    @Modified
+    void modified(Config config) {
+        String problem = reconfigure(config);
+        if (problem != null) {
+            LOG.error("{}: {}; keeping the last good configuration, channels in {}", PID, problem,
+                settings.describe());
+        } else {
+            LOG.info("Shared-memory channels reconfigured: {}", settings.describe());
         }
-        this.owner = owner;
-        this.uid = owner != null ? owner[0] : self;
+    }
+
+    /**
+     * @param config the new configuration
+     * @return {@code null} when it was applied, else why not ({@code key=value ...})
+     */
+    String reconfigure(Config config) {
+        try {
+            settings = ChannelSettings.of(config, currentUid());
+            return null;
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
     }
 
     /**
@@ -142,7 +162,7 @@ public final class MappedFileChannelManager implements ChannelManager {
         throw new IllegalArgumentException("owner.user=" + value + " must be a numeric <uid>:<gid>");
     }
 
-    private void chown(Path path) throws IOException {
+    private static void chown(Path path, long[] owner) throws IOException {
         if (owner != null) {
             Files.setAttribute(path, "unix:gid", (int) owner[1], LinkOption.NOFOLLOW_LINKS);
             Files.setAttribute(path, "unix:uid", (int) owner[0], LinkOption.NOFOLLOW_LINKS);
@@ -158,9 +178,9 @@ public final class MappedFileChannelManager implements ChannelManager {
         }
     }
 
-    /** @return the user id in the names of job directories */
+    /** @return the user id in the names of job directories created from now on */
     long uid() {
-        return uid;
+        return settings.uid();
     }
 
     @Override
@@ -168,12 +188,13 @@ public final class MappedFileChannelManager implements ChannelManager {
         if (rankId < 1) {
             throw new IllegalArgumentException("rankId=" + rankId + " must be >= 1");
         }
-        Path jobDirectory = ensureJobDirectory(jobId);
-        Path file = jobDirectory.resolve(ChannelDescriptor.fileName(rankId));
+        ChannelSettings job = ensureJobDirectory(jobId);
+        Path file = job.baseDirectory().resolve(ChannelDescriptor.jobDirectoryName(job.uid(), jobId))
+            .resolve(ChannelDescriptor.fileName(rankId));
         try {
-            MappedRankChannel channel = MappedRankChannel.create(file, ringCapacity, jobId, rankId);
+            MappedRankChannel channel = MappedRankChannel.create(file, settings.ringCapacity(), jobId, rankId);
             try {
-                chown(file);
+                chown(file, job.owner());
             } catch (IOException | RuntimeException e) {
                 channel.close();
                 Files.deleteIfExists(file);
@@ -192,8 +213,8 @@ public final class MappedFileChannelManager implements ChannelManager {
 
     @Override
     public synchronized void release(long jobId) throws IOException {
-        created.remove(jobId);
         Path jobDirectory = jobDirectory(jobId);
+        created.remove(jobId);
         if (!Files.exists(jobDirectory, LinkOption.NOFOLLOW_LINKS)) {
             return;
         }
@@ -220,34 +241,41 @@ public final class MappedFileChannelManager implements ChannelManager {
         });
     }
 
+    /** A job created before a reconfiguration keeps the directory it was created in. */
     @Override
     public Path jobDirectory(long jobId) {
-        return baseDirectory.resolve(ChannelDescriptor.jobDirectoryName(uid, jobId));
+        ChannelSettings s = created.getOrDefault(jobId, settings);
+        return s.baseDirectory().resolve(ChannelDescriptor.jobDirectoryName(s.uid(), jobId));
     }
 
     @Override
     public Path baseDirectory() {
-        return baseDirectory;
+        return settings.baseDirectory();
     }
 
     /** @return capacity of each ring of channels created from now on */
     int ringCapacity() {
-        return ringCapacity;
+        return settings.ringCapacity();
     }
 
-    private Path ensureJobDirectory(long jobId) throws IOException {
-        ensureDirectory(baseDirectory, "base.directory=" + baseDirectory, true);
-        if (owner != null) {
-            // ranks of another user must reach their own job directory: search, but no listing
-            Files.setPosixFilePermissions(baseDirectory, PosixFilePermissions.fromString("rwx--x--x"));
-        }
-        Path jobDirectory = jobDirectory(jobId);
-        if (created.contains(jobId)) {
+    /** @return the settings the job's directory was (or is now) created with */
+    private ChannelSettings ensureJobDirectory(long jobId) throws IOException {
+        ChannelSettings existing = created.get(jobId);
+        if (existing != null) {
+            Path jobDirectory = jobDirectory(jobId);
             if (Files.isSymbolicLink(jobDirectory) || !Files.isDirectory(jobDirectory, LinkOption.NOFOLLOW_LINKS)) {
                 throw new IOException("job directory " + jobDirectory + " is gone or replaced");
             }
-            return jobDirectory;
+            return existing;
         }
+        ChannelSettings s = settings;
+        Path baseDirectory = s.baseDirectory();
+        ensureDirectory(baseDirectory, "base.directory=" + baseDirectory, true);
+        if (s.owner() != null) {
+            // ranks of another user must reach their own job directory: search, but no listing
+            Files.setPosixFilePermissions(baseDirectory, PosixFilePermissions.fromString("rwx--x--x"));
+        }
+        Path jobDirectory = baseDirectory.resolve(ChannelDescriptor.jobDirectoryName(s.uid(), jobId));
         FileAttribute<?>[] attributes = jobDirectory.getFileSystem().supportedFileAttributeViews().contains("posix")
             ? new FileAttribute<?>[] {DIRECTORY_PERMISSIONS}
             : new FileAttribute<?>[0];
@@ -257,13 +285,13 @@ public final class MappedFileChannelManager implements ChannelManager {
             throw new IOException("job directory " + jobDirectory + " exists already; refusing to share it", e);
         }
         try {
-            chown(jobDirectory);
+            chown(jobDirectory, s.owner());
         } catch (IOException | RuntimeException e) {
             Files.deleteIfExists(jobDirectory);
             throw e;
         }
-        created.add(jobId);
-        return jobDirectory;
+        created.put(jobId, s);
+        return s;
     }
 
     private static void ensureDirectory(Path directory, String what, boolean withParents) throws IOException {

@@ -195,6 +195,58 @@ class MappedFileChannelManagerTest {
         }
     }
 
+    @Test
+    void shouldKeepTheLastGoodConfigurationForEveryBadValue() throws IOException {
+        Path base = dir.resolve("base");
+        Map<String, Object> good = Map.of("base.directory", base.toString(), "ring.capacity", 4096);
+        MappedFileChannelManager manager = new MappedFileChannelManager(config(good));
+        Map<String, String> bad = new java.util.LinkedHashMap<>();
+        bad.put("base.directory= ", "base.directory=  must not be empty");
+        bad.put("base.directory=/a\0b", "base.directory=/a\0b is not a valid path: Nul character not allowed: /a\0b");
+        bad.put("ring.capacity=5000", "ring.capacity=5000 must be a power of two between 4096 and 1073741824");
+        bad.put("owner.user=nobody", "owner.user=nobody must be a numeric <uid>:<gid>");
+        for (Map.Entry<String, String> e : bad.entrySet()) {
+            String[] kv = e.getKey().split("=", 2);
+            Map<String, Object> values = new java.util.HashMap<>(good);
+            values.put(kv[0], kv[0].equals("ring.capacity") ? (Object) Integer.parseInt(kv[1]) : kv[1]);
+            assertEquals(e.getValue(), manager.reconfigure(config(values)), "the message names key and value");
+            manager.modified(config(values));
+            assertEquals(base, manager.baseDirectory(), "the last good base directory stays");
+            assertEquals(4096, manager.ringCapacity());
+        }
+        try (RankChannel channel = manager.open(JOB, 1)) {
+            assertEquals(base, channel.path().getParent().getParent(), "still serving with the last good values");
+        }
+    }
+
+    @Test
+    void shouldMoveNewJobsToANewBaseDirectoryWhileRunningJobsKeepTheirs() throws IOException {
+        Path before = dir.resolve("before");
+        Path after = dir.resolve("after");
+        MappedFileChannelManager manager = new MappedFileChannelManager(config(Map.of(
+            "base.directory", before.toString(), "ring.capacity", 4096)));
+        RankChannel running = manager.open(JOB, 1);
+        Path runningDirectory = manager.jobDirectory(JOB);
+
+        assertEquals(null, manager.reconfigure(config(Map.of("base.directory", after.toString(),
+            "ring.capacity", 8192))));
+
+        assertEquals(after, manager.baseDirectory());
+        assertEquals(runningDirectory, manager.jobDirectory(JOB), "a running job keeps its directory");
+        try (RankChannel second = manager.open(JOB, 2)) {
+            assertEquals(runningDirectory.resolve("rank-2.chan"), second.path());
+            assertEquals(8192, second.toRank().capacity(), "new channels get the new capacity");
+        }
+        try (RankChannel other = manager.open(JOB + 1, 1)) {
+            assertEquals(after, other.path().getParent().getParent(), "a new job goes to the new base directory");
+        }
+        running.close();
+        manager.release(JOB);
+        assertFalse(Files.exists(runningDirectory), "the running job's directory is removed where it is");
+        manager.release(JOB + 1);
+        assertFalse(Files.exists(manager.jobDirectory(JOB + 1)));
+    }
+
     private static String permissions(Path path) throws IOException {
         return PosixFilePermissions.toString(Files.getPosixFilePermissions(path));
     }
