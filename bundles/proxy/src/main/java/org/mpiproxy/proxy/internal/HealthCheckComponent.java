@@ -59,6 +59,14 @@ public class HealthCheckComponent {
     record Settings(long shmMinFreeBytes, Path keyFile) {
     }
 
+    /** A launcher and the program directory of its service properties (for launchers that do not tell). */
+    private record Launcher(ProcessLauncher launcher, Path configured) {
+        Path programDirectory() {
+            Path now = launcher.programDirectory();
+            return now != null ? now : configured;
+        }
+    }
+
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
     volatile DatagramTransport transport;
@@ -67,7 +75,8 @@ public class HealthCheckComponent {
             policyOption = ReferencePolicyOption.GREEDY)
     volatile ChannelManager channels;
 
-    private final Map<String, Path> programDirectories = new ConcurrentHashMap<>();
+    /** Running launchers by kind, with the directory their service properties name. */
+    private final Map<String, Launcher> launchers = new ConcurrentHashMap<>();
     private volatile Settings settings;
 
     /**
@@ -108,20 +117,28 @@ public class HealthCheckComponent {
     void addLauncher(ProcessLauncher launcher, Map<String, Object> properties) {
         Object kind = properties.get(ProcessLauncher.KIND);
         if (kind != null) {
-            programDirectories.put(kind.toString(), programDirectory(properties.get(PROGRAM_DIRECTORY)));
+            Path configured;
+            try {
+                configured = programDirectory(properties.get(PROGRAM_DIRECTORY));
+            } catch (java.nio.file.InvalidPathException e) {
+                configured = null;
+            }
+            launchers.put(kind.toString(), new Launcher(launcher, configured));
         }
     }
 
     void removeLauncher(ProcessLauncher launcher, Map<String, Object> properties) {
         Object kind = properties.get(ProcessLauncher.KIND);
         if (kind != null) {
-            programDirectories.remove(kind.toString());
+            launchers.computeIfPresent(kind.toString(), (k, v) -> v.launcher() == launcher ? null : v);
         }
     }
 
-    /** @return the program directory of each running launcher, by kind */
+    /** @return the program directory each running launcher uses now, by kind */
     Map<String, Path> programDirectories() {
-        return Map.copyOf(programDirectories);
+        Map<String, Path> directories = new java.util.TreeMap<>();
+        launchers.forEach((kind, l) -> directories.put(kind, l.programDirectory()));
+        return directories;
     }
 
     /** Resolves a launcher's configured directory as the launchers do: empty means karaf.home/programs. */
@@ -141,7 +158,8 @@ public class HealthCheckComponent {
         DatagramTransport t = transport;
         results.add(NodeHealth.listening(t != null ? t.localAddress() : null));
         for (String kind : List.of(ProcessLauncher.KIND_LOCAL, ProcessLauncher.KIND_CORE)) {
-            results.add(NodeHealth.programs(kind, programDirectories.get(kind)));
+            Launcher l = launchers.get(kind);
+            results.add(NodeHealth.programs(kind, l == null ? null : l.programDirectory()));
         }
         results.add(NodeHealth.key(s.keyFile()));
         ChannelManager c = channels;

@@ -216,15 +216,45 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         return v2Problem;
     }
 
-    /** Applies a changed configuration to jobs started from now on, without restarting. */
+    /**
+     * Applies a changed configuration to jobs started from now on, without restarting. A bad value
+     * is logged, naming its key and the value, and the last good configuration stays. The v2 keys,
+     * node name and limits are read when the component starts.
+     */
     @Modified
     void modified(Config config) {
-        dispatcher.settings(settings(config));
-        dispatcher.supervision(supervision(config));
+        String problem = reconfigure(config);
+        if (problem != null) {
+            org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).error(
+                    "{}: {}; keeping the last good configuration", PID, problem);
+        }
+    }
+
+    /**
+     * @param config the new configuration
+     * @return {@code null} when it was applied, else why not ({@code key=value ...})
+     */
+    String reconfigure(Config config) {
+        ProxySettings next;
+        SupervisionSettings supervision;
+        try {
+            next = settings(config);
+            supervision = supervision(config);
+        } catch (IllegalArgumentException e) {
+            return e.getMessage();
+        }
+        dispatcher.settings(next);
+        dispatcher.supervision(supervision);
         front.v1Enabled(config.v1_enabled());
         if (front.v2() != null) {
-            front.v2().settings(settings(config));
+            front.v2().settings(next);
         }
+        return null;
+    }
+
+    /** @return the settings in force and the supervision settings of new jobs */
+    Map.Entry<ProxySettings, SupervisionSettings> settingsInForce() {
+        return dispatcher.settingsInForce();
     }
 
     static SupervisionSettings supervision(Config config) {

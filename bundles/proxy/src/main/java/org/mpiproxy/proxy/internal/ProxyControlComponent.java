@@ -87,9 +87,14 @@ public class ProxyControlComponent implements ProxyControl {
                 TimeUnit.MILLISECONDS);
     }
 
+    /** Follows the proxy's log directory; a bad one is logged and the last good one stays. */
     @Modified
     void modified(ProxyComponent.Config config) {
-        logDirectory = ProxySettings.resolveLogDirectory(config.log_directory());
+        try {
+            logDirectory = ProxySettings.resolveLogDirectory(config.log_directory());
+        } catch (IllegalArgumentException e) {
+            LOG.error("{}: {}; keeping the log directory {}", ProxyComponent.PID, e.getMessage(), logDirectory);
+        }
     }
 
     /** Stops watching console jobs and closes their hosts; their ranks keep running. */

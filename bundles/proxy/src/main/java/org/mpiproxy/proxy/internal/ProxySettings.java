@@ -35,7 +35,12 @@ record ProxySettings(Path logDirectory, long holdLimitBytes, Duration terminateT
      */
     static Path resolveLogDirectory(String configured) {
         if (configured != null && !configured.isBlank()) {
-            return Path.of(configured.trim());
+            try {
+                return Path.of(configured.trim());
+            } catch (java.nio.file.InvalidPathException e) {
+                throw new IllegalArgumentException("log.directory=" + configured + " is not a valid path: "
+                        + e.getReason(), e);
+            }
         }
         String data = System.getProperty("karaf.data");
         if (data == null || data.isBlank()) {

@@ -134,6 +134,11 @@ final class V1Dispatcher implements DatagramHandler {
         this.settings = newSettings;
     }
 
+    /** @return the settings in force and the supervision settings of new jobs; any thread */
+    Map.Entry<ProxySettings, SupervisionSettings> settingsInForce() {
+        return Map.entry(settings, supervisor.settings());
+    }
+
     // ------------------------------------------------------------------ receive thread
 
     @Override

@@ -104,14 +104,55 @@ class HealthChecksTest {
     @Test
     void shouldRunEveryCheckInAFixedOrder() throws Exception {
         HealthCheckComponent component = new HealthCheckComponent(config(Map.of()));
-        component.addLauncher(new FakeLauncher(), Map.of("mpiproxy.launcher", "local", "program.directory",
+        FakeLauncher local = new FakeLauncher();
+        component.addLauncher(local, Map.of("mpiproxy.launcher", "local", "program.directory",
                 dir.resolve("missing").toString()));
         List<HealthResult> results = component.check();
         assertEquals(List.of("udp.listening", "programs.local", "programs.core", "v2.key", "shm.free"),
                 results.stream().map(HealthResult::check).toList());
         assertEquals(dir.resolve("missing") + " is not a directory", results.get(1).message());
         assertEquals("the core launcher is not running", results.get(2).message());
-        component.removeLauncher(null, Map.of("mpiproxy.launcher", "local"));
+        component.removeLauncher(local, Map.of("mpiproxy.launcher", "local"));
         assertEquals("the local launcher is not running", component.check().get(1).message());
+    }
+
+    @Test
+    void shouldNameTheKeyAndValueOfEveryBadSetting() {
+        assertEquals("shm.min.free.bytes=-1 must be >= 0", assertThrows(IllegalArgumentException.class,
+                () -> HealthCheckComponent.settings(config(Map.of("shm.min.free.bytes", -1L)))).getMessage());
+        assertEquals("key.file=etc/key must be an absolute path", assertThrows(IllegalArgumentException.class,
+                () -> HealthCheckComponent.settings(config(Map.of("key.file", "etc/key")))).getMessage());
+        HealthCheckComponent component = new HealthCheckComponent(config(Map.of("key.file", "/k")));
+        component.modified(config(Map.of("key.file", "k")));
+        assertEquals(Path.of("/k"), component.settings().keyFile(), "the last good key file stays");
+    }
+
+    @Test
+    void shouldCheckTheDirectoryALauncherUsesNowNotTheOneItsPropertiesName() throws Exception {
+        Path programs = Files.createDirectories(dir.resolve("programs"));
+        Path program = Files.writeString(programs.resolve("p"), "#!/bin/sh\n");
+        Files.setPosixFilePermissions(program, PosixFilePermissions.fromString("rwx------"));
+        java.util.concurrent.atomic.AtomicReference<Path> now = new java.util.concurrent.atomic.AtomicReference<>(
+                programs);
+        org.mpiproxy.api.ProcessLauncher launcher = new org.mpiproxy.api.ProcessLauncher() {
+            @Override
+            public org.mpiproxy.api.RankProcess launch(org.mpiproxy.api.LaunchRequest request) {
+                throw new UnsupportedOperationException();
+            }
+
+            @Override
+            public Path programDirectory() {
+                return now.get();
+            }
+        };
+        HealthCheckComponent component = new HealthCheckComponent(config(Map.of()));
+        // a bad value the launcher refused is still in its service properties
+        component.addLauncher(launcher, Map.of("mpiproxy.launcher", "local", "program.directory", "relative"));
+
+        assertEquals("1 programs in " + programs, component.check().get(1).message());
+        now.set(dir.resolve("moved"));
+        assertEquals(dir.resolve("moved") + " is not a directory", component.check().get(1).message(),
+                "a directory changed in place is seen without a new binding");
+        assertEquals(Map.of("local", dir.resolve("moved")), component.programDirectories());
     }
 }

@@ -102,4 +102,38 @@ class ProxyComponentTest {
         assertEquals(0L, component.counters().get("v2.datagrams.in"));
         component.deactivate();
     }
+
+    @Test
+    void shouldKeepTheLastGoodConfigurationForEveryBadValueAndApplyGoodOnesInPlace() {
+        Map<String, Object> good = Map.of("hold.limit.bytes", 4096L, "terminate.timeout.seconds", 7,
+                "stop.grace.seconds", 3, "job.timeout.seconds", 60, "host.silence.seconds", 30,
+                "log.directory", "/var/tmp/mpi-logs");
+        ProxyComponent component = new ProxyComponent(new FakeChannelManager(),
+                TestConfigs.of(ProxyComponent.Config.class, good));
+        Map.Entry<ProxySettings, SupervisionSettings> before = component.settingsInForce();
+        Map<String, Object[]> bad = new java.util.LinkedHashMap<>();
+        bad.put("hold.limit.bytes=-1 must be >= 0", new Object[] {"hold.limit.bytes", -1L});
+        bad.put("terminate.timeout.seconds=-5 must be >= 0", new Object[] {"terminate.timeout.seconds", -5});
+        bad.put("stop.grace.seconds=-1 must be >= 0", new Object[] {"stop.grace.seconds", -1});
+        bad.put("job.timeout.seconds=-2 must be >= 0", new Object[] {"job.timeout.seconds", -2});
+        bad.put("host.silence.seconds=-3 must be >= 0", new Object[] {"host.silence.seconds", -3});
+        bad.put("log.directory=/a\0b is not a valid path: Nul character not allowed",
+                new Object[] {"log.directory", "/a\0b"});
+        for (Map.Entry<String, Object[]> e : bad.entrySet()) {
+            Map<String, Object> values = new java.util.HashMap<>(good);
+            values.put((String) e.getValue()[0], e.getValue()[1]);
+            ProxyComponent.Config config = TestConfigs.of(ProxyComponent.Config.class, values);
+            assertEquals(e.getKey(), component.reconfigure(config), "the message names key and value");
+            component.modified(config);
+            assertEquals(before, component.settingsInForce(), "the last good configuration stays");
+        }
+
+        Map<String, Object> changed = new java.util.HashMap<>(good);
+        changed.put("hold.limit.bytes", 8192L);
+        changed.put("job.timeout.seconds", 90);
+        assertEquals(null, component.reconfigure(TestConfigs.of(ProxyComponent.Config.class, changed)));
+        assertEquals(8192L, component.settingsInForce().getKey().holdLimitBytes(), "a good limit applies at once");
+        assertEquals(Duration.ofSeconds(90), component.settingsInForce().getValue().jobTimeout());
+        component.deactivate();
+    }
 }
