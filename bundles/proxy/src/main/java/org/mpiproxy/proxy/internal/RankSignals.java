@@ -5,10 +5,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
+import org.mpiproxy.launcher.ProcStat;
+
 /**
- * Sends a named signal to a rank's process. This is the one place that decides how a rank is
- * signalled (today: its pid, with {@code kill -s}); pointing it at the rank's process group
- * changes no caller. Thread-safe.
+ * Sends a named signal to a rank. Ranks run under {@code setsid}, so a rank's pid is also its
+ * process group id: the signal goes to the whole group ({@code kill -s SIG -- -pgid}), children
+ * and grandchildren included, as supervision's stop does. A process that does not lead its own
+ * group (not started by a launcher) gets the signal alone. Thread-safe.
  */
 final class RankSignals {
 
@@ -44,7 +47,17 @@ final class RankSignals {
     }
 
     /**
-     * Sends the signal; blocks until {@code kill} has run.
+     * @param pid a process id
+     * @return {@code true} when the process leads its own process group (pgid = pid)
+     * @throws IOException when {@code /proc} cannot be read
+     */
+    static boolean leadsItsGroup(long pid) throws IOException {
+        return pid > 1 && ProcStat.read(pid).map(s -> s.pgrp() == pid).orElse(false);
+    }
+
+    /**
+     * Sends the signal to the process's group when it leads one, else to the process; blocks until
+     * {@code kill} has run.
      *
      * @param pid    the process
      * @param signal a name from {@link #NAMES}
@@ -55,7 +68,8 @@ final class RankSignals {
         if (pid <= 0 || ProcessHandle.of(pid).isEmpty()) {
             return false;
         }
-        Process kill = new ProcessBuilder(killCommand, "-s", normalize(signal), Long.toString(pid))
+        String target = leadsItsGroup(pid) ? "-" + pid : Long.toString(pid);
+        Process kill = new ProcessBuilder(killCommand, "-s", normalize(signal), "--", target)
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         try {
             if (!kill.waitFor(KILL_WAIT_SECONDS, TimeUnit.SECONDS)) {
