@@ -35,9 +35,9 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /**
- * Operator actions: signals ranks (each rank's process group), finds rank output under the proxy's log directory
- * (it reads the proxy's own configuration), starts console jobs through a {@link ConsoleHost}
- * and terminates them once every rank has ended, and runs the health checks.
+ * Operator actions: signals ranks (each rank's process group), finds rank output under the
+ * proxy's log directory (it reads the proxy's own configuration), starts console jobs through
+ * a {@link ConsoleHost} and terminates them once every rank has ended, and runs the health checks.
  */
 @Component(name = "org.mpiproxy.control", configurationPid = ProxyComponent.PID,
         configurationPolicy = ConfigurationPolicy.OPTIONAL, service = ProxyControl.class)
@@ -128,7 +128,8 @@ public class ProxyControlComponent implements ProxyControl {
             try {
                 if (signals.send(rank.pid(), name)) {
                     signalled.add(rank.rankId());
-                    LOG.info("job {} rank {}: sent SIG{} to the process group of pid {}", Job.hex(jobId), rank.rankId(), name, rank.pid());
+                    LOG.info("job {} rank {}: sent SIG{} to the process group of pid {}", Job.hex(jobId),
+                            rank.rankId(), name, rank.pid());
                 }
             } catch (IOException e) {
                 throw new IllegalStateException("cannot signal rank " + rank.rankId() + " (pid " + rank.pid() + "): "
