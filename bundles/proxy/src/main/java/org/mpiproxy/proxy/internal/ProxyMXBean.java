@@ -5,7 +5,7 @@ import java.util.Map;
 
 /**
  * The proxy over JMX as {@code org.mpiproxy:type=Proxy}: counters, jobs with their ranks, and
- * health. Every attribute is an open type, readable by any JMX client (jconsole, jmxterm).
+ * health; each running job also has its own {@link JobMXBean}. Every attribute is an open type, readable by any JMX client (jconsole, jmxterm).
  */
 public interface ProxyMXBean {
 
@@ -33,7 +33,11 @@ public interface ProxyMXBean {
     /** @return SENDs that found their rank's ring full (held or dropped) */
     long getRingsFull();
 
-    /** @return retransmitted datagrams (protocol v2; v1 has none) */
+    /**
+     * @return retransmitted datagrams (protocol v2; v1 has none): requests a host repeated because
+     *         it lost the reply ({@code v2.exec.duplicate}, {@code v2.send.duplicate}) and rank
+     *         data sent again ({@code v2.recv.resent})
+     */
     long getRetransmissions();
 
     /** @return live and recently finished jobs */

@@ -27,10 +27,23 @@ public class ProxyManagement implements ProxyMXBean {
 
     private static final Logger LOG = LoggerFactory.getLogger(ProxyManagement.class);
 
+    /**
+     * The counters of retransmitted datagrams: a v2 host repeats a request whose reply it lost
+     * (a repeated EXEC or SEND the proxy recognises), and the proxy sends rank data again that a
+     * host asks for again (a RECV from an earlier sequence). v1 has no retransmission.
+     */
+    static final List<String> RETRANSMISSION_COUNTERS = List.of(V2Counter.EXEC_DUPLICATE.key(),
+            V2Counter.SEND_DUPLICATE.key(), V2Counter.RECV_RESENT.key());
+
+    /** How often the job MBeans follow the proxy's jobs. */
+    private static final long JOB_MBEANS_PERIOD_MILLIS = 250;
+
     private final ProxyStatus status;
     private final ProxyControl control;
     private final MBeanServer server;
     private final ObjectName name;
+    private final JobMBeans jobMBeans;
+    private final java.util.concurrent.ScheduledExecutorService jobWatcher;
 
     /**
      * Registers the MBean, replacing a stale registration.
@@ -53,10 +66,38 @@ public class ProxyManagement implements ProxyMXBean {
             server.unregisterMBean(name);
         }
         server.registerMBean(this, name);
+        this.jobMBeans = new JobMBeans(status, server);
+        this.jobWatcher = java.util.concurrent.Executors.newSingleThreadScheduledExecutor(r -> {
+            Thread t = new Thread(r, "mpiproxy-jmx-jobs");
+            t.setDaemon(true);
+            return t;
+        });
+        jobWatcher.scheduleWithFixedDelay(this::reconcileJobs, 0, JOB_MBEANS_PERIOD_MILLIS,
+                java.util.concurrent.TimeUnit.MILLISECONDS);
+    }
+
+    private void reconcileJobs() {
+        try {
+            jobMBeans.reconcile();
+        } catch (RuntimeException e) {
+            LOG.warn("cannot follow the jobs' MBeans: {}", e.toString());
+        }
+    }
+
+    /** @return the job MBeans */
+    JobMBeans jobMBeans() {
+        return jobMBeans;
     }
 
     @Deactivate
     void deactivate() {
+        jobWatcher.shutdownNow();
+        try {
+            jobWatcher.awaitTermination(5, java.util.concurrent.TimeUnit.SECONDS);
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+        }
+        jobMBeans.close();
         try {
             server.unregisterMBean(name);
         } catch (JMException e) {
@@ -111,7 +152,12 @@ public class ProxyManagement implements ProxyMXBean {
 
     @Override
     public long getRetransmissions() {
-        return counter("retransmissions");
+        Map<String, Long> counters = status.counters();
+        long sum = 0;
+        for (String key : RETRANSMISSION_COUNTERS) {
+            sum += counters.getOrDefault(key, 0L);
+        }
+        return sum;
     }
 
     @Override
@@ -123,14 +169,18 @@ public class ProxyManagement implements ProxyMXBean {
     public List<JobData> getJobs() {
         List<JobData> jobs = new ArrayList<>();
         for (JobInfo j : status.jobs()) {
-            List<RankData> ranks = new ArrayList<>();
-            for (RankInfo r : j.ranks()) {
-                ranks.add(new RankData(r.rankId(), r.coreId(), r.program(), r.pid(), r.state().name(), r.exitStatus(),
-                        r.bytesIn(), r.bytesOut()));
-            }
-            jobs.add(new JobData(Job.hex(j.jobId()), j.protocol(), j.owner(), j.started().toString(), ranks));
+            jobs.add(new JobData(Job.hex(j.jobId()), j.protocol(), j.owner(), j.started().toString(), ranks(j)));
         }
         return jobs;
+    }
+
+    static List<RankData> ranks(JobInfo job) {
+        List<RankData> ranks = new ArrayList<>();
+        for (RankInfo r : job.ranks()) {
+            ranks.add(new RankData(r.rankId(), r.coreId(), r.program(), r.pid(), r.state().name(), r.exitStatus(),
+                    r.bytesIn(), r.bytesOut()));
+        }
+        return ranks;
     }
 
     @Override

@@ -101,9 +101,93 @@ class ProxyManagementTest {
     @Test
     void shouldReplaceAStaleRegistration() throws Exception {
         MBeanServer server = MBeanServerFactory.newMBeanServer();
-        new ProxyManagement(status, control, server);
+        ProxyManagement first = new ProxyManagement(status, control, server);
         ProxyManagement second = new ProxyManagement(status, control, server);
         assertTrue(server.isRegistered(new ObjectName(ProxyMXBean.OBJECT_NAME)));
         second.deactivate();
+        first.jobMBeans().close();
+    }
+
+    private static RankInfo rank(int id, RankInfo.State state, int exit, long in, long out) {
+        return new RankInfo(id, 0, "prog", 100 + id, state, exit, in, out, 0, 0);
+    }
+
+    @Test
+    void shouldRegisterAnMBeanPerJobWhileItRunsAndUnregisterItWhenItEnds() throws Exception {
+        List<JobInfo> jobs = new java.util.concurrent.CopyOnWriteArrayList<>();
+        ProxyStatus live = new ProxyStatus() {
+            @Override
+            public List<JobInfo> jobs() {
+                return List.copyOf(jobs);
+            }
+
+            @Override
+            public Map<String, Long> counters() {
+                return Map.of();
+            }
+        };
+        MBeanServer server = MBeanServerFactory.newMBeanServer();
+        JobMBeans beans = new JobMBeans(live, server);
+        ObjectName name = new ObjectName("org.mpiproxy:type=Job,id=00000000000000a1");
+        assertEquals(name, JobMBeans.name(0xa1L));
+
+        jobs.add(new JobInfo(0xa1L, "v2", "10.0.0.1:7", Instant.EPOCH, List.of(
+                rank(1, RankInfo.State.RUNNING, -1, 10, 20), rank(2, RankInfo.State.EXITED, 3, 5, 6))));
+        beans.reconcile();
+
+        assertTrue(server.isRegistered(name), "registered once the job runs");
+        assertEquals("00000000000000a1", server.getAttribute(name, "JobId"));
+        assertEquals("v2", server.getAttribute(name, "Protocol"));
+        assertEquals(List.of(1, 2), java.util.Arrays.stream((int[]) server.getAttribute(name, "RankIds")).boxed()
+                .toList());
+        assertEquals(List.of("RUNNING", "EXITED"), List.of((String[]) server.getAttribute(name, "States")));
+        assertEquals(List.of(-1, 3), java.util.Arrays.stream((int[]) server.getAttribute(name, "ExitStatuses"))
+                .boxed().toList());
+        assertEquals(15L, server.getAttribute(name, "BytesIn"));
+        assertEquals(26L, server.getAttribute(name, "BytesOut"));
+        assertEquals(2, ((CompositeData[]) server.getAttribute(name, "Ranks")).length);
+
+        jobs.set(0, new JobInfo(0xa1L, "v2", "10.0.0.1:7", Instant.EPOCH, List.of(
+                rank(1, RankInfo.State.RUNNING, -1, 40, 20), rank(2, RankInfo.State.EXITED, 3, 5, 6))));
+        assertEquals(45L, server.getAttribute(name, "BytesIn"), "attributes are read live");
+
+        jobs.set(0, new JobInfo(0xa1L, "v2", "10.0.0.1:7", Instant.EPOCH, List.of(
+                rank(1, RankInfo.State.EXITED, 143, 40, 20), rank(2, RankInfo.State.EXITED, 3, 5, 6))));
+        beans.reconcile();
+        assertFalse(server.isRegistered(name), "unregistered once every rank has ended");
+
+        jobs.add(new JobInfo(0xb2L, "v1", "10.0.0.2:7", Instant.EPOCH, List.of(
+                rank(1, RankInfo.State.TERMINATING, -1, 0, 0))));
+        beans.reconcile();
+        assertEquals(java.util.Set.of(0xb2L), beans.registered());
+        jobs.clear();
+        beans.reconcile();
+        assertFalse(server.isRegistered(JobMBeans.name(0xb2L)), "unregistered once the proxy forgets the job");
+
+        jobs.add(new JobInfo(0xc3L, "v1", "10.0.0.3:7", Instant.EPOCH, List.of(
+                rank(1, RankInfo.State.RUNNING, -1, 0, 0))));
+        beans.reconcile();
+        beans.close();
+        assertFalse(server.isRegistered(JobMBeans.name(0xc3L)), "closing unregisters every job MBean");
+    }
+
+    @Test
+    void shouldFollowTheJobsOnItsOwnThread() throws Exception {
+        MBeanServer server = MBeanServerFactory.newMBeanServer();
+        java.util.concurrent.CountDownLatch registered = new java.util.concurrent.CountDownLatch(1);
+        server.addNotificationListener(javax.management.MBeanServerDelegate.DELEGATE_NAME, (n, handback) -> {
+            if (n instanceof javax.management.MBeanServerNotification m
+                    && javax.management.MBeanServerNotification.REGISTRATION_NOTIFICATION.equals(m.getType())
+                    && JobMBeans.name(0x2aL).equals(m.getMBeanName())) {
+                registered.countDown();
+            }
+        }, null, null);
+        ProxyManagement management = new ProxyManagement(status, control, server);
+        try {
+            assertTrue(registered.await(10, java.util.concurrent.TimeUnit.SECONDS), "the running job of the status");
+        } finally {
+            management.deactivate();
+        }
+        assertFalse(server.isRegistered(JobMBeans.name(0x2aL)), "deactivation unregisters the job MBeans");
     }
 }
