@@ -32,8 +32,10 @@ import org.junit.Before;
 import org.junit.Test;
 import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.api.JobInfo;
+import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.ProxyStatus;
 import org.mpiproxy.api.RankInfo;
+import org.osgi.framework.ServiceReference;
 
 /**
  * The operator's surface on the booted distribution: the mpi:* commands against real jobs,
@@ -240,6 +242,43 @@ public class OperatorIT extends MpiProxyTestSupport {
             assertTrue(attribute(jmx, transport, "DatagramsIn") >= transportIn + 2);
             assertEquals("OK", jmx.getAttribute(proxy, "Health"));
             assertTrue(jmx.getAttribute(proxy, "Jobs") instanceof javax.management.openmbean.CompositeData[]);
+            assertTrue(attribute(jmx, proxy, "Retransmissions") >= 0);
+            assertJobMBeanFollowsTheJob(jmx);
+        }
+    }
+
+    /** A job's own MBean appears while it runs, shows its ranks and bytes, and goes when it ends. */
+    private void assertJobMBeanFollowsTheJob(MBeanServerConnection jmx) throws Exception {
+        Path program = programsDirectory().resolve("sleeper-jmx");
+        Files.writeString(program, "#!/bin/sh\nexec sleep 120\n");
+        Files.setPosixFilePermissions(program, PosixFilePermissions.fromString("rwxr-xr-x"));
+        try (FreeNosHost host = new FreeNosHost(udpPort(), TIMEOUT_MILLIS)) {
+            assertEquals(0, host.exec(1, 0, 2, "sleeper-jmx").result);
+            long jobId = jobOwnedBy(host).jobId();
+            ObjectName name = new ObjectName("org.mpiproxy:type=Job,id=" + hex(jobId));
+            awaitCondition(() -> registered(jmx, name), TIMEOUT, () -> name + " not registered");
+            assertEquals(hex(jobId), jmx.getAttribute(name, "JobId"));
+            assertEquals("v1", jmx.getAttribute(name, "Protocol"));
+            assertEquals(1, ((int[]) jmx.getAttribute(name, "RankIds"))[0]);
+            assertEquals("RUNNING", ((String[]) jmx.getAttribute(name, "States"))[0]);
+            assertEquals(-1, ((int[]) jmx.getAttribute(name, "ExitStatuses"))[0]);
+            host.sendInts(1, PING);
+            awaitCondition(() -> attribute(jmx, name, "BytesIn") == 4, TIMEOUT,
+                    () -> "BytesIn " + attribute(jmx, name, "BytesIn"));
+
+            admin("mpi:stop --signal KILL " + hex(jobId) + " 1");
+            awaitCondition(() -> !registered(jmx, name), TIMEOUT, () -> name + " still registered after the job ended");
+            assertEquals(128 + 9, host.terminate(1, 0).datacount);
+        } finally {
+            Files.deleteIfExists(program);
+        }
+    }
+
+    private static boolean registered(MBeanServerConnection jmx, ObjectName name) {
+        try {
+            return jmx.isRegistered(name);
+        } catch (IOException e) {
+            throw new UncheckedIOException(e);
         }
     }
 
@@ -259,6 +298,35 @@ public class OperatorIT extends MpiProxyTestSupport {
             throw new UncheckedIOException(e);
         }
         return Integer.parseInt(p.getProperty("rmiRegistryPort").trim());
+    }
+
+    @Test
+    public void shouldKeepTheLauncherServingWhenItsProgramDirectoryIsBad() throws Exception {
+        awaitService(ProxyStatus.class, null);
+        String local = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_LOCAL + ")";
+        ProcessLauncher launcher = awaitService(ProcessLauncher.class, local);
+        ServiceReference<ProcessLauncher> reference = bundleContext.getServiceReferences(ProcessLauncher.class, local)
+                .iterator().next();
+        Path programs = programsDirectory().normalize();
+        String bad = "relative/programs";
+        try {
+            updateConfiguration("org.mpiproxy.launcher.local", "program.directory", bad);
+            awaitCondition(() -> bad.equals(reference.getProperty("program.directory")), TIMEOUT,
+                    () -> "the launcher service did not get the new configuration in place: "
+                            + reference.getProperty("program.directory"));
+            assertTrue("the same launcher service, not deactivated", reference.getBundle() != null);
+            assertEquals("the last good program directory stays", programs, launcher.programDirectory());
+            try (FreeNosHost host = new FreeNosHost(udpPort(), TIMEOUT_MILLIS)) {
+                assertEquals("a job still starts", 0, host.exec(1, 0, 2, "mpiping").result);
+                host.sendInts(1, PING);
+                assertEquals(PONG, host.recvInt(1));
+                assertEquals(0, host.terminate(1, 0).result);
+            }
+        } finally {
+            updateConfiguration("org.mpiproxy.launcher.local", "program.directory", programs.toString());
+        }
+        awaitCondition(() -> programs.toString().equals(reference.getProperty("program.directory")), TIMEOUT,
+                () -> "program.directory not restored: " + reference.getProperty("program.directory"));
     }
 
     @Test
