@@ -301,15 +301,18 @@ public class OperatorIT extends MpiProxyTestSupport {
     }
 
     @Test
-    public void shouldKeepTheLauncherServingWhenItsProgramDirectoryIsBad() throws Exception {
+    public void shouldKeepTheLauncherServingWhenItsProgramDirectoryIsBadAndMoveItInPlace() throws Exception {
         awaitService(ProxyStatus.class, null);
         String local = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_LOCAL + ")";
         ProcessLauncher launcher = awaitService(ProcessLauncher.class, local);
         ServiceReference<ProcessLauncher> reference = bundleContext.getServiceReferences(ProcessLauncher.class, local)
                 .iterator().next();
         Path programs = programsDirectory().normalize();
+        Path moved = karafHome().resolve("programs-moved").normalize();
         String bad = "relative/programs";
-        try {
+        try (FreeNosHost running = new FreeNosHost(udpPort(), TIMEOUT_MILLIS)) {
+            assertEquals("a job that runs through the changes", 0, running.exec(1, 0, 2, "mpiping").result);
+
             updateConfiguration("org.mpiproxy.launcher.local", "program.directory", bad);
             awaitCondition(() -> bad.equals(reference.getProperty("program.directory")), TIMEOUT,
                     () -> "the launcher service did not get the new configuration in place: "
@@ -322,11 +325,32 @@ public class OperatorIT extends MpiProxyTestSupport {
                 assertEquals(PONG, host.recvInt(1));
                 assertEquals(0, host.terminate(1, 0).result);
             }
+
+            Files.createDirectories(moved);
+            Files.copy(programs.resolve("mpiping"), moved.resolve("mpiping-moved"),
+                    java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
+            updateConfiguration("org.mpiproxy.launcher.local", "program.directory", moved);
+            awaitCondition(() -> moved.equals(launcher.programDirectory()), TIMEOUT,
+                    () -> "program directory in force: " + launcher.programDirectory());
+            assertTrue("moved in place, not restarted", reference.getBundle() != null);
+            try (FreeNosHost host = new FreeNosHost(udpPort(), TIMEOUT_MILLIS)) {
+                assertEquals("a program of the new directory starts", 0,
+                        host.exec(1, 0, 2, "mpiping-moved").result);
+                host.sendInts(1, PING);
+                assertEquals(PONG, host.recvInt(1));
+                assertEquals(0, host.terminate(1, 0).result);
+            }
+
+            running.sendInts(1, PING);
+            assertEquals("the job started before both changes still runs", PONG, running.recvInt(1));
+            assertEquals(0, running.terminate(1, 0).result);
         } finally {
             updateConfiguration("org.mpiproxy.launcher.local", "program.directory", programs.toString());
+            awaitCondition(() -> programs.equals(launcher.programDirectory()), TIMEOUT,
+                    () -> "program.directory not restored: " + launcher.programDirectory());
+            Files.deleteIfExists(moved.resolve("mpiping-moved"));
+            Files.deleteIfExists(moved);
         }
-        awaitCondition(() -> programs.toString().equals(reference.getProperty("program.directory")), TIMEOUT,
-                () -> "program.directory not restored: " + reference.getProperty("program.directory"));
     }
 
     @Test
