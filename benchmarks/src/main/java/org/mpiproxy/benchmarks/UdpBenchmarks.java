@@ -244,6 +244,12 @@ final class UdpBenchmarks {
      * rank thread (waiting with the library's back-off) has echoed the int into its ring.
      */
     static Samples proxyRoundTrip(ProxyFixture proxy, int warmup, int rounds) throws Exception {
+        return proxyRoundTrip(proxy, warmup, rounds, BackoffIdler::new);
+    }
+
+    /** As {@link #proxyRoundTrip(ProxyFixture, int, int)}, the rank thread waiting with the given idler. */
+    static Samples proxyRoundTrip(ProxyFixture proxy, int warmup, int rounds,
+            java.util.function.Supplier<BackoffIdler> rankIdler) throws Exception {
         try (V1Host host = new V1Host(proxy.address)) {
             startIdleRank(proxy, host);
             try (MappedRankChannel rank = MappedRankChannel.map(proxy.channelFile(1))) {
@@ -252,7 +258,7 @@ final class UdpBenchmarks {
                 AtomicBoolean running = new AtomicBoolean(true);
                 Thread echoer = new Thread(() -> {
                     ByteBuffer buf = ByteBuffer.allocateDirect(64).order(ByteOrder.LITTLE_ENDIAN);
-                    BackoffIdler idler = new BackoffIdler();
+                    BackoffIdler idler = rankIdler.get();
                     while (running.get()) {
                         if (in.poll(INT, buf, 0, 1) == 1) {
                             while (!out.offer(INT, 1, buf, 0, 4)) {
