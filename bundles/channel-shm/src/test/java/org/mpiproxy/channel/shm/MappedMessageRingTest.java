@@ -421,6 +421,73 @@ class MappedMessageRingTest {
     }
 
     @Test
+    void shouldPassRecordsOfEverySizeAndStaleLookingBytesBetweenTwoThreads() throws Exception {
+        // payload bytes 0x10..0x7f read as Lengths would be huge or misplaced; sizes from 1 byte
+        // to the largest record force padding records and end marks at every kind of position
+        final int records = 200_000;
+        final int max = ring.maxPayloadLength();
+        ExecutorService executor = Executors.newFixedThreadPool(2);
+        try {
+            Future<Long> producer = executor.submit(() -> {
+                ByteBuffer out = ByteBuffer.allocateDirect(max).order(ByteOrder.LITTLE_ENDIAN);
+                BackoffIdler idler = new BackoffIdler();
+                int seed = 11;
+                long bytes = 0;
+                for (int r = 0; r < records; r++) {
+                    seed = seed * 1103515245 + 12345;
+                    int size = (seed >>> 4) % 16 == 0 ? max - ((seed >>> 12) & 7) : 1 + ((seed >>> 8) & 511);
+                    byte fill = (byte) (0x10 + r % 0x70);
+                    for (int i = 0; i < size; i++) {
+                        out.put(i, fill);
+                    }
+                    out.put(0, (byte) r);
+                    while (!ring.offer(CHAR, size, r & 0x7fff_ffff, out, 0, size)) {
+                        idler.idle(0);
+                    }
+                    idler.reset();
+                    bytes += size;
+                }
+                return bytes;
+            });
+            Future<Long> consumer = executor.submit(() -> {
+                ByteBuffer in = ByteBuffer.allocateDirect(max).order(ByteOrder.LITTLE_ENDIAN);
+                BackoffIdler idler = new BackoffIdler();
+                int seed = 11;
+                long bytes = 0;
+                for (int r = 0; r < records; r++) {
+                    seed = seed * 1103515245 + 12345;
+                    int size = (seed >>> 4) % 16 == 0 ? max - ((seed >>> 12) & 7) : 1 + ((seed >>> 8) & 511);
+                    int n;
+                    while ((n = ring.pollRecord(CHAR, in, 0, max)) == 0) {
+                        idler.idle(0);
+                    }
+                    idler.reset();
+                    if (n != size) {
+                        throw new AssertionError("record " + r + ": " + n + " bytes, expected " + size);
+                    }
+                    byte fill = (byte) (0x10 + r % 0x70);
+                    if (in.get(0) != (byte) r || in.get(size - 1) != (size == 1 ? (byte) r : fill)
+                            || in.get(size / 2) != (size / 2 == 0 ? (byte) r : fill)) {
+                        throw new AssertionError("record " + r + " holds other bytes");
+                    }
+                    bytes += n;
+                }
+                return bytes;
+            });
+            long received = consumer.get(120, TimeUnit.SECONDS);
+            assertEquals(producer.get(10, TimeUnit.SECONDS), received);
+        } catch (ExecutionException e) {
+            throw new AssertionError(e.getCause());
+        } finally {
+            executor.shutdownNow();
+            assertTrue(executor.awaitTermination(10, TimeUnit.SECONDS));
+        }
+        assertTrue(ring.isEmpty());
+        assertEquals(MessageRing.EMPTY, ring.peekDatatype());
+        assertEquals(ring.bytesWritten(), ring.bytesRead());
+    }
+
+    @Test
     void shouldRejectBuffersThatAreNotARing() {
         assertThrows(IllegalArgumentException.class, () -> new MappedMessageRing(ByteBuffer.allocate(256 + 4096)));
         assertThrows(IllegalArgumentException.class, () -> new MappedMessageRing(ByteBuffer.allocateDirect(256 + 4000)));
