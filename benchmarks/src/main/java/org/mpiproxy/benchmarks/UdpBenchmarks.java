@@ -23,6 +23,9 @@ final class UdpBenchmarks {
 
     static final int CHAR = MpiDatatype.CHAR.code();
     static final int INT = MpiDatatype.INT.code();
+
+    /** The back-off of the rank threads of the streams; {@link IdlerSideBySide} swaps it. */
+    static java.util.function.Supplier<BackoffIdler> rankIdler = BackoffIdler::new;
     static final int V1_PAYLOAD = V1HeaderDescriptor.MAX_PAYLOAD_LENGTH;
     static final int V1_DATAGRAM = V1HeaderDescriptor.MAX_DATAGRAM_LENGTH;
 
@@ -112,7 +115,7 @@ final class UdpBenchmarks {
                 long[] counts = new long[3]; // bytes, first, last
                 Thread consumer = new Thread(() -> {
                     ByteBuffer dst = ByteBuffer.allocateDirect(1 << 16);
-                    BackoffIdler idler = new BackoffIdler();
+                    BackoffIdler idler = rankIdler.get();
                     while (running.get()) {
                         int n = ring.poll(CHAR, dst, 0, dst.capacity());
                         if (n > 0) {
@@ -163,7 +166,7 @@ final class UdpBenchmarks {
                 long[] produced = new long[1];
                 Thread producer = new Thread(() -> {
                     ByteBuffer src = ByteBuffer.allocateDirect(V1_PAYLOAD);
-                    BackoffIdler idler = new BackoffIdler();
+                    BackoffIdler idler = rankIdler.get();
                     while (running.get()) {
                         if (ring.offer(CHAR, V1_PAYLOAD, src, 0, V1_PAYLOAD)) {
                             produced[0]++;
@@ -244,6 +247,12 @@ final class UdpBenchmarks {
      * rank thread (waiting with the library's back-off) has echoed the int into its ring.
      */
     static Samples proxyRoundTrip(ProxyFixture proxy, int warmup, int rounds) throws Exception {
+        return proxyRoundTrip(proxy, warmup, rounds, BackoffIdler::new);
+    }
+
+    /** As {@link #proxyRoundTrip(ProxyFixture, int, int)}, the rank thread waiting with the given idler. */
+    static Samples proxyRoundTrip(ProxyFixture proxy, int warmup, int rounds,
+            java.util.function.Supplier<BackoffIdler> rankIdler) throws Exception {
         try (V1Host host = new V1Host(proxy.address)) {
             startIdleRank(proxy, host);
             try (MappedRankChannel rank = MappedRankChannel.map(proxy.channelFile(1))) {
@@ -252,7 +261,7 @@ final class UdpBenchmarks {
                 AtomicBoolean running = new AtomicBoolean(true);
                 Thread echoer = new Thread(() -> {
                     ByteBuffer buf = ByteBuffer.allocateDirect(64).order(ByteOrder.LITTLE_ENDIAN);
-                    BackoffIdler idler = new BackoffIdler();
+                    BackoffIdler idler = rankIdler.get();
                     while (running.get()) {
                         if (in.poll(INT, buf, 0, 1) == 1) {
                             while (!out.offer(INT, 1, buf, 0, 4)) {

@@ -74,10 +74,13 @@ public interface MessageRing {
     /** @return bytes of free space for the producer, an estimate when called from the consumer */
     int freeBytes();
 
-    /** @return total payload bytes written since the ring was created */
+    /**
+     * @return total bytes written since the ring was created, in the ring's own accounting
+     *         (payload, or records with their headers: a mapped ring counts its positions)
+     */
     long bytesWritten();
 
-    /** @return total payload bytes read since the ring was created */
+    /** @return total bytes read since the ring was created, in the same accounting as {@link #bytesWritten} */
     long bytesRead();
 
     /**

@@ -4,9 +4,14 @@ import java.util.concurrent.locks.LockSupport;
 
 /**
  * Idle strategy for loops that poll rings: after work it returns at once; when idle it spins a
- * few times with {@link Thread#onSpinWait()}, then yields a few times, then parks for a time
+ * few times with {@link Thread#onSpinWait()}, then yields a few times and for at least
+ * {@code minYieldNanos} (100 µs by default: a park costs a timer wake-up of about 50 µs here,
+ * more than the other side of a ring usually needs to answer), then parks for a time
  * that doubles from {@code minParkNanos} (1 µs) up to {@code maxParkNanos} (1 ms by default).
- * It never busy-loops forever: an idle loop ends up parked at most {@code maxParkNanos} at a time.
+ * Once it has parked for {@code deepIdleAfterNanos} in total without work (50 ms by default), the
+ * park time keeps doubling up to {@code deepMaxParkNanos} (8 ms by default): a loop that waits a
+ * long time wakes up about 125 times a second instead of 1000, at the price of answering up to
+ * 8 ms late after such a wait. It never busy-loops forever.
  * <p>
  * Not thread-safe: each polling thread owns one instance.
  */
@@ -18,24 +23,41 @@ public final class BackoffIdler {
     /** Default number of yields before parking. */
     public static final int DEFAULT_MAX_YIELDS = 5;
 
+    /** Default shortest time spent yielding before the first park: 100 µs. */
+    public static final long DEFAULT_MIN_YIELD_NANOS = 100_000L;
+
     /** Default first park time: 1 µs. */
     public static final long DEFAULT_MIN_PARK_NANOS = 1_000L;
 
     /** Default longest park time: 1 ms. */
     public static final long DEFAULT_MAX_PARK_NANOS = 1_000_000L;
 
+    /** Default time parked without work after which the park time may grow further: 50 ms. */
+    public static final long DEFAULT_DEEP_IDLE_AFTER_NANOS = 50_000_000L;
+
+    /** Default longest park time after a long wait: 8 ms. */
+    public static final long DEFAULT_DEEP_MAX_PARK_NANOS = 8_000_000L;
+
+    private static final long MAX_DEEP_IDLE_AFTER_NANOS = 3_600_000_000_000L;
+
     private final int maxSpins;
     private final int maxYields;
     private final long minParkNanos;
     private final long maxParkNanos;
+    private final long deepIdleAfterNanos;
+    private final long deepMaxParkNanos;
+    private final long minYieldNanos;
 
     private int spins;
+    private long yieldStart;
     private int yields;
     private long parkNanos;
+    private long parkedNanos;
 
-    /** An idler with the default limits. */
+    /** An idler with the default limits, including the deep phase after a long wait. */
     public BackoffIdler() {
-        this(DEFAULT_MAX_SPINS, DEFAULT_MAX_YIELDS, DEFAULT_MIN_PARK_NANOS, DEFAULT_MAX_PARK_NANOS);
+        this(DEFAULT_MAX_SPINS, DEFAULT_MAX_YIELDS, DEFAULT_MIN_YIELD_NANOS, DEFAULT_MIN_PARK_NANOS,
+            DEFAULT_MAX_PARK_NANOS, DEFAULT_DEEP_IDLE_AFTER_NANOS, DEFAULT_DEEP_MAX_PARK_NANOS);
     }
 
     /**
@@ -50,18 +72,42 @@ public final class BackoffIdler {
      * @param maxSpins     spins before yielding, &gt;= 0
      * @param maxYields    yields before parking, &gt;= 0
      * @param minParkNanos first park time, &gt;= 1
-     * @param maxParkNanos longest park time, &gt;= {@code minParkNanos}
+     * @param maxParkNanos longest park time, &gt;= {@code minParkNanos}; no minimum yield time, no
+     *                     deep phase
      * @throws IllegalArgumentException when out of range
      */
     public BackoffIdler(int maxSpins, int maxYields, long minParkNanos, long maxParkNanos) {
-        if (maxSpins < 0 || maxYields < 0 || minParkNanos < 1 || maxParkNanos < minParkNanos) {
+        this(maxSpins, maxYields, 0L, minParkNanos, maxParkNanos, 0L, maxParkNanos);
+    }
+
+    /**
+     * @param maxSpins           spins before yielding, &gt;= 0
+     * @param maxYields          yields before parking, &gt;= 0
+     * @param minYieldNanos      shortest time yielding before parking, &gt;= 0 (0: just
+     *                           {@code maxYields} yields)
+     * @param minParkNanos       first park time, &gt;= 1
+     * @param maxParkNanos       longest park time until the deep phase, &gt;= {@code minParkNanos}
+     * @param deepIdleAfterNanos total park time without work after which the deep phase starts,
+     *                           0 .. one hour
+     * @param deepMaxParkNanos   longest park time in the deep phase, &gt;= {@code maxParkNanos}
+     * @throws IllegalArgumentException when out of range
+     */
+    public BackoffIdler(int maxSpins, int maxYields, long minYieldNanos, long minParkNanos, long maxParkNanos,
+            long deepIdleAfterNanos, long deepMaxParkNanos) {
+        if (maxSpins < 0 || maxYields < 0 || minYieldNanos < 0 || minParkNanos < 1 || maxParkNanos < minParkNanos
+                || deepIdleAfterNanos < 0 || deepIdleAfterNanos > MAX_DEEP_IDLE_AFTER_NANOS
+                || deepMaxParkNanos < maxParkNanos) {
             throw new IllegalArgumentException("invalid idler: maxSpins=" + maxSpins + " maxYields=" + maxYields
-                + " minParkNanos=" + minParkNanos + " maxParkNanos=" + maxParkNanos);
+                + " minYieldNanos=" + minYieldNanos + " minParkNanos=" + minParkNanos + " maxParkNanos=" + maxParkNanos + " deepIdleAfterNanos="
+                + deepIdleAfterNanos + " deepMaxParkNanos=" + deepMaxParkNanos);
         }
         this.maxSpins = maxSpins;
         this.maxYields = maxYields;
         this.minParkNanos = minParkNanos;
         this.maxParkNanos = maxParkNanos;
+        this.deepIdleAfterNanos = deepIdleAfterNanos;
+        this.deepMaxParkNanos = deepMaxParkNanos;
+        this.minYieldNanos = minYieldNanos;
         reset();
     }
 
@@ -84,12 +130,18 @@ public final class BackoffIdler {
         if (spins < maxSpins) {
             spins++;
             Thread.onSpinWait();
-        } else if (yields < maxYields) {
-            yields++;
+        } else if (yields < maxYields || minYieldNanos > 0 && System.nanoTime() - yieldStart < minYieldNanos) {
+            if (yields++ == 0 && minYieldNanos > 0) {
+                yieldStart = System.nanoTime();
+            }
             Thread.yield();
         } else {
             LockSupport.parkNanos(parkNanos);
-            parkNanos = parkNanos > maxParkNanos >> 1 ? maxParkNanos : parkNanos << 1;
+            if (parkedNanos < deepIdleAfterNanos) {
+                parkedNanos += Math.min(parkNanos, deepIdleAfterNanos);
+            }
+            long cap = parkedNanos >= deepIdleAfterNanos ? deepMaxParkNanos : maxParkNanos;
+            parkNanos = parkNanos > cap >> 1 ? cap : parkNanos << 1;
         }
     }
 
@@ -98,6 +150,7 @@ public final class BackoffIdler {
         spins = 0;
         yields = 0;
         parkNanos = minParkNanos;
+        parkedNanos = 0;
     }
 
     /** @return the park time of the next parking step */
@@ -105,14 +158,21 @@ public final class BackoffIdler {
         return parkNanos;
     }
 
-    /** @return the longest park time */
+    /** @return the longest park time before the deep phase */
     public long maxParkNanos() {
         return maxParkNanos;
     }
 
+    /** @return the longest park time in the deep phase, after a long wait */
+    public long deepMaxParkNanos() {
+        return deepMaxParkNanos;
+    }
+
     @Override
     public String toString() {
-        return "BackoffIdler[maxSpins=" + maxSpins + ", maxYields=" + maxYields + ", minParkNanos=" + minParkNanos
-            + ", maxParkNanos=" + maxParkNanos + "]";
+        return "BackoffIdler[maxSpins=" + maxSpins + ", maxYields=" + maxYields + ", minYieldNanos=" + minYieldNanos
+            + ", minParkNanos=" + minParkNanos
+            + ", maxParkNanos=" + maxParkNanos + ", deepIdleAfterNanos=" + deepIdleAfterNanos
+            + ", deepMaxParkNanos=" + deepMaxParkNanos + "]";
     }
 }

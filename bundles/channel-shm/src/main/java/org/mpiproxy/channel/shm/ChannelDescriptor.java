@@ -65,10 +65,10 @@ public final class ChannelDescriptor {
     public static final long MAGIC = 0x4E41_4843_5F58_504DL;
 
     /** Layout major version: readers refuse any other. */
-    public static final int MAJOR_VERSION = 1;
+    public static final int MAJOR_VERSION = 2;
 
     /** Layout minor version: additions that readers of the same major version may ignore. */
-    public static final int MINOR_VERSION = 1;
+    public static final int MINOR_VERSION = 0;
 
     /** {@code MAJOR_VERSION << 16 | MINOR_VERSION}. */
     public static final int VERSION = MAJOR_VERSION << 16 | MINOR_VERSION;

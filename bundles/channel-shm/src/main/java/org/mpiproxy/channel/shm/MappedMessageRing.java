@@ -1,8 +1,9 @@
 package org.mpiproxy.channel.shm;
 
-import static org.mpiproxy.channel.shm.RingDescriptor.BYTES_READ_OFFSET;
-import static org.mpiproxy.channel.shm.RingDescriptor.BYTES_WRITTEN_OFFSET;
 import static org.mpiproxy.channel.shm.RingDescriptor.CONSUMER_MARK_OFFSET;
+import static org.mpiproxy.channel.shm.RingDescriptor.COUNT_OFFSET;
+import static org.mpiproxy.channel.shm.RingDescriptor.DATATYPE_OFFSET;
+import static org.mpiproxy.channel.shm.RingDescriptor.END_MARK_LENGTH;
 import static org.mpiproxy.channel.shm.RingDescriptor.PRODUCER_MARK_OFFSET;
 import static org.mpiproxy.channel.shm.RingDescriptor.TAG_WORD_OFFSET;
 import static org.mpiproxy.channel.shm.RingDescriptor.HEAD_POSITION_OFFSET;
@@ -14,7 +15,6 @@ import static org.mpiproxy.channel.shm.RingDescriptor.TAIL_POSITION_OFFSET;
 import static org.mpiproxy.channel.shm.RingDescriptor.alignedLength;
 import static org.mpiproxy.channel.shm.RingDescriptor.countOffset;
 import static org.mpiproxy.channel.shm.RingDescriptor.datatypeOffset;
-import static org.mpiproxy.channel.shm.RingDescriptor.elementsOffset;
 import static org.mpiproxy.channel.shm.RingDescriptor.lengthOffset;
 
 import java.lang.invoke.MethodHandles;
@@ -32,8 +32,13 @@ import org.mpiproxy.api.MessageRing;
  * Thread-safety: as {@link MessageRing}: one producer thread calls {@link #offer}, one consumer
  * thread calls {@link #poll}, {@link #peekDatatype} and {@link #availableElements}; they may
  * be in different processes, each with its own instance over the same file. The consumer's
- * state (head, offset inside the head record, bytes read) lives in the buffer only, so a new
- * instance continues where an old one stopped. {@code offer} and {@code poll} do not allocate.
+ * state (head, offset inside the head record) lives in the buffer only, so a new instance
+ * continues where an old one stopped. {@code offer} and {@code poll} do not allocate.
+ * <p>
+ * Cost per record (layout 2.0): the consumer writes nothing into the data area (the producer
+ * clears an 8-byte end mark instead of the consumer zeroing what it read), no byte counters are
+ * kept (the positions are the counts), the element size is a shift for the sizes of MPI
+ * datatypes, and a poll publishes the head once for all the records it took.
  */
 public final class MappedMessageRing implements MessageRing {
 
@@ -44,6 +49,9 @@ public final class MappedMessageRing implements MessageRing {
     private final int capacity;
     private final int mask;
     private final int maxPayloadLength;
+
+    /** Payloads up to this many bytes are copied word by word rather than in bulk. */
+    private static final int SMALL_COPY = 64;
 
     /** Producer only: last head seen; stale values are smaller, so only conservative. */
     private long headCache;
@@ -84,7 +92,8 @@ public final class MappedMessageRing implements MessageRing {
 
     @Override
     public boolean offer(int datatype, int count, int tagWord, ByteBuffer src, int offset, int length) {
-        if (datatype < 0 || count < 1 || length > maxPayloadLength || length < count || length % count != 0) {
+        if (datatype < 0 || count < 1 || length > maxPayloadLength || length < count
+                || (count != 1 && count != length && length % count != 0)) {
             throw badRecord(datatype, count, length, maxPayloadLength, capacity);
         }
         Objects.checkFromIndexSize(offset, length, src.limit());
@@ -92,35 +101,37 @@ public final class MappedMessageRing implements MessageRing {
         final ByteBuffer buffer = this.buffer;
         final int recordLength = RECORD_HEADER_LENGTH + length;
         final int aligned = alignedLength(recordLength);
-        final long tail = (long) LONG.getAcquire(buffer, TAIL_POSITION_OFFSET);
+        // plain: the producer owns the tail; a new producer instance starts after the old one stopped
+        final long tail = (long) LONG.get(buffer, TAIL_POSITION_OFFSET);
         final int tailIndex = (int) tail & mask;
         final int toEnd = capacity - tailIndex;
         final int padding = aligned > toEnd ? toEnd : 0;
         final long newTail = tail + padding + aligned;
 
-        if (newTail - headCache > capacity) {
+        // the 8 bytes at newTail are cleared below, so they must be free too
+        if (newTail + END_MARK_LENGTH - headCache > capacity) {
             headCache = (long) LONG.getAcquire(buffer, HEAD_POSITION_OFFSET);
-            if (newTail - headCache > capacity) {
+            if (newTail + END_MARK_LENGTH - headCache > capacity) {
                 return false;
             }
         }
 
         final int index = padding == 0 ? tailIndex : 0;
-        buffer.put(elementsOffset(index), src, offset, length);
-        buffer.putInt(datatypeOffset(index), datatype);
-        buffer.putInt(countOffset(index), count);
-        if (tagWord != 0) {
-            buffer.putInt(RING_HEADER_LENGTH + index + TAG_WORD_OFFSET, tagWord);
-        }
+        final int base = RING_HEADER_LENGTH + index;
+        copy(src, offset, buffer, base + RECORD_HEADER_LENGTH, length);
+        buffer.putInt(base + DATATYPE_OFFSET, datatype);
+        buffer.putInt(base + COUNT_OFFSET, count);
+        buffer.putInt(base + TAG_WORD_OFFSET, tagWord);
+        // end mark: the record after this one reads as "nothing published" until it is
+        LONG.set(buffer, RING_HEADER_LENGTH + ((int) newTail & mask), 0L);
+        // release: elements, header and end mark must be visible before the length
+        INT.setRelease(buffer, base, recordLength);
         if (padding != 0) {
+            // the record at index 0 is complete before the padding leads the consumer to it
             buffer.putInt(datatypeOffset(tailIndex), PADDING_TYPE);
-            // release: the padding's datatype must be visible before its length
             INT.setRelease(buffer, lengthOffset(tailIndex), padding);
         }
-        // release: elements, datatype and count must be visible before the length
-        INT.setRelease(buffer, lengthOffset(index), recordLength);
         LONG.setRelease(buffer, TAIL_POSITION_OFFSET, newTail);
-        LONG.setRelease(buffer, BYTES_WRITTEN_OFFSET, (long) LONG.get(buffer, BYTES_WRITTEN_OFFSET) + length);
         return true;
     }
 
@@ -139,8 +150,9 @@ public final class MappedMessageRing implements MessageRing {
             return 0;
         }
         final ByteBuffer buffer = this.buffer;
-        final long startHead = (long) LONG.getAcquire(buffer, HEAD_POSITION_OFFSET);
-        final int startConsumed = (int) INT.getAcquire(buffer, HEAD_RECORD_OFFSET_OFFSET);
+        // plain: the consumer owns head and head record offset
+        final long startHead = (long) LONG.get(buffer, HEAD_POSITION_OFFSET);
+        final int startConsumed = (int) INT.get(buffer, HEAD_RECORD_OFFSET_OFFSET);
         long head = startHead;
         int consumed = startConsumed;
         int elements = 0;
@@ -149,18 +161,17 @@ public final class MappedMessageRing implements MessageRing {
         try {
             while (elements < maxElements) {
                 final int index = (int) head & mask;
+                final int base = RING_HEADER_LENGTH + index;
                 // acquire: pairs with the producer's release of the length
-                final int recordLength = (int) INT.getAcquire(buffer, lengthOffset(index));
+                final int recordLength = (int) INT.getAcquire(buffer, base);
                 if (recordLength == 0) {
                     break;
                 }
-                final int type = buffer.getInt(datatypeOffset(index));
+                final int type = buffer.getInt(base + DATATYPE_OFFSET);
                 if (type == PADDING_TYPE) {
-                    if (recordLength != capacity - index) {
+                    if (recordLength != capacity - index || consumed != 0) {
                         throw corrupt(head, recordLength, type, 0, consumed);
                     }
-                    // only the padding's first 8 bytes were ever written; the rest is still zero
-                    buffer.putLong(lengthOffset(index), 0L);
                     head += recordLength;
                     continue;
                 }
@@ -168,24 +179,24 @@ public final class MappedMessageRing implements MessageRing {
                     mismatch = elements == 0;
                     break;
                 }
-                final int count = buffer.getInt(countOffset(index));
-                final int payload = recordLength - RECORD_HEADER_LENGTH;
-                final int elementSize = validElementSize(recordLength, count, consumed, index);
+                final int count = buffer.getInt(base + COUNT_OFFSET);
+                final int elementSize = elementSize(recordLength, count, consumed, index);
                 if (elementSize <= 0) {
                     throw corrupt(head, recordLength, type, count, consumed);
                 }
-                final int remaining = (payload - consumed) / elementSize;
-                final int take = Math.min(remaining, maxElements - elements);
-                final int bytes = take * elementSize;
-                dst.put(dstIndex, buffer, elementsOffset(index) + consumed, bytes);
-                dstIndex += bytes;
-                elements += take;
-                if (take == remaining) {
-                    final int aligned = alignedLength(recordLength);
-                    zero(buffer, RING_HEADER_LENGTH + index, aligned);
-                    head += aligned;
+                final int remainingBytes = recordLength - RECORD_HEADER_LENGTH - consumed;
+                final long wantedBytes = (long) (maxElements - elements) * elementSize;
+                if (wantedBytes >= remainingBytes) {
+                    copy(buffer, base + RECORD_HEADER_LENGTH + consumed, dst, dstIndex, remainingBytes);
+                    dstIndex += remainingBytes;
+                    elements += divide(remainingBytes, elementSize);
+                    head += alignedLength(recordLength);
                     consumed = 0;
                 } else {
+                    final int bytes = (int) wantedBytes;
+                    copy(buffer, base + RECORD_HEADER_LENGTH + consumed, dst, dstIndex, bytes);
+                    dstIndex += bytes;
+                    elements = maxElements;
                     consumed += bytes;
                 }
                 if (singleRecord) {
@@ -193,10 +204,11 @@ public final class MappedMessageRing implements MessageRing {
                 }
             }
         } finally {
-            if (head != startHead || consumed != startConsumed) {
+            if (consumed != startConsumed) {
                 INT.setRelease(buffer, HEAD_RECORD_OFFSET_OFFSET, consumed);
-                LONG.setRelease(buffer, BYTES_READ_OFFSET, (long) LONG.get(buffer, BYTES_READ_OFFSET) + (dstIndex - offset));
-                // release: zeroed bytes must be visible before the producer may reuse them
+            }
+            if (head != startHead) {
+                // release: the producer may overwrite what was read once it sees the new head
                 LONG.setRelease(buffer, HEAD_POSITION_OFFSET, head);
             }
         }
@@ -238,14 +250,12 @@ public final class MappedMessageRing implements MessageRing {
         }
         int recordLength = (int) INT.getAcquire(buffer, lengthOffset(index));
         int count = buffer.getInt(countOffset(index));
-        int consumed = (int) INT.getAcquire(buffer, HEAD_RECORD_OFFSET_OFFSET);
-        int elementSize = validElementSize(recordLength, count, index == ((int) headPosition() & mask) ? consumed : 0,
-                index);
+        int consumed = index == ((int) headPosition() & mask) ? (int) INT.getAcquire(buffer, HEAD_RECORD_OFFSET_OFFSET) : 0;
+        int elementSize = elementSize(recordLength, count, consumed, index);
         if (elementSize <= 0) {
             throw corrupt(headPosition(), recordLength, buffer.getInt(datatypeOffset(index)), count, consumed);
         }
-        int payload = recordLength - RECORD_HEADER_LENGTH;
-        return index == ((int) headPosition() & mask) ? (payload - consumed) / elementSize : count;
+        return divide(recordLength - RECORD_HEADER_LENGTH - consumed, elementSize);
     }
 
     /** @return the data-area index of the head record (past a padding record), or -1 when empty */
@@ -309,11 +319,11 @@ public final class MappedMessageRing implements MessageRing {
                 break;
             }
             final int count = buffer.getInt(countOffset(index));
-            final int elementSize = validElementSize(recordLength, count, consumed, index);
+            final int elementSize = elementSize(recordLength, count, consumed, index);
             if (elementSize <= 0) {
                 throw corrupt(head, recordLength, type, count, consumed);
             }
-            available += (recordLength - RECORD_HEADER_LENGTH - consumed) / elementSize;
+            available += divide(recordLength - RECORD_HEADER_LENGTH - consumed, elementSize);
             consumed = 0;
             head += alignedLength(recordLength);
         }
@@ -336,18 +346,27 @@ public final class MappedMessageRing implements MessageRing {
     public int freeBytes() {
         final long head = (long) LONG.getAcquire(buffer, HEAD_POSITION_OFFSET);
         final long tail = (long) LONG.getAcquire(buffer, TAIL_POSITION_OFFSET);
-        final long used = tail - head;
-        return used <= 0 ? capacity : (int) Math.max(0, capacity - used);
+        final long used = Math.max(0, tail - head) + END_MARK_LENGTH;
+        return (int) Math.max(0, capacity - used);
     }
 
+    /**
+     * @return bytes of the data area ever published: records with their headers, alignment and
+     *         padding records (the tail position); any thread
+     */
     @Override
     public long bytesWritten() {
-        return (long) LONG.getAcquire(buffer, BYTES_WRITTEN_OFFSET);
+        return tailPosition();
     }
 
+    /**
+     * @return bytes of the data area ever released by the consumer (the head position) plus the
+     *         payload bytes already taken from the head record; any thread
+     */
     @Override
     public long bytesRead() {
-        return (long) LONG.getAcquire(buffer, BYTES_READ_OFFSET);
+        final long head = (long) LONG.getAcquire(buffer, HEAD_POSITION_OFFSET);
+        return head + (int) INT.getAcquire(buffer, HEAD_RECORD_OFFSET_OFFSET);
     }
 
     /**
@@ -378,19 +397,60 @@ public final class MappedMessageRing implements MessageRing {
         return "MappedMessageRing[capacity=" + capacity + ", head=" + headPosition() + ", tail=" + tailPosition() + "]";
     }
 
-    /** @return the element size, or 0 when the record header is inconsistent */
-    private int validElementSize(int recordLength, int count, int consumed, int index) {
+    /**
+     * @return the element size, or 0 when the record header is inconsistent; divides only when
+     *         the count is neither 1 nor the payload length
+     */
+    private int elementSize(int recordLength, int count, int consumed, int index) {
         final int payload = recordLength - RECORD_HEADER_LENGTH;
-        if (payload <= 0 || recordLength > capacity - index || count <= 0 || payload % count != 0) {
+        if (payload <= 0 || recordLength > capacity - index || count <= 0) {
             return 0;
         }
-        final int elementSize = payload / count;
-        return consumed >= 0 && consumed < payload && consumed % elementSize == 0 ? elementSize : 0;
+        final int elementSize;
+        if (count == 1) {
+            elementSize = payload;
+        } else if (count == payload) {
+            elementSize = 1;
+        } else {
+            elementSize = payload / count;
+            if (elementSize * count != payload) {
+                return 0;
+            }
+        }
+        if (consumed == 0) {
+            return elementSize;
+        }
+        return consumed > 0 && consumed < payload && divide(consumed, elementSize) * elementSize == consumed
+            ? elementSize : 0;
     }
 
-    private static void zero(ByteBuffer buffer, int from, int length) {
-        for (int i = from, end = from + length; i < end; i += 8) {
-            buffer.putLong(i, 0L);
+    /** @return {@code bytes / elementSize}, a shift for the power-of-two sizes of MPI datatypes */
+    private static int divide(int bytes, int elementSize) {
+        return (elementSize & (elementSize - 1)) == 0 ? bytes >>> Integer.numberOfTrailingZeros(elementSize)
+            : bytes / elementSize;
+    }
+
+    /**
+     * Copies bytes between buffers: short runs with 8-, 4- and 1-byte loads and stores (cheaper
+     * than the bulk copy's checks), longer ones with the bulk copy. Bytes keep their order. Every
+     * access is bounds-checked; the callers check the whole range first where a partial copy
+     * would matter.
+     */
+    private static void copy(ByteBuffer from, int fromIndex, ByteBuffer to, int toIndex, int length) {
+        if (length > SMALL_COPY) {
+            to.put(toIndex, from, fromIndex, length);
+            return;
+        }
+        int i = 0;
+        for (; i + 8 <= length; i += 8) {
+            LONG.set(to, toIndex + i, (long) LONG.get(from, fromIndex + i));
+        }
+        if (i + 4 <= length) {
+            INT.set(to, toIndex + i, (int) INT.get(from, fromIndex + i));
+            i += 4;
+        }
+        for (; i < length; i++) {
+            to.put(toIndex + i, from.get(fromIndex + i));
         }
     }
 

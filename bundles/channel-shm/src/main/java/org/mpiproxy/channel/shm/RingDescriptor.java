@@ -7,14 +7,14 @@ package org.mpiproxy.channel.shm;
  *  Ring (offsets relative to the ring's start; C = capacity, a power of two)
  *  +------------------------------+ 0     producer line (128 bytes, written by the producer only)
  *  | tail position        int64   | 0       position after the last published record
- *  | bytes written        int64   | 8       payload bytes ever written
+ *  | (unused since 2.0)   int64   | 8       1.x: payload bytes ever written
  *  | producer mark        int64   | 16      the producer's protocol state (v2: next fragment sequence)
  *  | (zero)                       | 24..127
  *  +------------------------------+ 128   consumer line (128 bytes, written by the consumer only)
  *  | head position        int64   | 128     position of the head record (first unconsumed)
  *  | head record offset   int32   | 136     payload bytes already consumed from the head record
  *  | (zero)               int32   | 140
- *  | bytes read           int64   | 144     payload bytes ever read
+ *  | (unused since 2.0)   int64   | 144     1.x: payload bytes ever read
  *  | consumer mark        int64   | 152     the consumer's protocol state (v2: next fragment sequence)
  *  | (zero)                       | 160..255
  *  +------------------------------+ 256   data area, C bytes; position p lives at 256 + (p &amp; (C - 1))
@@ -35,7 +35,7 @@ package org.mpiproxy.channel.shm;
  *  +---------------------------------------------------------------+
  *  |          Elements: Length - 16 bytes, LITTLE-ENDIAN, dense   ...| 16
  *  +---------------------------------------------------------------+
- *  (then zero padding up to the next multiple of 8)
+ *  (then up to 7 bytes of alignment, any value)
  * </pre>
  * Positions are int64 byte counts that only grow; {@code tail - head} is the number of bytes
  * in use. Every header field (ring and record) is in the machine's native byte order; the
@@ -46,12 +46,14 @@ package org.mpiproxy.channel.shm;
  * record (datatype {@link #PADDING_TYPE}, only Length and Datatype written, Length = bytes up to
  * the end of the data area) and the record at index 0.
  * <p>
- * Memory ordering: the producer writes the elements, Datatype and Count, then stores Length with
- * release, then the tail with release. The consumer loads Length at the head with acquire
- * (0 = nothing published yet), reads the record, sets every byte of a fully consumed record
- * (or the 8 bytes of a padding record) back to zero, then stores the head with release; the
- * producer loads the head with acquire before reusing space. Bytes not yet published in the
- * data area are therefore always zero.
+ * Memory ordering (layout 2.0): the producer writes the elements, Datatype, Count and Tag word,
+ * clears the {@link #END_MARK_LENGTH} bytes at the record's end position (where the next record
+ * will start: its Length then reads 0), then stores Length with release; after a padding record's
+ * real record at index 0 it stores the padding's Datatype and then its Length with release; last
+ * the tail with release. The consumer loads Length at the head with acquire (0 = nothing
+ * published yet), reads the record, and stores the head with release; it writes nothing into the
+ * data area. The producer loads the head with acquire before reusing space, and needs
+ * {@link #END_MARK_LENGTH} free bytes beyond each record for the end mark.
  * <p>
  * This class only holds constants and pure functions.
  */
@@ -60,7 +62,10 @@ public final class RingDescriptor {
     /** Offset of the tail position (int64, producer-owned, release). */
     public static final int TAIL_POSITION_OFFSET = 0;
 
-    /** Offset of the bytes-written counter (int64, producer-owned, release). */
+    /**
+     * Offset of the bytes-written counter of layout 1.x (int64); unused since 2.0, where the
+     * tail position counts the bytes written.
+     */
     public static final int BYTES_WRITTEN_OFFSET = 8;
 
     /** Offset of the producer mark (int64, producer-owned; since version 1.1, zero before). */
@@ -75,7 +80,10 @@ public final class RingDescriptor {
     /** Offset of the payload bytes already consumed from the head record (int32, consumer-owned). */
     public static final int HEAD_RECORD_OFFSET_OFFSET = 136;
 
-    /** Offset of the bytes-read counter (int64, consumer-owned, release). */
+    /**
+     * Offset of the bytes-read counter of layout 1.x (int64); unused since 2.0, where the head
+     * position counts the bytes read.
+     */
     public static final int BYTES_READ_OFFSET = 144;
 
     /** Length of the ring header; the data area starts here. */
@@ -101,6 +109,13 @@ public final class RingDescriptor {
 
     /** Records start at multiples of this. */
     public static final int RECORD_ALIGNMENT = 8;
+
+    /**
+     * Bytes the producer clears at the end of each record it publishes (the next record's Length
+     * and Datatype), so that the consumer finds Length 0 there until the next record is published.
+     * They must be free: a record needs {@code alignedLength + END_MARK_LENGTH} free bytes.
+     */
+    public static final int END_MARK_LENGTH = 8;
 
     /** Datatype of a padding record, which fills the data area up to its end. */
     public static final int PADDING_TYPE = -1;

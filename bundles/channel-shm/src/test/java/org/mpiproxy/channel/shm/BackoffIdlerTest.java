@@ -23,6 +23,20 @@ class BackoffIdlerTest {
     }
 
     @Test
+    void shouldYieldForAtLeastTheMinimumYieldTimeBeforeParking() {
+        long minYield = 20_000_000L;
+        BackoffIdler idler = new BackoffIdler(2, 3, minYield, 1_000L, 8_000L, 0L, 8_000L);
+        for (int round = 0; round < 2; round++) {
+            long start = System.nanoTime();
+            while (idler.nextParkNanos() == 1_000L) {
+                idler.idle(0);
+            }
+            assertTrue(System.nanoTime() - start >= minYield, "parked before yielding for 20 ms");
+            idler.idle(1); // work: the next wait yields for the whole time again
+        }
+    }
+
+    @Test
     void shouldResetWhenWorkWasDone() {
         BackoffIdler idler = new BackoffIdler(0, 0, 1_000L, 8_000L);
         idler.idle();
@@ -44,6 +58,45 @@ class BackoffIdlerTest {
     }
 
     @Test
+    void shouldGrowBeyondTheMaximumOnlyAfterParkingLongWithoutWork() {
+        // parks 1, 2, 4, 4 us (11 us in total), then may grow to 32 us
+        BackoffIdler idler = new BackoffIdler(0, 0, 0L, 1_000L, 4_000L, 10_000L, 32_000L);
+        long[] expected = {2_000L, 4_000L, 4_000L, 8_000L, 16_000L, 32_000L, 32_000L};
+        for (long next : expected) {
+            idler.idle(0);
+            assertEquals(next, idler.nextParkNanos());
+        }
+        idler.idle(1);
+        assertEquals(1_000L, idler.nextParkNanos(), "work ends the deep phase");
+        for (int i = 0; i < 3; i++) {
+            idler.idle(0);
+        }
+        assertEquals(4_000L, idler.nextParkNanos(), "the long wait counts again from the reset");
+        assertEquals(32_000L, idler.deepMaxParkNanos());
+    }
+
+    @Test
+    void shouldParkAtMostEightMillisecondsByDefaultAfterFiftyMillisecondsOfParking() {
+        BackoffIdler idler = new BackoffIdler();
+        assertEquals(BackoffIdler.DEFAULT_DEEP_MAX_PARK_NANOS, idler.deepMaxParkNanos());
+        while (idler.nextParkNanos() == BackoffIdler.DEFAULT_MIN_PARK_NANOS) {
+            idler.idle(0); // spins, yields, then the first park of 1 us
+        }
+        long parked = BackoffIdler.DEFAULT_MIN_PARK_NANOS;
+        while (idler.nextParkNanos() < BackoffIdler.DEFAULT_DEEP_MAX_PARK_NANOS) {
+            long next = idler.nextParkNanos();
+            assertTrue(next <= BackoffIdler.DEFAULT_MAX_PARK_NANOS || parked >= BackoffIdler.DEFAULT_DEEP_IDLE_AFTER_NANOS,
+                "park of " + next + " ns after " + parked + " ns");
+            idler.idle(0);
+            parked += next;
+            assertTrue(parked < 200_000_000L, "reaches the deep maximum");
+        }
+        assertTrue(parked >= BackoffIdler.DEFAULT_DEEP_IDLE_AFTER_NANOS);
+        idler.idle(0);
+        assertEquals(BackoffIdler.DEFAULT_DEEP_MAX_PARK_NANOS, idler.nextParkNanos());
+    }
+
+    @Test
     void shouldStayAtTheMaximumWithoutOverflowWhenItIsHuge() {
         BackoffIdler idler = new BackoffIdler(0, 0, 1L, Long.MAX_VALUE - 1);
         for (int i = 0; i < 20; i++) {
@@ -60,5 +113,8 @@ class BackoffIdlerTest {
         assertThrows(IllegalArgumentException.class, () -> new BackoffIdler(0, 0, 0, 1));
         assertThrows(IllegalArgumentException.class, () -> new BackoffIdler(0, 0, 10, 5));
         assertThrows(IllegalArgumentException.class, () -> new BackoffIdler(10L));
+        assertThrows(IllegalArgumentException.class, () -> new BackoffIdler(0, 0, 0, 1, 8, 10, 4));
+        assertThrows(IllegalArgumentException.class, () -> new BackoffIdler(0, 0, 0, 1, 8, -1, 8));
+        assertThrows(IllegalArgumentException.class, () -> new BackoffIdler(0, 0, -1, 1, 8, 0, 8));
     }
 }

@@ -56,7 +56,7 @@ class MappedMessageRingTest {
         assertEquals(MessageRing.EMPTY, ring.peekDatatype());
         assertEquals(0, ring.poll(INT, dst, 0, 10));
         assertEquals(CAPACITY, ring.capacity());
-        assertEquals(CAPACITY, ring.freeBytes());
+        assertEquals(CAPACITY - RingDescriptor.END_MARK_LENGTH, ring.freeBytes());
         assertEquals(0, ring.bytesWritten());
         assertEquals(0, ring.bytesRead());
         assertEquals(0, ring.availableElements(INT));
@@ -79,7 +79,8 @@ class MappedMessageRingTest {
         src.putLong(8, Long.MIN_VALUE);
         assertTrue(ring.offer(LONG, 1, src, 8, 8));
         assertFalse(ring.isEmpty());
-        assertEquals(20 + 24 + 4 + 3 + 8, ring.bytesWritten());
+        // ring bytes: align8(16 + payload) per record
+        assertEquals(40 + 40 + 24 + 24 + 24, ring.bytesWritten());
 
         assertEquals(INT, ring.peekDatatype());
         assertEquals(5, ring.availableElements(INT));
@@ -104,7 +105,7 @@ class MappedMessageRingTest {
         assertTrue(ring.isEmpty());
         assertEquals(MessageRing.EMPTY, ring.peekDatatype());
         assertEquals(ring.bytesWritten(), ring.bytesRead());
-        assertEquals(CAPACITY, ring.freeBytes());
+        assertEquals(CAPACITY - RingDescriptor.END_MARK_LENGTH, ring.freeBytes());
     }
 
     @Test
@@ -127,7 +128,7 @@ class MappedMessageRingTest {
         assertInts(dst, 0, 0, 3);
         assertEquals(12, ring.headRecordOffset());
         assertEquals(7, ring.availableElements(INT));
-        assertEquals(12, ring.bytesRead());
+        assertEquals(12, ring.bytesRead()); // head 0 plus 12 payload bytes of the head record
         assertFalse(ring.isEmpty());
 
         assertEquals(4, ring.poll(INT, dst, 0, 4));
@@ -136,7 +137,8 @@ class MappedMessageRingTest {
         assertInts(dst, 0, 7, 3);
         assertTrue(ring.isEmpty());
         assertEquals(0, ring.headRecordOffset());
-        assertEquals(40, ring.bytesRead());
+        assertEquals(56, ring.bytesRead());
+        assertEquals(ring.bytesWritten(), ring.bytesRead());
     }
 
     @Test
@@ -190,11 +192,16 @@ class MappedMessageRingTest {
 
     @Test
     void shouldRefuseOfferWhenTheRingIsFullAndAcceptAgainAfterPoll() {
-        int payload = 1008; // aligned record of 1024 bytes: four fill the ring
+        int payload = 1000; // aligned record of 1016 bytes: four take 4064 of 4096
         for (int i = 0; i < 4; i++) {
             fillInts(i * 1000, payload / 4);
             assertTrue(ring.offer(INT, payload / 4, src, 0, payload), "record " + i);
         }
+        // 32 bytes left: a record of 24 plus the 8-byte end mark fit exactly
+        assertEquals(24, ring.freeBytes());
+        assertFalse(ring.offer(INT, 3, src, 0, 12), "a record of 32 bytes leaves no room for the end mark");
+        src.putInt(0, 77).putInt(4, 78);
+        assertTrue(ring.offer(INT, 2, src, 0, 8));
         assertEquals(0, ring.freeBytes());
         long written = ring.bytesWritten();
         assertFalse(ring.offer(INT, 1, src, 0, 4));
@@ -203,22 +210,35 @@ class MappedMessageRingTest {
 
         assertEquals(payload / 4, ring.poll(INT, dst, 0, payload / 4));
         assertInts(dst, 0, 0, payload / 4);
-        assertEquals(1024, ring.freeBytes());
+        assertEquals(1016, ring.freeBytes());
         fillInts(4000, payload / 4);
-        assertTrue(ring.offer(INT, payload / 4, src, 0, payload));
-        for (int i = 1; i <= 4; i++) {
+        assertFalse(ring.offer(INT, payload / 4, src, 0, payload), "8 bytes of padding make it 1024");
+        assertEquals(payload / 4, ring.poll(INT, dst, 0, payload / 4));
+        assertInts(dst, 0, 1000, payload / 4);
+        assertEquals(2032, ring.freeBytes());
+        assertTrue(ring.offer(INT, payload / 4, src, 0, payload)); // padding of 8 bytes, then at index 0
+        assertEquals(1008, ring.freeBytes());
+        for (int i = 2; i <= 3; i++) {
             assertEquals(payload / 4, ring.poll(INT, dst, 0, payload / 4));
             assertInts(dst, 0, i * 1000, payload / 4);
         }
+        assertEquals(2, ring.poll(INT, dst, 0, 2));
+        assertEquals(77, dst.getInt(0));
+        assertEquals(78, dst.getInt(4));
+        assertEquals(payload / 4, ring.poll(INT, dst, 0, payload / 4));
+        assertInts(dst, 0, 4000, payload / 4);
         assertTrue(ring.isEmpty());
+        assertEquals(0, ring.poll(INT, dst, 0, 1));
     }
 
     @Test
     void shouldNotFreeSpaceOfAPartlyReadRecord() {
-        fillInts(0, 1008 / 4);
+        fillInts(0, 1000 / 4);
         for (int i = 0; i < 4; i++) {
-            assertTrue(ring.offer(INT, 1008 / 4, src, 0, 1008));
+            assertTrue(ring.offer(INT, 1000 / 4, src, 0, 1000));
         }
+        assertTrue(ring.offer(INT, 2, src, 0, 8));
+        assertEquals(0, ring.freeBytes());
         assertEquals(10, ring.poll(INT, dst, 0, 10));
         assertEquals(0, ring.freeBytes());
         assertFalse(ring.offer(INT, 1, src, 0, 4));
@@ -284,7 +304,6 @@ class MappedMessageRingTest {
             received = drain(received, 50);
         }
         assertTrue(ring.isEmpty());
-        assertEquals(sent * 4, ring.bytesRead());
         assertEquals(ring.bytesWritten(), ring.bytesRead());
         assertTrue(mapped.tailPosition() > 1000L * CAPACITY, "wrapped many times");
         assertEquals(mapped.headPosition(), mapped.tailPosition());
@@ -310,6 +329,35 @@ class MappedMessageRingTest {
         assertEquals(260, ring.poll(INT, dst, 0, 1000));
         assertInts(dst, 0, 0, 260);
         assertTrue(ring.isEmpty());
+    }
+
+    @Test
+    void shouldNotTakeStaleBytesOfConsumedRecordsForNewRecords() {
+        MappedMessageRing mapped = ring;
+        // fill the whole data area once with payload bytes that would read as a huge Length
+        ByteBuffer stale = ByteBuffer.allocate(1000);
+        for (int i = 0; i < stale.capacity(); i++) {
+            stale.put(i, (byte) 0x7f);
+        }
+        for (int i = 0; i < 4; i++) {
+            assertTrue(ring.offer(CHAR, 1000, stale, 0, 1000));
+            assertEquals(1000, ring.poll(CHAR, dst, 0, 1000));
+        }
+        assertEquals(4 * 1016, mapped.headPosition());
+        // small records now start inside the old payloads: each must end where the next begins
+        for (int round = 0; round < 600; round++) {
+            src.putInt(0, round);
+            assertTrue(ring.offer(INT, 1, src, 0, 4));
+            assertEquals(1, ring.availableElements(INT));
+            assertEquals(1, ring.headRecordElements());
+            assertEquals(1, ring.poll(INT, dst, 0, 10));
+            assertEquals(round, dst.getInt(0));
+            assertEquals(MessageRing.EMPTY, ring.peekDatatype(), "after round " + round);
+            assertEquals(0, ring.availableElements(INT));
+            assertEquals(0, ring.poll(INT, dst, 0, 10));
+            assertTrue(ring.isEmpty());
+        }
+        assertTrue(mapped.tailPosition() > 2L * CAPACITY, "wrapped over the old payloads");
     }
 
     @Test
@@ -369,7 +417,74 @@ class MappedMessageRingTest {
             assertTrue(executor.awaitTermination(10, TimeUnit.SECONDS));
         }
         assertTrue(ring.isEmpty());
-        assertEquals(4L * total, ring.bytesRead());
+        assertEquals(ring.bytesWritten(), ring.bytesRead());
+    }
+
+    @Test
+    void shouldPassRecordsOfEverySizeAndStaleLookingBytesBetweenTwoThreads() throws Exception {
+        // payload bytes 0x10..0x7f read as Lengths would be huge or misplaced; sizes from 1 byte
+        // to the largest record force padding records and end marks at every kind of position
+        final int records = 200_000;
+        final int max = ring.maxPayloadLength();
+        ExecutorService executor = Executors.newFixedThreadPool(2);
+        try {
+            Future<Long> producer = executor.submit(() -> {
+                ByteBuffer out = ByteBuffer.allocateDirect(max).order(ByteOrder.LITTLE_ENDIAN);
+                BackoffIdler idler = new BackoffIdler();
+                int seed = 11;
+                long bytes = 0;
+                for (int r = 0; r < records; r++) {
+                    seed = seed * 1103515245 + 12345;
+                    int size = (seed >>> 4) % 16 == 0 ? max - ((seed >>> 12) & 7) : 1 + ((seed >>> 8) & 511);
+                    byte fill = (byte) (0x10 + r % 0x70);
+                    for (int i = 0; i < size; i++) {
+                        out.put(i, fill);
+                    }
+                    out.put(0, (byte) r);
+                    while (!ring.offer(CHAR, size, r & 0x7fff_ffff, out, 0, size)) {
+                        idler.idle(0);
+                    }
+                    idler.reset();
+                    bytes += size;
+                }
+                return bytes;
+            });
+            Future<Long> consumer = executor.submit(() -> {
+                ByteBuffer in = ByteBuffer.allocateDirect(max).order(ByteOrder.LITTLE_ENDIAN);
+                BackoffIdler idler = new BackoffIdler();
+                int seed = 11;
+                long bytes = 0;
+                for (int r = 0; r < records; r++) {
+                    seed = seed * 1103515245 + 12345;
+                    int size = (seed >>> 4) % 16 == 0 ? max - ((seed >>> 12) & 7) : 1 + ((seed >>> 8) & 511);
+                    int n;
+                    while ((n = ring.pollRecord(CHAR, in, 0, max)) == 0) {
+                        idler.idle(0);
+                    }
+                    idler.reset();
+                    if (n != size) {
+                        throw new AssertionError("record " + r + ": " + n + " bytes, expected " + size);
+                    }
+                    byte fill = (byte) (0x10 + r % 0x70);
+                    if (in.get(0) != (byte) r || in.get(size - 1) != (size == 1 ? (byte) r : fill)
+                            || in.get(size / 2) != (size / 2 == 0 ? (byte) r : fill)) {
+                        throw new AssertionError("record " + r + " holds other bytes");
+                    }
+                    bytes += n;
+                }
+                return bytes;
+            });
+            long received = consumer.get(120, TimeUnit.SECONDS);
+            assertEquals(producer.get(10, TimeUnit.SECONDS), received);
+        } catch (ExecutionException e) {
+            throw new AssertionError(e.getCause());
+        } finally {
+            executor.shutdownNow();
+            assertTrue(executor.awaitTermination(10, TimeUnit.SECONDS));
+        }
+        assertTrue(ring.isEmpty());
+        assertEquals(MessageRing.EMPTY, ring.peekDatatype());
+        assertEquals(ring.bytesWritten(), ring.bytesRead());
     }
 
     @Test

@@ -47,7 +47,7 @@ class MappedRankChannelTest {
         if (ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN) {
             assertEquals("MPX_CHAN", new String(Files.readAllBytes(file), 0, 8, java.nio.charset.StandardCharsets.US_ASCII));
         }
-        assertEquals(1 << 16 | 1, bytes.getInt(8));
+        assertEquals(2 << 16, bytes.getInt(8));
         assertEquals(128, bytes.getInt(12));
         assertEquals(0x1234_5678_9abc_def0L, bytes.getLong(16));
         assertEquals(3, bytes.getInt(24));
@@ -68,7 +68,7 @@ class MappedRankChannelTest {
         ByteBuffer bytes = ByteBuffer.wrap(Files.readAllBytes(file)).order(ByteOrder.nativeOrder());
         int ring = (int) ChannelDescriptor.fromRankOffset(4096);
         assertEquals(24, bytes.getLong(ring + RingDescriptor.TAIL_POSITION_OFFSET));
-        assertEquals(8, bytes.getLong(ring + RingDescriptor.BYTES_WRITTEN_OFFSET));
+        assertEquals(0, bytes.getLong(ring + RingDescriptor.BYTES_WRITTEN_OFFSET), "unused since 2.0");
         assertEquals(0, bytes.getLong(ring + RingDescriptor.HEAD_POSITION_OFFSET));
         assertEquals(24, bytes.getInt(ring + RingDescriptor.lengthOffset(0)));
         assertEquals(INT, bytes.getInt(ring + RingDescriptor.datatypeOffset(0)));
@@ -117,7 +117,7 @@ class MappedRankChannelTest {
             assertEquals(1, proxySide.fromRank().poll(INT, buf, 16, 10));
             assertEquals(21, buf.getInt(16));
             assertTrue(proxySide.toRank().isEmpty());
-            assertEquals(8, proxySide.toRank().bytesRead());
+            assertEquals(24, proxySide.toRank().bytesRead());
         }
     }
 
@@ -136,7 +136,7 @@ class MappedRankChannelTest {
         }
         try (MappedRankChannel second = MappedRankChannel.map(file)) {
             assertEquals(16, second.fromRank().headRecordOffset());
-            assertEquals(16, second.fromRank().bytesRead());
+            assertEquals(16, second.fromRank().bytesRead()); // head 0 plus 16 bytes taken
             assertEquals(8, second.fromRank().availableElements(INT));
             assertEquals(8, second.fromRank().poll(INT, buf, 100, 100));
             for (int i = 0; i < 6; i++) {
@@ -168,15 +168,19 @@ class MappedRankChannelTest {
     @Test
     void shouldRejectAFileWithAnotherMajorVersion() throws IOException {
         Path file = createClosed();
-        patchInt(file, ChannelDescriptor.VERSION_OFFSET, ChannelDescriptor.version(2, 0));
+        patchInt(file, ChannelDescriptor.VERSION_OFFSET, ChannelDescriptor.version(3, 0));
         IOException e = assertThrows(IOException.class, () -> MappedRankChannel.map(file));
-        assertTrue(e.getMessage().contains("layout version 2.0"), e.getMessage());
+        assertTrue(e.getMessage().contains("layout version 3.0"), e.getMessage());
+        // 1.x consumers zeroed what they read; a 2.0 producer relies on its end marks instead
+        patchInt(file, ChannelDescriptor.VERSION_OFFSET, ChannelDescriptor.version(1, 1));
+        IOException old = assertThrows(IOException.class, () -> MappedRankChannel.map(file));
+        assertTrue(old.getMessage().contains("layout version 1.1"), old.getMessage());
     }
 
     @Test
     void shouldAcceptANewerMinorVersion() throws IOException {
         Path file = createClosed();
-        patchInt(file, ChannelDescriptor.VERSION_OFFSET, ChannelDescriptor.version(1, 7));
+        patchInt(file, ChannelDescriptor.VERSION_OFFSET, ChannelDescriptor.version(2, 7));
         try (MappedRankChannel channel = MappedRankChannel.map(file)) {
             assertEquals(7, ChannelDescriptor.minorVersion(channel.version()));
         }

@@ -137,7 +137,7 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
                 if (work > 0) {
                     backoff.reset();
                 } else if (handler != null && handler.hasPendingWork()) {
-                    backoff.idle();
+                    backoff.idle(selector);
                 } else {
                     backoff.reset();
                     selector.select();
@@ -296,7 +296,11 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
      * Spin, then yield for a short while, then park with a growing timeout: nobody spins on an
      * idle socket. The yield phase lasts at least {@link #YIELD_NANOS}: a park costs a wake-up
      * of about 50 us here (the kernel's default timer slack), more than a rank usually needs to
-     * answer, so the first wait for a rank's ring yields instead of sleeping.
+     * answer, so the first wait for a rank's ring yields instead of sleeping. After
+     * {@link #DEEP_IDLE_AFTER_NANOS} parked without work the wait grows to at most
+     * {@link #DEEP_MAX_PARK_NANOS} and, given the selector, waits in {@code select}, so that a
+     * datagram still wakes the thread at once: a RECV pending on a blocked rank then costs about
+     * 125 wake-ups a second instead of 1000.
      */
     static final class Backoff {
         static final int SPINS = 20;
@@ -304,13 +308,28 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
         static final long YIELD_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
         static final long MIN_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(1);
         static final long MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
+        static final long DEEP_IDLE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+        static final long DEEP_MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(8);
 
         private int spins;
         private int yields;
         private long yieldStart;
         private long parkNanos = MIN_PARK_NANOS;
+        private long parkedNanos;
 
         void idle() {
+            try {
+                idle(null);
+            } catch (IOException e) {
+                throw new IllegalStateException(e); // not reached: no selector, no I/O
+            }
+        }
+
+        /**
+         * @param selector where to wait in the deep phase, {@code null} to park there too
+         * @throws IOException when the selector fails
+         */
+        void idle(Selector selector) throws IOException {
             if (spins < SPINS) {
                 spins++;
                 Thread.onSpinWait();
@@ -320,8 +339,17 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
                 }
                 Thread.yield();
             } else {
-                LockSupport.parkNanos(parkNanos);
-                parkNanos = Math.min(parkNanos << 1, MAX_PARK_NANOS);
+                if (selector != null && parkNanos > MAX_PARK_NANOS) {
+                    selector.select(TimeUnit.NANOSECONDS.toMillis(parkNanos));
+                    selector.selectedKeys().clear();
+                } else {
+                    LockSupport.parkNanos(parkNanos);
+                }
+                if (parkedNanos < DEEP_IDLE_AFTER_NANOS) {
+                    parkedNanos += parkNanos;
+                }
+                parkNanos = Math.min(parkNanos << 1,
+                        parkedNanos >= DEEP_IDLE_AFTER_NANOS ? DEEP_MAX_PARK_NANOS : MAX_PARK_NANOS);
             }
         }
 
@@ -329,6 +357,7 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
             spins = 0;
             yields = 0;
             parkNanos = MIN_PARK_NANOS;
+            parkedNanos = 0;
         }
 
         long parkNanos() {

@@ -219,6 +219,29 @@ class UdpTransportTest {
         assertEquals(UdpTransport.Backoff.MIN_PARK_NANOS, backoff.parkNanos());
     }
 
+    @Test
+    void shouldWaitLongerOnlyAfterFiftyMillisecondsWithoutWork() throws Exception {
+        UdpTransport.Backoff backoff = new UdpTransport.Backoff();
+        long yieldEnd = System.nanoTime() + UdpTransport.Backoff.YIELD_NANOS;
+        while (System.nanoTime() - yieldEnd < 0 || backoff.parkNanos() == UdpTransport.Backoff.MIN_PARK_NANOS) {
+            backoff.idle();
+        }
+        long parked = UdpTransport.Backoff.MIN_PARK_NANOS; // the first park, in the loop above
+        try (java.nio.channels.Selector selector = java.nio.channels.Selector.open()) {
+            while (backoff.parkNanos() < UdpTransport.Backoff.DEEP_MAX_PARK_NANOS) {
+                long next = backoff.parkNanos();
+                assertTrue(next <= UdpTransport.Backoff.MAX_PARK_NANOS || parked >= UdpTransport.Backoff.DEEP_IDLE_AFTER_NANOS,
+                    "wait of " + next + " ns after " + parked + " ns");
+                backoff.idle(selector);
+                parked += next;
+                assertTrue(parked < TimeUnit.SECONDS.toNanos(1), "reaches the deep maximum");
+            }
+        }
+        assertTrue(parked >= UdpTransport.Backoff.DEEP_IDLE_AFTER_NANOS);
+        backoff.reset();
+        assertEquals(UdpTransport.Backoff.MIN_PARK_NANOS, backoff.parkNanos());
+    }
+
     /** Waits up to AWAIT_SECONDS for a counter the receive thread updates after the event the test saw. */
     private void awaitCounter(String name, long expected) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(AWAIT_SECONDS);
