@@ -86,6 +86,11 @@ public final class Mpi implements AutoCloseable {
     public static final String KEY_FILE_ENV = "MPIPROXY_KEY_FILE";
     /** Environment variable with the largest v2 datagram (default 1448). */
     public static final String DATAGRAM_SIZE_ENV = "MPIPROXY_DATAGRAM_SIZE";
+    /**
+     * Environment variable: milliseconds a v2 node may stay silent while rank 0 waits for it
+     * before it is declared dead (0 = never); default: the value of {@value #TIMEOUT_ENV}.
+     */
+    public static final String DEAD_AFTER_ENV = "MPIPROXY_DEAD_AFTER_MS";
     /** Key file used when {@value #KEY_FILE_ENV} is unset: the distribution's, seen from its programs directory. */
     public static final Path DEFAULT_KEY_FILE = Path.of("..", "etc", "mpiproxy.key");
 
@@ -167,7 +172,8 @@ public final class Mpi implements AutoCloseable {
                         programArgs);
             } else {
                 V2HostTransport transport = V2HostTransport.start(nodes, program, programArgs, hostKeys(env),
-                        datagramSize(env.apply(DATAGRAM_SIZE_ENV)), timeout, diagnostics);
+                        datagramSize(env.apply(DATAGRAM_SIZE_ENV)), timeout,
+                        deadAfter(env.apply(DEAD_AFTER_ENV), timeout), diagnostics);
                 mpi = new Mpi(transport, 0, transport.size(), programArgs);
             }
         } else if (protocol.strip().equals("v1")) {
@@ -232,6 +238,22 @@ public final class Mpi implements AutoCloseable {
         }
         throw new MpiException(MpiErrors.ERR_ARG, DATAGRAM_SIZE_ENV + "='" + text + "' is not in "
                 + (V2HeaderDescriptor.MIN_DATAGRAM_LENGTH + 8) + ".." + V2HeaderDescriptor.MAX_DATAGRAM_LENGTH);
+    }
+
+    static Duration deadAfter(String text, Duration timeout) {
+        if (text == null || text.isBlank()) {
+            return timeout;
+        }
+        try {
+            long millis = Long.parseLong(text.strip());
+            if (millis >= 0 && millis <= 1_000_000_000_000L) {
+                return Duration.ofMillis(millis);
+            }
+        } catch (NumberFormatException e) {
+            // reported below with the variable's name
+        }
+        throw new MpiException(MpiErrors.ERR_ARG, DEAD_AFTER_ENV + "='" + text
+                + "' is not a number of milliseconds >= 0");
     }
 
     static Duration timeout(String text) {

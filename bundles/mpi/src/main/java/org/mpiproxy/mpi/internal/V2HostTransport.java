@@ -68,6 +68,8 @@ public final class V2HostTransport implements Transport {
         long sendAcked;
         int window = INITIAL_WINDOW;
         int sendResult;
+        /** The argument of a refused SEND's reply (the proxy's maximum message size for that refusal). */
+        long sendRefusalArgument;
         long recvNext;
         long recvEnd;
         int recvResult;
@@ -85,6 +87,8 @@ public final class V2HostTransport implements Transport {
     private final RankState[] ranks;
     private final long jobId;
     private final long timeoutNanos;
+    /** Silence after which a node is declared dead; {@link #timeoutNanos} unless set by {@link #deadAfter}. */
+    private long silenceNanos;
     private final int datagramSize;
     private final int maxPayload;
     private final PrintStream diagnostics;
@@ -121,6 +125,7 @@ public final class V2HostTransport implements Transport {
         this.jobId = id;
         this.keyId = keys.sendKeyId();
         this.timeoutNanos = timeout.isZero() ? Long.MAX_VALUE : timeout.toNanos();
+        this.silenceNanos = timeoutNanos;
         this.datagramSize = datagramSize;
         this.maxPayload = V2HeaderDescriptor.maxPayload(datagramSize);
         this.diagnostics = diagnostics;
@@ -162,6 +167,27 @@ public final class V2HostTransport implements Transport {
      */
     public static V2HostTransport start(List<HostfileEntry> nodes, String program, List<String> args, ClusterKeys keys,
                                         int datagramSize, Duration timeout, PrintStream diagnostics) {
+        return start(nodes, program, args, keys, datagramSize, timeout, timeout, diagnostics);
+    }
+
+    /**
+     * Opens the socket and starts every rank, waiting for each EXEC's answer.
+     *
+     * @param nodes        the hostfile's nodes, element 0 = rank 1
+     * @param program      the program name
+     * @param args         its arguments
+     * @param keys         the cluster keys
+     * @param datagramSize the largest datagram to send
+     * @param timeout      how long {@link #finish} waits for TERMINATE replies beyond a proxy's own wait;
+     *                     zero = forever
+     * @param deadAfter    silence after which a node is dead (see {@link #deadAfter(Duration)}); zero = never
+     * @param diagnostics  where problems that do not fail a call are reported
+     * @return the started transport
+     * @throws MpiException when a proxy refuses a rank or does not answer in time
+     */
+    public static V2HostTransport start(List<HostfileEntry> nodes, String program, List<String> args, ClusterKeys keys,
+                                        int datagramSize, Duration timeout, Duration deadAfter,
+                                        PrintStream diagnostics) {
         String problem = ProgramNames.problem(program);
         if (problem != null) {
             throw new MpiException(MpiErrors.ERR_ARG, problem);
@@ -179,6 +205,7 @@ public final class V2HostTransport implements Transport {
                     + t.maxPayload);
         }
         try {
+            t.deadAfter(deadAfter);
             t.exec(command);
             return t;
         } catch (RuntimeException e) {
@@ -195,6 +222,26 @@ public final class V2HostTransport implements Transport {
     /** @return this job's id */
     public long jobId() {
         return jobId;
+    }
+
+    /**
+     * Sets how long a node may stay silent (no valid reply while a call waits for it) before it
+     * is declared dead, apart from the reply timeout given to {@link #start}.
+     *
+     * @param silence the silence; zero = never declare a node dead
+     * @return this transport
+     */
+    public V2HostTransport deadAfter(Duration silence) {
+        if (silence.isNegative()) {
+            throw new IllegalArgumentException("dead-node silence " + silence + " is negative");
+        }
+        this.silenceNanos = silence.isZero() ? Long.MAX_VALUE : silence.toNanos();
+        return this;
+    }
+
+    /** @return the silence after which a node is declared dead; zero = never */
+    public Duration deadAfter() {
+        return silenceNanos == Long.MAX_VALUE ? Duration.ZERO : Duration.ofNanos(silenceNanos);
     }
 
     /** @return datagrams received and refused (not authentic, not for this job, malformed) */
@@ -264,8 +311,10 @@ public final class V2HostTransport implements Transport {
                 long k = s.sendNext - first;
                 int from = (int) (k * perFragment);
                 int n = (int) Math.min(perFragment, count - (long) from);
+                // the first fragment states the message's size, so a proxy can refuse it before storing any
                 header(OP_SEND, dest).flags(s.sendNext == end - 1 ? FLAG_END_OF_MESSAGE : 0).datatype(datatype)
-                        .tag(tag).sequence(s.sendNext).argument(n).payloadLength(n * size);
+                        .tag(tag).sequence(s.sendNext).ack(k == 0 ? (long) count * size : 0).argument(n)
+                        .payloadLength(n * size);
                 out.put(HEADER_LENGTH, src, offset + from * size, n * size);
                 transmit(dest);
                 s.sendNext++;
@@ -273,6 +322,13 @@ public final class V2HostTransport implements Transport {
             long acked = s.sendAcked;
             awaitReplies(rto, dest);
             if (s.sendResult != MpiErrors.SUCCESS) {
+                // fragments after a refused one were not stored: the next message starts from the refused one
+                s.sendNext = s.sendAcked;
+                if (s.sendResult == MpiErrors.ERR_MESSAGE_TOO_LARGE) {
+                    throw new MpiException(s.sendResult, "rank " + dest + " on " + s.node + " refused a message of "
+                            + (long) count * size + " bytes: the proxy's maximum message size (v2.max.message.bytes)"
+                            + " is " + s.sendRefusalArgument + " bytes (" + MpiErrors.name(s.sendResult) + ")");
+                }
                 throw new MpiException(s.sendResult, "rank " + dest + " refused data: " + MpiErrors.name(s.sendResult));
             }
             if (s.sendAcked > acked) {
@@ -448,10 +504,10 @@ public final class V2HostTransport implements Transport {
         long now = System.nanoTime();
         for (int r = 1; r < ranks.length; r++) {
             boolean watchedRank = watched == r || (watched == -1 && ranks[r].execResult < 0);
-            if (watchedRank && timeoutNanos != Long.MAX_VALUE && now - ranks[r].lastHeard > timeoutNanos) {
+            if (watchedRank && silenceNanos != Long.MAX_VALUE && now - ranks[r].lastHeard > silenceNanos) {
                 throw new MpiException(MpiErrors.ERR_OTHER, "the node of rank " + r + " (" + ranks[r].node
-                        + ") sent no valid reply for " + TimeUnit.NANOSECONDS.toSeconds(timeoutNanos)
-                        + " s: declared dead");
+                        + ") sent no valid reply for " + TimeUnit.NANOSECONDS.toMillis(silenceNanos)
+                        + " ms: declared dead");
             }
         }
     }
@@ -489,6 +545,7 @@ public final class V2HostTransport implements Transport {
             case OP_SEND:
                 if (result != MpiErrors.SUCCESS) {
                     s.sendResult = result;
+                    s.sendRefusalArgument = inHeader.argument();
                 } else if (inHeader.ack() > s.sendAcked) {
                     s.sendAcked = inHeader.ack();
                     s.window = (int) inHeader.argument();
