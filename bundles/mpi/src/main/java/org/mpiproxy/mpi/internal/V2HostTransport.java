@@ -43,7 +43,7 @@ import org.mpiproxy.protocol.V2HeaderFlyweight;
  * sequence number, idempotent EXEC and TERMINATE repeated until answered. A node that sends no
  * valid reply for the timeout is declared dead. One thread at a time.
  */
-public final class V2HostTransport implements Transport {
+public final class V2HostTransport implements TaggedTransport {
 
     /** First retransmit timeout; doubled per retry up to {@link #MAX_RTO_NANOS}. */
     static final long INITIAL_RTO_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
@@ -81,6 +81,15 @@ public final class V2HostTransport implements Transport {
         int queued;
         /** Bytes of the head fragment already delivered. */
         int headAt;
+        /** Per queued fragment: its tag and whether it ends its message (for {@link #nextMessage}). */
+        int[] queueTag;
+        boolean[] queueEnd;
+        /** The message {@link #nextMessage} is assembling: elements so far, datatype, tag. */
+        MessageAssembly assembly;
+        /** RECV pulls of {@link #nextMessage}, which may return before a message is complete. */
+        boolean pullAsked;
+        long pullRto = INITIAL_RTO_NANOS;
+        long pullLastProgress;
         long lastHeard;
     }
 
@@ -393,6 +402,70 @@ public final class V2HostTransport implements Transport {
     }
 
     @Override
+    public int[] sources() {
+        int[] sources = new int[ranks.length - 1];
+        for (int r = 1; r < ranks.length; r++) {
+            sources[r - 1] = r;
+        }
+        return sources;
+    }
+
+    @Override
+    public TaggedMessage nextMessage(int source, long waitNanos) {
+        RankState s = ranks[source];
+        long start = System.nanoTime();
+        long deadline = waitNanos >= Long.MAX_VALUE - start ? Long.MAX_VALUE : start + waitNanos;
+        while (true) {
+            while (s.queued > 0) {
+                int head = s.queueHead;
+                if (s.assembly == null) {
+                    s.assembly = new MessageAssembly(s.queueType[head], s.queueTag[head]);
+                }
+                int bytes = s.queueLength[head] - s.headAt;
+                s.assembly.append(s.queueType[head], s.queue, head * datagramSize + s.headAt, bytes);
+                boolean end = s.queueEnd[head];
+                s.queueHead = (s.queueHead + 1) % RECV_WINDOW;
+                s.queued--;
+                s.headAt = 0;
+                s.pullLastProgress = System.nanoTime();
+                s.pullRto = INITIAL_RTO_NANOS;
+                if (end) {
+                    TaggedMessage m = s.assembly.message(source);
+                    s.assembly = null;
+                    return m;
+                }
+            }
+            if (s.recvResult != MpiErrors.SUCCESS) {
+                throw new MpiException(s.recvResult, "rank " + source + " ended before sending a whole message ("
+                        + MpiErrors.name(s.recvResult) + ")");
+            }
+            long now = System.nanoTime();
+            if (now >= deadline) {
+                return null;
+            }
+            // the queue is empty here: a new window cannot overflow it
+            if (!s.pullAsked || s.recvNext >= s.recvEnd || now - s.pullLastProgress >= s.pullRto) {
+                if (s.pullAsked && s.recvNext < s.recvEnd) {
+                    s.pullRto = Math.min(s.pullRto * 2, MAX_RTO_NANOS);
+                }
+                header(OP_RECV, source).sequence(s.recvNext).argument(RECV_WINDOW);
+                transmit(source);
+                s.recvEnd = s.recvNext + RECV_WINDOW;
+                s.pullAsked = true;
+                s.pullLastProgress = now;
+            }
+            awaitReplies(Math.min(s.pullRto, deadline - now), source);
+        }
+    }
+
+    @Override
+    public TaggedMessage takePartial(int source) {
+        MessageAssembly a = ranks[source].assembly;
+        ranks[source].assembly = null;
+        return a == null ? null : a.message(source);
+    }
+
+    @Override
     public int[] finish() {
         if (exitStatuses != null) {
             return exitStatuses.clone();
@@ -586,11 +659,15 @@ public final class V2HostTransport implements Transport {
             s.queue = ByteBuffer.allocateDirect(RECV_WINDOW * datagramSize).order(ByteOrder.LITTLE_ENDIAN);
             s.queueType = new int[RECV_WINDOW];
             s.queueLength = new int[RECV_WINDOW];
+            s.queueTag = new int[RECV_WINDOW];
+            s.queueEnd = new boolean[RECV_WINDOW];
         }
         int slot = (s.queueHead + s.queued) % RECV_WINDOW;
         s.queue.put(slot * datagramSize, in, HEADER_LENGTH, bytes);
         s.queueType[slot] = inHeader.datatype();
         s.queueLength[slot] = bytes;
+        s.queueTag[slot] = inHeader.tag();
+        s.queueEnd[slot] = (inHeader.flags() & FLAG_END_OF_MESSAGE) != 0;
         s.queued++;
         s.recvNext++;
     }
