@@ -19,6 +19,8 @@ import org.mpiproxy.mpi.internal.Hostfile;
 import org.mpiproxy.mpi.internal.HostfileEntry;
 import org.mpiproxy.mpi.internal.LaunchArguments;
 import org.mpiproxy.mpi.internal.ProxyLifeline;
+import org.mpiproxy.mpi.internal.TagMatcher;
+import org.mpiproxy.mpi.internal.TaggedTransport;
 import org.mpiproxy.mpi.internal.Transport;
 import org.mpiproxy.mpi.internal.UdpHostTransport;
 import org.mpiproxy.mpi.internal.V2HostTransport;
@@ -53,6 +55,13 @@ import org.mpiproxy.protocol.MpiErrors;
  * {@code int} elements are {@code MPI_INT}, {@code byte} elements {@code MPI_UNSIGNED_CHAR};
  * both travel little-endian and densely packed.
  * <p>
+ * <b>Tags</b> (protocol v2 and ranks; v1 has none): {@code send(..., dest, tag)} sends one
+ * message with a tag, {@code recv(..., source, tag)} receives one message MPI-style: the first
+ * message, in the order its source sent them, whose source and tag match ({@link #ANY_SOURCE},
+ * {@link #ANY_TAG}); it returns a {@link Status}. Messages received while looking that do not
+ * match are kept for later receives, never lost. The calls without a tag send tag-0 messages
+ * of up to 64 KiB and receive by elements, taking kept messages of their source first.
+ * <p>
  * Thread-safety: not thread-safe; use an instance from one thread at a time.
  */
 public final class Mpi implements AutoCloseable {
@@ -86,8 +95,18 @@ public final class Mpi implements AutoCloseable {
     public static final String KEY_FILE_ENV = "MPIPROXY_KEY_FILE";
     /** Environment variable with the largest v2 datagram (default 1448). */
     public static final String DATAGRAM_SIZE_ENV = "MPIPROXY_DATAGRAM_SIZE";
+    /**
+     * Environment variable: milliseconds a v2 node may stay silent while rank 0 waits for it
+     * before it is declared dead (0 = never); default: the value of {@value #TIMEOUT_ENV}.
+     */
+    public static final String DEAD_AFTER_ENV = "MPIPROXY_DEAD_AFTER_MS";
     /** Key file used when {@value #KEY_FILE_ENV} is unset: the distribution's, seen from its programs directory. */
     public static final Path DEFAULT_KEY_FILE = Path.of("..", "etc", "mpiproxy.key");
+
+    /** Receives with this tag match any tag ({@code MPI_ANY_TAG}). */
+    public static final int ANY_TAG = TagMatcher.ANY_TAG;
+    /** Receives from this source match any rank ({@code MPI_ANY_SOURCE}). */
+    public static final int ANY_SOURCE = TagMatcher.ANY_SOURCE;
 
     private static final int CHUNK_BYTES = 64 * 1024;
 
@@ -99,9 +118,12 @@ public final class Mpi implements AutoCloseable {
     private final IntBuffer scratchInts = scratch.asIntBuffer();
     private int[] exitStatuses;
     private Path statusFile;
+    /** Matching of tagged receives; {@code null} when the transport has no tags (v1). */
+    private final TagMatcher matcher;
 
     private Mpi(Transport transport, int rank, int size, List<String> args) {
         this.transport = transport;
+        this.matcher = transport instanceof TaggedTransport tagged ? new TagMatcher(tagged) : null;
         this.rank = rank;
         this.size = size;
         this.args = args;
@@ -167,7 +189,8 @@ public final class Mpi implements AutoCloseable {
                         programArgs);
             } else {
                 V2HostTransport transport = V2HostTransport.start(nodes, program, programArgs, hostKeys(env),
-                        datagramSize(env.apply(DATAGRAM_SIZE_ENV)), timeout, diagnostics);
+                        datagramSize(env.apply(DATAGRAM_SIZE_ENV)), timeout,
+                        deadAfter(env.apply(DEAD_AFTER_ENV), timeout), diagnostics);
                 mpi = new Mpi(transport, 0, transport.size(), programArgs);
             }
         } else if (protocol.strip().equals("v1")) {
@@ -232,6 +255,22 @@ public final class Mpi implements AutoCloseable {
         }
         throw new MpiException(MpiErrors.ERR_ARG, DATAGRAM_SIZE_ENV + "='" + text + "' is not in "
                 + (V2HeaderDescriptor.MIN_DATAGRAM_LENGTH + 8) + ".." + V2HeaderDescriptor.MAX_DATAGRAM_LENGTH);
+    }
+
+    static Duration deadAfter(String text, Duration timeout) {
+        if (text == null || text.isBlank()) {
+            return timeout;
+        }
+        try {
+            long millis = Long.parseLong(text.strip());
+            if (millis >= 0 && millis <= 1_000_000_000_000L) {
+                return Duration.ofMillis(millis);
+            }
+        } catch (NumberFormatException e) {
+            // reported below with the variable's name
+        }
+        throw new MpiException(MpiErrors.ERR_ARG, DEAD_AFTER_ENV + "='" + text
+                + "' is not a number of milliseconds >= 0");
     }
 
     static Duration timeout(String text) {
@@ -337,7 +376,7 @@ public final class Mpi implements AutoCloseable {
         check(buf == null ? -1 : buf.length, offset, count, source);
         for (int done = 0; done < count; ) {
             int k = Math.min(CHUNK_BYTES / Integer.BYTES, count - done);
-            transport.recv(MpiDatatype.INT.code(), scratch, 0, k, source);
+            recvElements(MpiDatatype.INT.code(), scratch, 0, k, source);
             scratchInts.get(0, buf, offset + done, k);
             done += k;
         }
@@ -375,7 +414,7 @@ public final class Mpi implements AutoCloseable {
         check(buf == null ? -1 : buf.length, offset, count, source);
         for (int done = 0; done < count; ) {
             int k = Math.min(CHUNK_BYTES / Double.BYTES, count - done);
-            transport.recv(MpiDatatype.DOUBLE.code(), scratch, 0, k, source);
+            recvElements(MpiDatatype.DOUBLE.code(), scratch, 0, k, source);
             scratch.asDoubleBuffer().get(0, buf, offset + done, k);
             done += k;
         }
@@ -393,8 +432,142 @@ public final class Mpi implements AutoCloseable {
     public void recv(byte[] buf, int offset, int count, int source) {
         check(buf == null ? -1 : buf.length, offset, count, source);
         if (count > 0) {
-            transport.recv(MpiDatatype.UNSIGNED_CHAR.code(), ByteBuffer.wrap(buf), offset, count, source);
+            recvElements(MpiDatatype.UNSIGNED_CHAR.code(), ByteBuffer.wrap(buf), offset, count, source);
         }
+    }
+
+    private void recvElements(int datatype, ByteBuffer dst, int offset, int count, int source) {
+        if (matcher != null) {
+            matcher.recvElements(datatype, dst, offset, count, source);
+        } else {
+            transport.recv(datatype, dst, offset, count, source);
+        }
+    }
+
+    /**
+     * Sends one message of {@code MPI_INT} elements with a tag ({@code MPI_Send}).
+     *
+     * @param buf    the elements
+     * @param offset index of the first element
+     * @param count  number of elements, &gt;= 1 (v2 carries no empty messages)
+     * @param dest   the receiving rank
+     * @param tag    the tag, 0 .. 2^31-1
+     * @throws MpiException {@code MPI_ERR_TAG} for a negative tag or over protocol v1, else as
+     *                      {@link #send(int[], int, int, int)}
+     */
+    public void send(int[] buf, int offset, int count, int dest, int tag) {
+        TaggedTransport t = tagged(false, buf == null ? -1 : buf.length, offset, count, dest, tag);
+        ByteBuffer b = ByteBuffer.allocate(count * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        b.asIntBuffer().put(0, buf, offset, count);
+        t.send(MpiDatatype.INT.code(), tag, b, 0, count, dest);
+    }
+
+    /**
+     * Sends one message of {@code MPI_DOUBLE} elements with a tag ({@code MPI_Send}).
+     *
+     * @param buf    the elements
+     * @param offset index of the first element
+     * @param count  number of elements, &gt;= 1
+     * @param dest   the receiving rank
+     * @param tag    the tag, 0 .. 2^31-1
+     * @throws MpiException as {@link #send(int[], int, int, int, int)}
+     */
+    public void send(double[] buf, int offset, int count, int dest, int tag) {
+        TaggedTransport t = tagged(false, buf == null ? -1 : buf.length, offset, count, dest, tag);
+        ByteBuffer b = ByteBuffer.allocate(count * Double.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        b.asDoubleBuffer().put(0, buf, offset, count);
+        t.send(MpiDatatype.DOUBLE.code(), tag, b, 0, count, dest);
+    }
+
+    /**
+     * Sends one message of {@code MPI_UNSIGNED_CHAR} elements with a tag ({@code MPI_Send}).
+     *
+     * @param buf    the elements
+     * @param offset index of the first element
+     * @param count  number of elements, &gt;= 1
+     * @param dest   the receiving rank
+     * @param tag    the tag, 0 .. 2^31-1
+     * @throws MpiException as {@link #send(int[], int, int, int, int)}
+     */
+    public void send(byte[] buf, int offset, int count, int dest, int tag) {
+        TaggedTransport t = tagged(false, buf == null ? -1 : buf.length, offset, count, dest, tag);
+        t.send(MpiDatatype.UNSIGNED_CHAR.code(), tag, ByteBuffer.wrap(buf), offset, count, dest);
+    }
+
+    /**
+     * Receives one message of {@code MPI_INT} elements that matches a source and a tag
+     * ({@code MPI_Recv}); blocks until one arrived.
+     *
+     * @param buf    where the elements go
+     * @param offset index of the first element
+     * @param count  most elements to take
+     * @param source the sending rank or {@link #ANY_SOURCE}
+     * @param tag    the tag or {@link #ANY_TAG}
+     * @return the message's source, tag and element count
+     * @throws MpiException {@code MPI_ERR_TAG} for a tag below -1 or over protocol v1,
+     *                      {@code MPI_ERR_TRUNCATE} when the message has more than
+     *                      {@code count} elements (it is consumed), {@code MPI_ERR_TYPE} when it
+     *                      holds another datatype (it stays for another receive), else as
+     *                      {@link #recv(int[], int, int, int)}
+     */
+    public Status recv(int[] buf, int offset, int count, int source, int tag) {
+        tagged(true, buf == null ? -1 : buf.length, offset, count, source, tag);
+        ByteBuffer b = ByteBuffer.allocate(count * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        Status status = matcher.recv(MpiDatatype.INT.code(), b, 0, count, source, tag);
+        b.asIntBuffer().get(0, buf, offset, status.count());
+        return status;
+    }
+
+    /**
+     * Receives one message of {@code MPI_DOUBLE} elements that matches a source and a tag.
+     *
+     * @param buf    where the elements go
+     * @param offset index of the first element
+     * @param count  most elements to take
+     * @param source the sending rank or {@link #ANY_SOURCE}
+     * @param tag    the tag or {@link #ANY_TAG}
+     * @return the message's source, tag and element count
+     * @throws MpiException as {@link #recv(int[], int, int, int, int)}
+     */
+    public Status recv(double[] buf, int offset, int count, int source, int tag) {
+        tagged(true, buf == null ? -1 : buf.length, offset, count, source, tag);
+        ByteBuffer b = ByteBuffer.allocate(count * Double.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        Status status = matcher.recv(MpiDatatype.DOUBLE.code(), b, 0, count, source, tag);
+        b.asDoubleBuffer().get(0, buf, offset, status.count());
+        return status;
+    }
+
+    /**
+     * Receives one message of {@code MPI_UNSIGNED_CHAR} elements that matches a source and a tag.
+     *
+     * @param buf    where the elements go
+     * @param offset index of the first element
+     * @param count  most elements to take
+     * @param source the sending rank or {@link #ANY_SOURCE}
+     * @param tag    the tag or {@link #ANY_TAG}
+     * @return the message's source, tag and element count
+     * @throws MpiException as {@link #recv(int[], int, int, int, int)}
+     */
+    public Status recv(byte[] buf, int offset, int count, int source, int tag) {
+        tagged(true, buf == null ? -1 : buf.length, offset, count, source, tag);
+        return matcher.recv(MpiDatatype.UNSIGNED_CHAR.code(), ByteBuffer.wrap(buf), offset, count, source, tag);
+    }
+
+    /** Checks a tagged call's arguments; receives pass a source (maybe ANY_SOURCE), sends a count &gt;= 1. */
+    private TaggedTransport tagged(boolean receive, int length, int offset, int count, int peer, int tag) {
+        check(length, offset, count, receive && peer == ANY_SOURCE ? (rank == 0 ? 1 : 0) : peer);
+        if (matcher == null) {
+            throw new MpiException(MpiErrors.ERR_TAG, "protocol v1 carries no tags: use the calls without a tag"
+                    + " or protocol v2");
+        }
+        if (receive ? tag < ANY_TAG : tag < 0) {
+            throw new MpiException(MpiErrors.ERR_TAG, "tag=" + tag + (receive ? " is neither >= 0 nor ANY_TAG"
+                    : " is negative"));
+        }
+        if (!receive && count == 0) {
+            throw new MpiException(MpiErrors.ERR_COUNT, "a message with a tag needs at least one element");
+        }
+        return (TaggedTransport) transport;
     }
 
     /**

@@ -20,6 +20,11 @@ public final class MpiErrors {
     public static final int ERR_IO = 35;
     public static final int ERR_NO_MEM = 39;
     public static final int ERR_SPAWN = 54;
+    /**
+     * Not an MPI-3.1 class (those end below 100): a v2 SEND of a message larger than the
+     * proxy's {@code v2.max.message.bytes}; the reply's argument carries that maximum.
+     */
+    public static final int ERR_MESSAGE_TOO_LARGE = 201;
 
     private MpiErrors() {
     }
@@ -45,6 +50,7 @@ public final class MpiErrors {
             case ERR_IO: return "MPI_ERR_IO";
             case ERR_NO_MEM: return "MPI_ERR_NO_MEM";
             case ERR_SPAWN: return "MPI_ERR_SPAWN";
+            case ERR_MESSAGE_TOO_LARGE: return "MPIPROXY_ERR_MESSAGE_TOO_LARGE";
             default: return "MPI_ERR_" + code;
         }
     }

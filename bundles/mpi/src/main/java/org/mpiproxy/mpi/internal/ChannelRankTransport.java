@@ -16,7 +16,7 @@ import org.mpiproxy.protocol.MpiErrors;
  * Sends are records offered to the rank-to-host ring, receives poll the host-to-rank ring;
  * both back off while the ring is full or empty. Not thread-safe.
  */
-public final class ChannelRankTransport implements Transport {
+public final class ChannelRankTransport implements TaggedTransport {
 
     /** Largest record this side writes, in bytes (smaller when the ring is small). */
     public static final int MAX_RECORD_BYTES = 64 * 1024;
@@ -28,6 +28,9 @@ public final class ChannelRankTransport implements Transport {
     private final int maxRecordBytes;
     private ProxyLifeline lifeline;
     private boolean closed;
+    /** The message {@link #nextMessage} is assembling, kept when it returns before the message is whole. */
+    private MessageAssembly assembly;
+    private ByteBuffer record;
 
     /**
      * @param channel the rank's channel; closed by {@link #finish()}
@@ -103,6 +106,68 @@ public final class ChannelRankTransport implements Transport {
                 got += n;
             }
         }
+    }
+
+    @Override
+    public void send(int datatype, int tag, ByteBuffer src, int offset, int count, int dest) {
+        int size = MpiDatatype.sizeOf(datatype);
+        int perRecord = Math.max(1, maxRecordBytes / size);
+        for (int done = 0; done < count; ) {
+            int k = Math.min(perRecord, count - done);
+            int tagWord = done + k < count ? tag | MessageRing.MORE_RECORDS : tag;
+            while (!outbound.offer(datatype, k, tagWord, src, offset + done * size, k * size)) {
+                idle();
+            }
+            idler.reset();
+            done += k;
+        }
+    }
+
+    @Override
+    public TaggedMessage nextMessage(int source, long waitNanos) {
+        long start = System.nanoTime();
+        while (true) {
+            if (inbound.isEmpty()) {
+                if (System.nanoTime() - start >= waitNanos) {
+                    return null;
+                }
+                idle();
+                continue;
+            }
+            idler.reset();
+            int datatype = inbound.peekDatatype();
+            int tagWord = inbound.peekTagWord();
+            int elements = inbound.headRecordElements();
+            int size = MpiDatatype.sizeOf(datatype);
+            if (size <= 0) {
+                throw new MpiException(MpiErrors.ERR_TYPE, "rank 0 sent elements of unknown datatype " + datatype);
+            }
+            if (record == null || record.capacity() < elements * size) {
+                record = ByteBuffer.allocate(Math.max(elements * size, 4096)).order(java.nio.ByteOrder.LITTLE_ENDIAN);
+            }
+            int n = inbound.pollRecord(datatype, record, 0, elements);
+            if (assembly == null) {
+                assembly = new MessageAssembly(datatype, tagWord & ~MessageRing.MORE_RECORDS);
+            }
+            assembly.append(datatype, record, 0, n * size);
+            if (n == elements && (tagWord & MessageRing.MORE_RECORDS) == 0) {
+                TaggedMessage m = assembly.message(source);
+                assembly = null;
+                return m;
+            }
+        }
+    }
+
+    @Override
+    public int[] sources() {
+        return new int[] {0};
+    }
+
+    @Override
+    public TaggedMessage takePartial(int source) {
+        MessageAssembly a = assembly;
+        assembly = null;
+        return a == null ? null : a.message(source);
     }
 
     @Override

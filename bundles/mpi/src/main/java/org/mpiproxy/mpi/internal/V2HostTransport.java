@@ -43,7 +43,7 @@ import org.mpiproxy.protocol.V2HeaderFlyweight;
  * sequence number, idempotent EXEC and TERMINATE repeated until answered. A node that sends no
  * valid reply for the timeout is declared dead. One thread at a time.
  */
-public final class V2HostTransport implements Transport {
+public final class V2HostTransport implements TaggedTransport {
 
     /** First retransmit timeout; doubled per retry up to {@link #MAX_RTO_NANOS}. */
     static final long INITIAL_RTO_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
@@ -68,6 +68,8 @@ public final class V2HostTransport implements Transport {
         long sendAcked;
         int window = INITIAL_WINDOW;
         int sendResult;
+        /** The argument of a refused SEND's reply (the proxy's maximum message size for that refusal). */
+        long sendRefusalArgument;
         long recvNext;
         long recvEnd;
         int recvResult;
@@ -79,12 +81,23 @@ public final class V2HostTransport implements Transport {
         int queued;
         /** Bytes of the head fragment already delivered. */
         int headAt;
+        /** Per queued fragment: its tag and whether it ends its message (for {@link #nextMessage}). */
+        int[] queueTag;
+        boolean[] queueEnd;
+        /** The message {@link #nextMessage} is assembling: elements so far, datatype, tag. */
+        MessageAssembly assembly;
+        /** RECV pulls of {@link #nextMessage}, which may return before a message is complete. */
+        boolean pullAsked;
+        long pullRto = INITIAL_RTO_NANOS;
+        long pullLastProgress;
         long lastHeard;
     }
 
     private final RankState[] ranks;
     private final long jobId;
     private final long timeoutNanos;
+    /** Silence after which a node is declared dead; {@link #timeoutNanos} unless set by {@link #deadAfter}. */
+    private long silenceNanos;
     private final int datagramSize;
     private final int maxPayload;
     private final PrintStream diagnostics;
@@ -121,6 +134,7 @@ public final class V2HostTransport implements Transport {
         this.jobId = id;
         this.keyId = keys.sendKeyId();
         this.timeoutNanos = timeout.isZero() ? Long.MAX_VALUE : timeout.toNanos();
+        this.silenceNanos = timeoutNanos;
         this.datagramSize = datagramSize;
         this.maxPayload = V2HeaderDescriptor.maxPayload(datagramSize);
         this.diagnostics = diagnostics;
@@ -162,6 +176,27 @@ public final class V2HostTransport implements Transport {
      */
     public static V2HostTransport start(List<HostfileEntry> nodes, String program, List<String> args, ClusterKeys keys,
                                         int datagramSize, Duration timeout, PrintStream diagnostics) {
+        return start(nodes, program, args, keys, datagramSize, timeout, timeout, diagnostics);
+    }
+
+    /**
+     * Opens the socket and starts every rank, waiting for each EXEC's answer.
+     *
+     * @param nodes        the hostfile's nodes, element 0 = rank 1
+     * @param program      the program name
+     * @param args         its arguments
+     * @param keys         the cluster keys
+     * @param datagramSize the largest datagram to send
+     * @param timeout      how long {@link #finish} waits for TERMINATE replies beyond a proxy's own wait;
+     *                     zero = forever
+     * @param deadAfter    silence after which a node is dead (see {@link #deadAfter(Duration)}); zero = never
+     * @param diagnostics  where problems that do not fail a call are reported
+     * @return the started transport
+     * @throws MpiException when a proxy refuses a rank or does not answer in time
+     */
+    public static V2HostTransport start(List<HostfileEntry> nodes, String program, List<String> args, ClusterKeys keys,
+                                        int datagramSize, Duration timeout, Duration deadAfter,
+                                        PrintStream diagnostics) {
         String problem = ProgramNames.problem(program);
         if (problem != null) {
             throw new MpiException(MpiErrors.ERR_ARG, problem);
@@ -179,6 +214,7 @@ public final class V2HostTransport implements Transport {
                     + t.maxPayload);
         }
         try {
+            t.deadAfter(deadAfter);
             t.exec(command);
             return t;
         } catch (RuntimeException e) {
@@ -195,6 +231,26 @@ public final class V2HostTransport implements Transport {
     /** @return this job's id */
     public long jobId() {
         return jobId;
+    }
+
+    /**
+     * Sets how long a node may stay silent (no valid reply while a call waits for it) before it
+     * is declared dead, apart from the reply timeout given to {@link #start}.
+     *
+     * @param silence the silence; zero = never declare a node dead
+     * @return this transport
+     */
+    public V2HostTransport deadAfter(Duration silence) {
+        if (silence.isNegative()) {
+            throw new IllegalArgumentException("dead-node silence " + silence + " is negative");
+        }
+        this.silenceNanos = silence.isZero() ? Long.MAX_VALUE : silence.toNanos();
+        return this;
+    }
+
+    /** @return the silence after which a node is declared dead; zero = never */
+    public Duration deadAfter() {
+        return silenceNanos == Long.MAX_VALUE ? Duration.ZERO : Duration.ofNanos(silenceNanos);
     }
 
     /** @return datagrams received and refused (not authentic, not for this job, malformed) */
@@ -264,8 +320,10 @@ public final class V2HostTransport implements Transport {
                 long k = s.sendNext - first;
                 int from = (int) (k * perFragment);
                 int n = (int) Math.min(perFragment, count - (long) from);
+                // the first fragment states the message's size, so a proxy can refuse it before storing any
                 header(OP_SEND, dest).flags(s.sendNext == end - 1 ? FLAG_END_OF_MESSAGE : 0).datatype(datatype)
-                        .tag(tag).sequence(s.sendNext).argument(n).payloadLength(n * size);
+                        .tag(tag).sequence(s.sendNext).ack(k == 0 ? (long) count * size : 0).argument(n)
+                        .payloadLength(n * size);
                 out.put(HEADER_LENGTH, src, offset + from * size, n * size);
                 transmit(dest);
                 s.sendNext++;
@@ -273,6 +331,13 @@ public final class V2HostTransport implements Transport {
             long acked = s.sendAcked;
             awaitReplies(rto, dest);
             if (s.sendResult != MpiErrors.SUCCESS) {
+                // fragments after a refused one were not stored: the next message starts from the refused one
+                s.sendNext = s.sendAcked;
+                if (s.sendResult == MpiErrors.ERR_MESSAGE_TOO_LARGE) {
+                    throw new MpiException(s.sendResult, "rank " + dest + " on " + s.node + " refused a message of "
+                            + (long) count * size + " bytes: the proxy's maximum message size (v2.max.message.bytes)"
+                            + " is " + s.sendRefusalArgument + " bytes (" + MpiErrors.name(s.sendResult) + ")");
+                }
                 throw new MpiException(s.sendResult, "rank " + dest + " refused data: " + MpiErrors.name(s.sendResult));
             }
             if (s.sendAcked > acked) {
@@ -334,6 +399,70 @@ public final class V2HostTransport implements Transport {
             }
             awaitReplies(rto, source);
         }
+    }
+
+    @Override
+    public int[] sources() {
+        int[] sources = new int[ranks.length - 1];
+        for (int r = 1; r < ranks.length; r++) {
+            sources[r - 1] = r;
+        }
+        return sources;
+    }
+
+    @Override
+    public TaggedMessage nextMessage(int source, long waitNanos) {
+        RankState s = ranks[source];
+        long start = System.nanoTime();
+        long deadline = waitNanos >= Long.MAX_VALUE - start ? Long.MAX_VALUE : start + waitNanos;
+        while (true) {
+            while (s.queued > 0) {
+                int head = s.queueHead;
+                if (s.assembly == null) {
+                    s.assembly = new MessageAssembly(s.queueType[head], s.queueTag[head]);
+                }
+                int bytes = s.queueLength[head] - s.headAt;
+                s.assembly.append(s.queueType[head], s.queue, head * datagramSize + s.headAt, bytes);
+                boolean end = s.queueEnd[head];
+                s.queueHead = (s.queueHead + 1) % RECV_WINDOW;
+                s.queued--;
+                s.headAt = 0;
+                s.pullLastProgress = System.nanoTime();
+                s.pullRto = INITIAL_RTO_NANOS;
+                if (end) {
+                    TaggedMessage m = s.assembly.message(source);
+                    s.assembly = null;
+                    return m;
+                }
+            }
+            if (s.recvResult != MpiErrors.SUCCESS) {
+                throw new MpiException(s.recvResult, "rank " + source + " ended before sending a whole message ("
+                        + MpiErrors.name(s.recvResult) + ")");
+            }
+            long now = System.nanoTime();
+            if (now >= deadline) {
+                return null;
+            }
+            // the queue is empty here: a new window cannot overflow it
+            if (!s.pullAsked || s.recvNext >= s.recvEnd || now - s.pullLastProgress >= s.pullRto) {
+                if (s.pullAsked && s.recvNext < s.recvEnd) {
+                    s.pullRto = Math.min(s.pullRto * 2, MAX_RTO_NANOS);
+                }
+                header(OP_RECV, source).sequence(s.recvNext).argument(RECV_WINDOW);
+                transmit(source);
+                s.recvEnd = s.recvNext + RECV_WINDOW;
+                s.pullAsked = true;
+                s.pullLastProgress = now;
+            }
+            awaitReplies(Math.min(s.pullRto, deadline - now), source);
+        }
+    }
+
+    @Override
+    public TaggedMessage takePartial(int source) {
+        MessageAssembly a = ranks[source].assembly;
+        ranks[source].assembly = null;
+        return a == null ? null : a.message(source);
     }
 
     @Override
@@ -448,10 +577,10 @@ public final class V2HostTransport implements Transport {
         long now = System.nanoTime();
         for (int r = 1; r < ranks.length; r++) {
             boolean watchedRank = watched == r || (watched == -1 && ranks[r].execResult < 0);
-            if (watchedRank && timeoutNanos != Long.MAX_VALUE && now - ranks[r].lastHeard > timeoutNanos) {
+            if (watchedRank && silenceNanos != Long.MAX_VALUE && now - ranks[r].lastHeard > silenceNanos) {
                 throw new MpiException(MpiErrors.ERR_OTHER, "the node of rank " + r + " (" + ranks[r].node
-                        + ") sent no valid reply for " + TimeUnit.NANOSECONDS.toSeconds(timeoutNanos)
-                        + " s: declared dead");
+                        + ") sent no valid reply for " + TimeUnit.NANOSECONDS.toMillis(silenceNanos)
+                        + " ms: declared dead");
             }
         }
     }
@@ -489,6 +618,7 @@ public final class V2HostTransport implements Transport {
             case OP_SEND:
                 if (result != MpiErrors.SUCCESS) {
                     s.sendResult = result;
+                    s.sendRefusalArgument = inHeader.argument();
                 } else if (inHeader.ack() > s.sendAcked) {
                     s.sendAcked = inHeader.ack();
                     s.window = (int) inHeader.argument();
@@ -529,11 +659,15 @@ public final class V2HostTransport implements Transport {
             s.queue = ByteBuffer.allocateDirect(RECV_WINDOW * datagramSize).order(ByteOrder.LITTLE_ENDIAN);
             s.queueType = new int[RECV_WINDOW];
             s.queueLength = new int[RECV_WINDOW];
+            s.queueTag = new int[RECV_WINDOW];
+            s.queueEnd = new boolean[RECV_WINDOW];
         }
         int slot = (s.queueHead + s.queued) % RECV_WINDOW;
         s.queue.put(slot * datagramSize, in, HEADER_LENGTH, bytes);
         s.queueType[slot] = inHeader.datatype();
         s.queueLength[slot] = bytes;
+        s.queueTag[slot] = inHeader.tag();
+        s.queueEnd[slot] = (inHeader.flags() & FLAG_END_OF_MESSAGE) != 0;
         s.queued++;
         s.recvNext++;
     }

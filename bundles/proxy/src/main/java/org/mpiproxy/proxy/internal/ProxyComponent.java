@@ -120,6 +120,12 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         @AttributeDefinition(name = "v2 job linger",
                 description = "Seconds a finished v2 job's TERMINATE replies are kept for repeated requests.", min = "0")
         int v2_job_linger_seconds() default 300;
+
+        @AttributeDefinition(name = "v2 maximum message size",
+                description = "Largest message, in bytes, a v2 host may send to a rank; a larger one is refused with"
+                        + " MPIPROXY_ERR_MESSAGE_TOO_LARGE (201) and nothing of it is stored. 0 means no limit.",
+                min = "0")
+        long v2_max_message_bytes() default V2Settings.DEFAULT_MAX_MESSAGE_BYTES;
     }
 
     @Reference(target = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_LOCAL + ")",

@@ -301,6 +301,9 @@ final class V2Dispatcher {
                 count(V2Counter.SEND_OUT_OF_ORDER);
             } else if (ring == null || rank.isDone()) {
                 problem = RANK_ENDED;
+            } else if (MessageSizeLimit.exceeds(v2.maxMessageBytes(), rank.messageBytesIn, header.ack(), payload)) {
+                problem = MpiErrors.ERR_MESSAGE_TOO_LARGE;
+                count(V2Counter.SEND_TOO_LARGE);
             } else {
                 int tagWord = header.tag() | ((header.flags() & FLAG_END_OF_MESSAGE) != 0 ? 0 : MessageRing.MORE_RECORDS);
                 boolean stored;
@@ -316,6 +319,7 @@ final class V2Dispatcher {
                     expected = s + 1;
                     ring.producerMark(expected);
                     rank.bytesIn += payload;
+                    rank.messageBytesIn = (header.flags() & FLAG_END_OF_MESSAGE) != 0 ? 0 : rank.messageBytesIn + payload;
                     count(V2Counter.SEND_STORED);
                     add(V2Counter.SEND_BYTES, payload);
                 } else if (problem == MpiErrors.SUCCESS) {
@@ -324,7 +328,8 @@ final class V2Dispatcher {
             }
         }
         putReply(OP_SEND, 0, job, rank.rankId, rank.coreId);
-        reply.result(problem).sequence(s).ack(expected).argument(problem == MpiErrors.SUCCESS ? window(ring) : 0);
+        reply.result(problem).sequence(s).ack(expected).argument(problem == MpiErrors.SUCCESS ? window(ring)
+                : problem == MpiErrors.ERR_MESSAGE_TOO_LARGE ? MessageSizeLimit.argument(v2.maxMessageBytes()) : 0);
         send(replies, 0, job.owner);
     }
 

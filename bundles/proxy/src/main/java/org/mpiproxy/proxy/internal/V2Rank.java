@@ -51,6 +51,8 @@ final class V2Rank {
     /** Allocated with the first RECV: many ranks only ever receive. */
     ByteBuffer retained;
 
+    /** Bytes stored of the host-to-rank message not yet complete (0 between messages). */
+    long messageBytesIn;
     long bytesIn;
     long bytesOut;
 

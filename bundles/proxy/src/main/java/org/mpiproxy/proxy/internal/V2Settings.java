@@ -16,9 +16,19 @@ import org.mpiproxy.protocol.V2HeaderDescriptor;
  * @param replayCacheSize  nonces remembered per key
  * @param datagramSize     largest datagram sent and accepted
  * @param jobLinger        how long a finished job's TERMINATE replies are remembered
+ * @param maxMessageBytes  the largest message a SEND may carry to a rank, in bytes; 0 = no limit
  */
 record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
-                  Duration jobLinger) {
+                  Duration jobLinger, long maxMessageBytes) {
+
+    /** Default of {@code v2.max.message.bytes}: 1 GiB. */
+    static final long DEFAULT_MAX_MESSAGE_BYTES = 1L << 30;
+
+    /** Settings with the default maximum message size. */
+    V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
+               Duration jobLinger) {
+        this(keys, nodeName, skew, replayCacheSize, datagramSize, jobLinger, DEFAULT_MAX_MESSAGE_BYTES);
+    }
 
     V2Settings {
         Objects.requireNonNull(keys, "keys");
@@ -38,6 +48,9 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
         }
         if (jobLinger.isNegative()) {
             throw new IllegalArgumentException("v2.job.linger.seconds=" + jobLinger.toSeconds() + " must be >= 0");
+        }
+        if (maxMessageBytes < 0) {
+            throw new IllegalArgumentException("v2.max.message.bytes=" + maxMessageBytes + " must be >= 0 (0: no limit)");
         }
     }
 
