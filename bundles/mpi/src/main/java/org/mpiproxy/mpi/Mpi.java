@@ -86,6 +86,13 @@ public final class Mpi implements AutoCloseable {
     public static final String KEY_FILE_ENV = "MPIPROXY_KEY_FILE";
     /** Environment variable with the largest v2 datagram (default 1448). */
     public static final String DATAGRAM_SIZE_ENV = "MPIPROXY_DATAGRAM_SIZE";
+    /**
+     * Environment variable: text the host writes before each output line of a rank (set by
+     * {@code mpiproxy run}, which recognises the lines by it).
+     */
+    public static final String OUTPUT_MARK_ENV = "MPIPROXY_OUTPUT_MARK";
+    /** Environment variable: {@code off} prints the ranks' lines without the {@code [rank] } tag. */
+    public static final String OUTPUT_TAGS_ENV = "MPIPROXY_OUTPUT_TAGS";
     /** Key file used when {@value #KEY_FILE_ENV} is unset: the distribution's, seen from its programs directory. */
     public static final Path DEFAULT_KEY_FILE = Path.of("..", "etc", "mpiproxy.key");
 
@@ -121,7 +128,38 @@ public final class Mpi implements AutoCloseable {
         return init(args, System::getenv, System.getProperties(), System.err);
     }
 
+    /**
+     * As {@link #init(String[])}, handing the other ranks' output lines (protocol v2) to
+     * {@code output} instead of printing them.
+     *
+     * @param args   the program's command line, as given to {@code main}
+     * @param output receives every line of ranks 1..size-1 on the host; {@code null}: their
+     *               output is not streamed and stays in the nodes' log files. Ignored on ranks
+     *               and over v1 (which has no output channel).
+     * @return this process's membership; close it to finalize
+     * @throws MpiException as {@link #init(String[])}
+     */
+    public static Mpi init(String[] args, RankOutputHandler output) {
+        return init(args, System::getenv, System.getProperties(), System.err, env -> output);
+    }
+
     static Mpi init(String[] args, Function<String, String> env, Properties properties, PrintStream diagnostics) {
+        return init(args, env, properties, diagnostics, Mpi::defaultOutput);
+    }
+
+    /**
+     * The host's default handling of the ranks' output: {@code [rank] line} on this process's
+     * stdout and stderr; {@value #OUTPUT_MARK_ENV} is written before each such line and
+     * {@value #OUTPUT_TAGS_ENV}{@code =off} leaves out the {@code [rank]} tag.
+     */
+    static RankOutputHandler defaultOutput(Function<String, String> env) {
+        String mark = env.apply(OUTPUT_MARK_ENV);
+        return RankOutputHandler.printing(System.out, System.err, mark == null ? "" : mark,
+                !"off".equals(env.apply(OUTPUT_TAGS_ENV)));
+    }
+
+    static Mpi init(String[] args, Function<String, String> env, Properties properties, PrintStream diagnostics,
+                    Function<Function<String, String>, RankOutputHandler> outputs) {
         String hosts = env.apply(HOSTS_ENV);
         boolean fromEnvironment = hosts != null && !LaunchArguments.isRankForm(args);
         LaunchArguments launch = fromEnvironment ? null : LaunchArguments.parse(args);
@@ -167,7 +205,7 @@ public final class Mpi implements AutoCloseable {
                         programArgs);
             } else {
                 V2HostTransport transport = V2HostTransport.start(nodes, program, programArgs, hostKeys(env),
-                        datagramSize(env.apply(DATAGRAM_SIZE_ENV)), timeout, diagnostics);
+                        datagramSize(env.apply(DATAGRAM_SIZE_ENV)), timeout, diagnostics, outputs.apply(env));
                 mpi = new Mpi(transport, 0, transport.size(), programArgs);
             }
         } else if (protocol.strip().equals("v1")) {

@@ -3,7 +3,9 @@ package org.mpiproxy.mpi.internal;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_END_OF_MESSAGE;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_REPLY;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_OUTPUT;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_OUTPUT;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_RECV;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
@@ -26,9 +28,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.mpiproxy.api.ProgramNames;
 import org.mpiproxy.mpi.MpiException;
+import org.mpiproxy.mpi.RankOutputHandler;
 import org.mpiproxy.protocol.ClusterKeys;
 import org.mpiproxy.protocol.ExecCommand;
 import org.mpiproxy.protocol.MpiDatatype;
@@ -41,7 +45,10 @@ import org.mpiproxy.protocol.V2HeaderFlyweight;
  * Rank 0 over protocol v2 (docs/protocol-v2.md): a random job id, authenticated datagrams,
  * SEND fragments acknowledged with a window and retransmitted with back-off, RECV pulled by
  * sequence number, idempotent EXEC and TERMINATE repeated until answered. A node that sends no
- * valid reply for the timeout is declared dead. One thread at a time.
+ * valid reply for the timeout is declared dead. With a {@link RankOutputHandler}, every rank's
+ * output lines are streamed here (OUTPUT): they are received and acknowledged during every call
+ * and, between calls, by a daemon thread, so ranks never wait for the host program to call.
+ * One thread at a time; the output thread takes turns with it through a lock.
  */
 public final class V2HostTransport implements Transport {
 
@@ -52,6 +59,10 @@ public final class V2HostTransport implements Transport {
     static final int RECV_WINDOW = 256;
     /** Fragments in flight before the first acknowledgement tells the window. */
     static final int INITIAL_WINDOW = 8;
+    /** OUTPUT datagrams handled between acknowledgements while more keep arriving. */
+    static final int ACK_EVERY = 16;
+    /** OUTPUT fragments kept per stream after a gap at most (the proxy's window is smaller). */
+    static final int OUTPUT_EARLY_MAX = 256;
 
     private static final int SOCKET_BUFFER = 4 * 1024 * 1024;
 
@@ -80,6 +91,23 @@ public final class V2HostTransport implements Transport {
         /** Bytes of the head fragment already delivered. */
         int headAt;
         long lastHeard;
+        /** OUTPUT per stream (0 stdout, 1 stderr): next sequence expected, lines dropped, the line being joined. */
+        final long[] outNext = new long[2];
+        final long[] outDropped = new long[2];
+        final java.io.ByteArrayOutputStream[] outLine = new java.io.ByteArrayOutputStream[2];
+        final boolean[] ackDue = new boolean[2];
+        /** OUTPUT fragments that arrived after a gap, by sequence number, per stream. */
+        final java.util.TreeMap<Long, OutputFragment>[] outEarly = newEarlyMaps();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static java.util.TreeMap<Long, OutputFragment>[] newEarlyMaps() {
+        return new java.util.TreeMap[] {new java.util.TreeMap<Long, OutputFragment>(),
+            new java.util.TreeMap<Long, OutputFragment>()};
+    }
+
+    /** An OUTPUT fragment kept until the ones before it arrive. */
+    private record OutputFragment(byte[] text, boolean endOfLine, boolean partial, long dropped) {
     }
 
     private final RankState[] ranks;
@@ -98,9 +126,19 @@ public final class V2HostTransport implements Transport {
     private final int keyId;
     private long refused;
     private int[] exitStatuses;
+    private final RankOutputHandler output;
+    private final ReentrantLock io = new ReentrantLock();
+    private final ByteBuffer ackOut;
+    private final V2HeaderFlyweight ackHeader = new V2HeaderFlyweight();
+    private volatile boolean closed;
+    private Selector outputSelector;
+    private Thread outputThread;
 
     private V2HostTransport(List<HostfileEntry> nodes, ClusterKeys keys, int datagramSize, Duration timeout,
-                            PrintStream diagnostics) throws IOException {
+                            PrintStream diagnostics, RankOutputHandler output) throws IOException {
+        this.output = output;
+        this.ackOut = ByteBuffer.allocateDirect(V2HeaderDescriptor.MIN_DATAGRAM_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        ackHeader.wrap(ackOut, 0);
         this.ranks = new RankState[nodes.size() + 1];
         Map<String, V2Authenticator> byNode = new HashMap<>();
         long skew = TimeUnit.SECONDS.toMillis(30);
@@ -162,6 +200,28 @@ public final class V2HostTransport implements Transport {
      */
     public static V2HostTransport start(List<HostfileEntry> nodes, String program, List<String> args, ClusterKeys keys,
                                         int datagramSize, Duration timeout, PrintStream diagnostics) {
+        return start(nodes, program, args, keys, datagramSize, timeout, diagnostics, null);
+    }
+
+    /**
+     * As {@link #start(List, String, List, ClusterKeys, int, Duration, PrintStream)}, asking
+     * every proxy to stream its rank's output here.
+     *
+     * @param nodes        the hostfile's nodes, element 0 = rank 1
+     * @param program      the program name
+     * @param args         its arguments
+     * @param keys         the cluster keys
+     * @param datagramSize the largest datagram to send
+     * @param timeout      silence after which a node is dead; zero = never
+     * @param diagnostics  where problems that do not fail a call are reported
+     * @param output       receives the ranks' output lines; {@code null}: not streamed (they stay
+     *                     in the nodes' log files)
+     * @return the started transport
+     * @throws MpiException when a proxy refuses a rank or does not answer in time
+     */
+    public static V2HostTransport start(List<HostfileEntry> nodes, String program, List<String> args, ClusterKeys keys,
+                                        int datagramSize, Duration timeout, PrintStream diagnostics,
+                                        RankOutputHandler output) {
         String problem = ProgramNames.problem(program);
         if (problem != null) {
             throw new MpiException(MpiErrors.ERR_ARG, problem);
@@ -169,7 +229,7 @@ public final class V2HostTransport implements Transport {
         byte[] command = new ExecCommand(program, args).toCommandLine().getBytes(StandardCharsets.UTF_8);
         V2HostTransport t;
         try {
-            t = new V2HostTransport(nodes, keys, datagramSize, timeout, diagnostics);
+            t = new V2HostTransport(nodes, keys, datagramSize, timeout, diagnostics, output);
         } catch (IOException e) {
             throw new MpiException(MpiErrors.ERR_IO, "cannot open a UDP socket: " + e.getMessage(), e);
         }
@@ -179,7 +239,15 @@ public final class V2HostTransport implements Transport {
                     + t.maxPayload);
         }
         try {
-            t.exec(command);
+            t.io.lock();
+            try {
+                t.exec(command);
+            } finally {
+                t.io.unlock();
+            }
+            if (output != null) {
+                t.startOutputThread();
+            }
             return t;
         } catch (RuntimeException e) {
             t.finish();
@@ -214,7 +282,8 @@ public final class V2HostTransport implements Transport {
                 RankState s = ranks[r];
                 if (s.execResult < 0) {
                     pending = true;
-                    header(OP_EXEC, r).argument(ranks.length).core(s.node.coreId()).payloadLength(command.length);
+                    header(OP_EXEC, r).flags(output != null ? FLAG_OUTPUT : 0).argument(ranks.length)
+                            .core(s.node.coreId()).payloadLength(command.length);
                     out.put(HEADER_LENGTH, command);
                     transmit(r);
                 }
@@ -222,7 +291,8 @@ public final class V2HostTransport implements Transport {
             if (!pending) {
                 break;
             }
-            awaitReplies(rto, -1);
+            // output of ranks already started arrives meanwhile: repeat EXECs only after the timeout
+            awaitRepliesFor(rto, -1, this::execsAnswered);
             rto = Math.min(rto * 2, MAX_RTO_NANOS);
         }
         for (int r = 1; r < ranks.length; r++) {
@@ -250,6 +320,15 @@ public final class V2HostTransport implements Transport {
      * @param dest     the receiving rank
      */
     public void send(int datatype, int tag, ByteBuffer src, int offset, int count, int dest) {
+        io.lock();
+        try {
+            sendLocked(datatype, tag, src, offset, count, dest);
+        } finally {
+            io.unlock();
+        }
+    }
+
+    private void sendLocked(int datatype, int tag, ByteBuffer src, int offset, int count, int dest) {
         RankState s = ranks[dest];
         int size = MpiDatatype.sizeOf(datatype);
         int perFragment = maxPayload / size;
@@ -289,6 +368,15 @@ public final class V2HostTransport implements Transport {
 
     @Override
     public void recv(int datatype, ByteBuffer dst, int offset, int count, int source) {
+        io.lock();
+        try {
+            recvLocked(datatype, dst, offset, count, source);
+        } finally {
+            io.unlock();
+        }
+    }
+
+    private void recvLocked(int datatype, ByteBuffer dst, int offset, int count, int source) {
         RankState s = ranks[source];
         int size = MpiDatatype.sizeOf(datatype);
         int got = 0;
@@ -338,6 +426,15 @@ public final class V2HostTransport implements Transport {
 
     @Override
     public int[] finish() {
+        io.lock();
+        try {
+            return finishLocked();
+        } finally {
+            io.unlock();
+        }
+    }
+
+    private int[] finishLocked() {
         if (exitStatuses != null) {
             return exitStatuses.clone();
         }
@@ -364,7 +461,7 @@ public final class V2HostTransport implements Transport {
                     break;
                 }
                 try {
-                    awaitReplies(rto, 0);
+                    awaitRepliesFor(rto, 0, this::terminatesAnswered);
                 } catch (MpiException e) {
                     diagnostics.println("mpi: " + e.getMessage());
                     break;
@@ -393,6 +490,11 @@ public final class V2HostTransport implements Transport {
     }
 
     private void closeSocket() {
+        closed = true;
+        Selector own = outputSelector;
+        if (own != null) {
+            own.wakeup();
+        }
         try {
             selector.close();
             channel.close();
@@ -433,15 +535,7 @@ public final class V2HostTransport implements Transport {
             if (selector.select(millis) > 0) {
                 selector.selectedKeys().clear();
             }
-            while (true) {
-                in.clear();
-                InetSocketAddress from = (InetSocketAddress) channel.receive(in);
-                if (from == null) {
-                    break;
-                }
-                in.flip();
-                onDatagram(in.remaining());
-            }
+            receiveAvailable();
         } catch (IOException e) {
             throw new MpiException(MpiErrors.ERR_IO, "receiving failed: " + e.getMessage(), e);
         }
@@ -453,6 +547,55 @@ public final class V2HostTransport implements Transport {
                         + ") sent no valid reply for " + TimeUnit.NANOSECONDS.toSeconds(timeoutNanos)
                         + " s: declared dead");
             }
+        }
+    }
+
+    /** Waits up to {@code nanos} for replies, less when {@code done} turns true. */
+    private void awaitRepliesFor(long nanos, int watched, java.util.function.BooleanSupplier done) {
+        long end = System.nanoTime() + nanos;
+        long left = nanos;
+        do {
+            awaitReplies(left, watched);
+            left = end - System.nanoTime();
+        } while (left > 0 && !done.getAsBoolean());
+    }
+
+    private boolean execsAnswered() {
+        for (int r = 1; r < ranks.length; r++) {
+            if (ranks[r].execResult < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private boolean terminatesAnswered() {
+        for (int r = 1; r < ranks.length; r++) {
+            if (ranks[r].terminateResult < 0 && ranks[r].execResult >= 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Handles every datagram waiting in the socket, then acknowledges the output streams that moved. */
+    private void receiveAvailable() throws IOException {
+        int handled = 0;
+        while (true) {
+            in.clear();
+            InetSocketAddress from = (InetSocketAddress) channel.receive(in);
+            if (from == null) {
+                break;
+            }
+            in.flip();
+            onDatagram(in.remaining());
+            // while output keeps coming, acknowledge as we go, or the proxies would time out and send again
+            if (output != null && ++handled % ACK_EVERY == 0) {
+                sendOutputAcks();
+            }
+        }
+        if (output != null) {
+            sendOutputAcks();
         }
     }
 
@@ -499,6 +642,9 @@ public final class V2HostTransport implements Transport {
             case OP_RECV:
                 onData(s, result);
                 break;
+            case OP_OUTPUT:
+                onOutput(s, (int) rankId);
+                break;
             case OP_TERMINATE:
                 if (s.terminateResult < 0) {
                     s.terminateResult = result;
@@ -508,6 +654,137 @@ public final class V2HostTransport implements Transport {
             default:
                 refused++;
                 break;
+        }
+    }
+
+    /** One OUTPUT fragment: taken when it is the next of its stream, acknowledged in any case. */
+    private void onOutput(RankState s, int rank) {
+        int code = inHeader.tag();
+        if (output == null || (code != V2HeaderDescriptor.STREAM_STDOUT && code != V2HeaderDescriptor.STREAM_STDERR)) {
+            refused++;
+            return;
+        }
+        int i = code - V2HeaderDescriptor.STREAM_STDOUT;
+        s.ackDue[i] = true;
+        long sequence = inHeader.sequence();
+        if (sequence < s.outNext[i]) {
+            // a duplicate: our acknowledgement was lost or late; the one sent next repairs it
+            return;
+        }
+        byte[] text = new byte[inHeader.payloadLength()];
+        in.get(HEADER_LENGTH, text);
+        OutputFragment fragment = new OutputFragment(text, (inHeader.flags() & FLAG_END_OF_MESSAGE) != 0,
+                (inHeader.argument() & V2HeaderDescriptor.OUTPUT_PARTIAL) != 0, inHeader.ack());
+        if (sequence > s.outNext[i]) {
+            // after a gap: kept until the missing ones come again
+            if (s.outEarly[i].size() < OUTPUT_EARLY_MAX) {
+                s.outEarly[i].putIfAbsent(sequence, fragment);
+            }
+            return;
+        }
+        while (fragment != null) {
+            s.outNext[i]++;
+            take(s, rank, i, fragment);
+            fragment = s.outEarly[i].isEmpty() ? null : s.outEarly[i].remove(s.outNext[i]);
+        }
+        s.outEarly[i].headMap(s.outNext[i]).clear();
+    }
+
+    /** Joins a line's fragments and hands whole lines to the handler. */
+    private void take(RankState s, int rank, int i, OutputFragment fragment) {
+        boolean stderr = i == 1;
+        long dropped = fragment.dropped();
+        if (dropped > s.outDropped[i]) {
+            long lines = dropped - s.outDropped[i];
+            s.outDropped[i] = dropped;
+            deliverDropped(rank, stderr, lines);
+        }
+        byte[] bytes = fragment.text();
+        if (!fragment.endOfLine() || s.outLine[i] != null && s.outLine[i].size() > 0) {
+            if (s.outLine[i] == null) {
+                s.outLine[i] = new java.io.ByteArrayOutputStream();
+            }
+            s.outLine[i].write(bytes, 0, bytes.length);
+            if (!fragment.endOfLine()) {
+                return;
+            }
+            bytes = s.outLine[i].toByteArray();
+            s.outLine[i].reset();
+        }
+        String line = new String(bytes, StandardCharsets.UTF_8);
+        try {
+            output.onLine(rank, stderr, line, fragment.partial());
+        } catch (RuntimeException e) {
+            diagnostics.println("mpi: the output handler failed on a line of rank " + rank + ": " + e);
+        }
+    }
+
+    private void deliverDropped(int rank, boolean stderr, long lines) {
+        try {
+            output.onDropped(rank, stderr, lines);
+        } catch (RuntimeException e) {
+            diagnostics.println("mpi: the output handler failed: " + e);
+        }
+    }
+
+    private void sendOutputAcks() {
+        for (int r = 1; r < ranks.length; r++) {
+            RankState s = ranks[r];
+            for (int i = 0; i < 2; i++) {
+                if (!s.ackDue[i]) {
+                    continue;
+                }
+                s.ackDue[i] = false;
+                ackOut.clear();
+                ackHeader.reset(OP_OUTPUT, 0).keyId(keyId).nodeId(s.auth.nodeId()).jobId(jobId).rank(r)
+                        .tag(V2HeaderDescriptor.STREAM_STDOUT + i).ack(s.outNext[i])
+                        .timestamp(System.currentTimeMillis()).nonce(random.nextLong());
+                int length = s.auth.sign(ackOut, 0);
+                ackOut.limit(length).position(0);
+                try {
+                    // a lost acknowledgement is repaired by the next one: the proxy sends again
+                    channel.send(ackOut, s.address);
+                } catch (IOException e) {
+                    diagnostics.println("mpi: acknowledging output to " + s.node + " failed: " + e.getMessage());
+                }
+            }
+        }
+    }
+
+    private void startOutputThread() {
+        try {
+            outputSelector = Selector.open();
+            channel.register(outputSelector, SelectionKey.OP_READ);
+        } catch (IOException e) {
+            throw new MpiException(MpiErrors.ERR_IO, "cannot watch the socket for output: " + e.getMessage(), e);
+        }
+        outputThread = new Thread(this::outputLoop, "mpi-output-" + Long.toHexString(jobId));
+        outputThread.setDaemon(true);
+        outputThread.start();
+    }
+
+    /** Between calls of the program, takes the ranks' output as it comes (under the lock every call holds). */
+    private void outputLoop() {
+        try (Selector own = outputSelector) {
+            while (!closed) {
+                own.select(1000);
+                own.selectedKeys().clear();
+                io.lock();
+                try {
+                    if (closed) {
+                        break;
+                    }
+                    receiveAvailable();
+                } finally {
+                    io.unlock();
+                }
+            }
+        } catch (IOException | java.nio.channels.ClosedSelectorException e) {
+            if (!closed) {
+                diagnostics.println("mpi: receiving output failed: " + e);
+            }
+        } catch (RuntimeException e) {
+            diagnostics.println("mpi: receiving output failed: " + e);
         }
     }
 

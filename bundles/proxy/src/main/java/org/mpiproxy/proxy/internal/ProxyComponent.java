@@ -20,6 +20,7 @@ import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.api.JobInfo;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.ProxyStatus;
+import org.mpiproxy.api.RankOutputListener;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -33,9 +34,10 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /** Wires the v1 and v2 dispatchers to the channel manager, the launchers and the UDP transport. */
-@Component(name = ProxyComponent.PID, immediate = true, service = {DatagramHandler.class, ProxyStatus.class})
+@Component(name = ProxyComponent.PID, immediate = true, service = {DatagramHandler.class, ProxyStatus.class,
+    RankOutputListener.class})
 @Designate(ocd = ProxyComponent.Config.class)
-public class ProxyComponent implements DatagramHandler, ProxyStatus {
+public class ProxyComponent implements DatagramHandler, ProxyStatus, RankOutputListener {
 
     /** Configuration PID and component name. */
     public static final String PID = "org.mpiproxy.proxy";
@@ -305,6 +307,23 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     @Override
     public boolean hasPendingWork() {
         return front.hasPendingWork();
+    }
+
+    /** Lines of ranks of v2 jobs that asked for them go to their host (V2OutputStreams); others are ignored. */
+    @Override
+    public void onOutput(long jobId, int rankId, Stream stream, String text, boolean partial) {
+        V2Dispatcher v2 = front.v2();
+        if (v2 != null) {
+            v2.outputListener().onOutput(jobId, rankId, stream, text, partial);
+        }
+    }
+
+    @Override
+    public void onEnd(long jobId, int rankId, Stream stream) {
+        V2Dispatcher v2 = front.v2();
+        if (v2 != null) {
+            v2.outputListener().onEnd(jobId, rankId, stream);
+        }
     }
 
     @Override
