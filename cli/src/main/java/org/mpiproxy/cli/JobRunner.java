@@ -18,11 +18,14 @@ import java.util.StringJoiner;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs one job over v1: starts rank 0 here with its world in the environment
- * ({@code MPIPROXY_HOSTS}, the port it sends from, where it writes the exit statuses), copies
- * its output tagged, and after it ends terminates whatever rank it left running on the nodes,
- * as the job's owner from rank 0's own port. SIGINT/SIGTERM/timeout stop rank 0 (SIGTERM,
- * SIGKILL after the grace) and then the ranks; a second signal stops waiting at once.
+ * Runs one job over v2 (or v1): starts rank 0 here with its world in the environment
+ * ({@code MPIPROXY_HOSTS}, the port it sends from, where it writes the exit statuses; over v2
+ * also the key file and the job id), copies its output tagged, and after it ends terminates
+ * whatever rank it left running on the nodes, as the job's owner from rank 0's own port (over
+ * v2 by job id, signed with the cluster key). Over v2 the other ranks' output reaches rank 0
+ * (OUTPUT), which prints each line behind a marker this launcher recognises: those lines keep
+ * their own {@code [rank]} tag. SIGINT/SIGTERM/timeout stop rank 0 (SIGTERM, SIGKILL after the
+ * grace) and then the ranks; a second signal stops waiting at once.
  */
 final class JobRunner {
 
@@ -44,9 +47,16 @@ final class JobRunner {
      * @param terminateWait  wait for TERMINATE replies of ranks left behind
      * @param jobFile        where to describe the job, or {@code null}
      * @param verbosity      -1 quiet, 0 normal, 1 verbose
+     * @param protocol       {@code v1} or {@code v2}
+     * @param keySpec        v2: the key file list ({@code [id:]path[,...]}), else {@code null}
      */
     record Settings(String program, List<String> args, List<Placement> ranks, Map<String, String> environment,
-            boolean tagOutput, Duration timeout, Duration grace, Duration terminateWait, Path jobFile, int verbosity) {
+            boolean tagOutput, Duration timeout, Duration grace, Duration terminateWait, Path jobFile, int verbosity,
+            String protocol, String keySpec) {
+
+        boolean v2() {
+            return "v2".equals(protocol);
+        }
     }
 
     private final Settings settings;
@@ -89,7 +99,21 @@ final class JobRunner {
         command.addAll(settings.args());
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().putAll(settings.environment());
-        builder.environment().put("MPIPROXY_PROTOCOL", "v1");
+        builder.environment().put("MPIPROXY_PROTOCOL", settings.protocol());
+        long jobId = 0;
+        String mark = null;
+        if (settings.v2()) {
+            jobId = V2Control.randomJobId();
+            builder.environment().put(V2Control.KEY_FILE_ENV, settings.keySpec());
+            builder.environment().put("MPIPROXY_JOB_ID", Job.hex(jobId));
+            if (settings.tagOutput()) {
+                // rank 0 prints the other ranks' lines behind it; its own lines cannot guess it
+                mark = "@mpiproxy-" + Job.hex(V2Control.randomJobId()) + "@";
+                builder.environment().put("MPIPROXY_OUTPUT_MARK", mark);
+            } else {
+                builder.environment().put("MPIPROXY_OUTPUT_TAGS", "off");
+            }
+        }
         builder.environment().put("MPIPROXY_HOSTS", hosts.toString());
         builder.environment().put("MPIPROXY_HOST_PORT", Integer.toString(hostPort));
         builder.environment().put("MPIPROXY_STATUS_FILE", statusFile.toString());
@@ -98,8 +122,8 @@ final class JobRunner {
             builder.redirectOutput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT);
         }
         if (settings.verbosity() > 0) {
-            info("world of " + size + " over v1; rank 0 here (" + settings.program() + "), sending from UDP port "
-                    + hostPort);
+            info("world of " + size + " over " + settings.protocol() + (settings.v2() ? " (job " + Job.hex(jobId)
+                    + ")" : "") + "; rank 0 here (" + settings.program() + "), sending from UDP port " + hostPort);
             for (int r = 1; r < size; r++) {
                 info("rank " + r + " on " + ranks.get(r - 1));
             }
@@ -116,11 +140,11 @@ final class JobRunner {
         process.onExit().thenRun(this::wake);
         List<Thread> pumps = new ArrayList<>();
         if (settings.tagOutput()) {
-            pumps.add(pump(process.getInputStream(), out, "[0] ", "rank-0-stdout"));
-            pumps.add(pump(process.getErrorStream(), err, "[0] ", "rank-0-stderr"));
+            pumps.add(pump(process.getInputStream(), out, "[0] ", mark, "rank-0-stdout"));
+            pumps.add(pump(process.getErrorStream(), err, "[0] ", mark, "rank-0-stderr"));
         }
         if (settings.jobFile() != null) {
-            writeJobFile(settings.jobFile(), process.pid(), hostPort, ranks);
+            writeJobFile(settings.jobFile(), process.pid(), hostPort, ranks, jobId);
         }
 
         boolean timedOut = awaitEndOrStop(process);
@@ -160,9 +184,16 @@ final class JobRunner {
                         + "; terminating the job's ranks on their nodes" + (immediate ? " (not waiting)" : ""));
             }
             try {
-                markUnreachableNodes(ranks, statuses);
-                V1Control.terminate(hostPort, ranks, statuses, wait, () -> !immediate && signalCount() >= 2);
-            } catch (IOException e) {
+                if (settings.v2()) {
+                    org.mpiproxy.protocol.ClusterKeys keys = V2Control.keys(settings.keySpec());
+                    markUnreachableNodes(ranks, statuses, keys);
+                    V2Control.terminate(hostPort, jobId, keys, ranks, statuses, wait,
+                            () -> !immediate && signalCount() >= 2);
+                } else {
+                    markUnreachableNodes(ranks, statuses, null);
+                    V1Control.terminate(hostPort, ranks, statuses, wait, () -> !immediate && signalCount() >= 2);
+                }
+            } catch (IOException | IllegalArgumentException e) {
                 err.println("mpiproxy: cannot terminate the ranks from UDP port " + hostPort + " (" + e.getMessage()
                         + "): ranks may still run; see each node's mpi:jobs");
             }
@@ -171,14 +202,17 @@ final class JobRunner {
     }
 
     /** A node that does not answer a probe is not waited for (a launch may have failed on it). */
-    private static void markUnreachableNodes(List<Placement> ranks, int[] statuses) throws IOException {
+    private static void markUnreachableNodes(List<Placement> ranks, int[] statuses,
+                                             org.mpiproxy.protocol.ClusterKeys keys) throws IOException {
         Map<InetSocketAddress, Boolean> probes = new java.util.LinkedHashMap<>();
         for (int r = 1; r < statuses.length; r++) {
             if (statuses[r] < 0) {
                 probes.put(new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port()), false);
             }
         }
-        Map<InetSocketAddress, Boolean> answered = V1Control.probe(List.copyOf(probes.keySet()), Duration.ofSeconds(2));
+        Map<InetSocketAddress, Boolean> answered = keys != null
+                ? V2Control.probe(List.copyOf(probes.keySet()), keys, Duration.ofSeconds(2))
+                : V1Control.probe(List.copyOf(probes.keySet()), Duration.ofSeconds(2));
         for (int r = 1; r < statuses.length; r++) {
             InetSocketAddress proxy = new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port());
             if (statuses[r] < 0 && !answered.getOrDefault(proxy, true)) {
@@ -303,10 +337,15 @@ final class JobRunner {
         return true;
     }
 
-    private void writeJobFile(Path file, long rankZeroPid, int hostPort, List<Placement> ranks) throws IOException {
+    private void writeJobFile(Path file, long rankZeroPid, int hostPort, List<Placement> ranks, long jobId)
+            throws IOException {
         StringBuilder text = new StringBuilder();
         text.append("# mpiproxy job: read by 'mpiproxy status' and 'mpiproxy kill'\n");
-        text.append("protocol=v1\n");
+        text.append("protocol=").append(settings.protocol()).append('\n');
+        if (settings.v2()) {
+            text.append("job.id=").append(Job.hex(jobId)).append('\n');
+            text.append("key.files=").append(settings.keySpec().replace("\\", "\\\\")).append('\n');
+        }
         text.append("launcher.pid=").append(ProcessHandle.current().pid()).append('\n');
         text.append("rank0.pid=").append(rankZeroPid).append('\n');
         text.append("host.port=").append(hostPort).append('\n');
@@ -324,11 +363,21 @@ final class JobRunner {
         }
     }
 
-    private static Thread pump(java.io.InputStream in, OutputStream to, String tag, String name) {
-        Thread t = new Thread(new TaggedOutput(in, to, tag), name);
+    private static Thread pump(java.io.InputStream in, OutputStream to, String tag, String mark, String name) {
+        Thread t = new Thread(new TaggedOutput(in, to, tag, mark), name);
         t.setDaemon(true);
         t.start();
         return t;
+    }
+
+    /** Job ids as the proxies print them: 16 hexadecimal digits. */
+    static final class Job {
+        private Job() {
+        }
+
+        static String hex(long jobId) {
+            return String.format("%016x", jobId);
+        }
     }
 
     /** @return a UDP port free right now on every address (rank 0 binds it next) */

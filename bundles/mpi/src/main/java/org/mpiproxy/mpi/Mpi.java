@@ -72,6 +72,11 @@ public final class Mpi implements AutoCloseable {
      * is the program's own.
      */
     public static final String HOSTS_ENV = "MPIPROXY_HOSTS";
+    /**
+     * Environment variable: the v2 job id rank 0 uses, hexadecimal (set by {@code mpiproxy run},
+     * which addresses the job by it later); default: a random one.
+     */
+    public static final String JOB_ID_ENV = "MPIPROXY_JOB_ID";
     /** Environment variable: the local UDP port rank 0 sends from (default: any free port). */
     public static final String HOST_PORT_ENV = "MPIPROXY_HOST_PORT";
     /**
@@ -205,7 +210,8 @@ public final class Mpi implements AutoCloseable {
                         programArgs);
             } else {
                 V2HostTransport transport = V2HostTransport.start(nodes, program, programArgs, hostKeys(env),
-                        datagramSize(env.apply(DATAGRAM_SIZE_ENV)), timeout, diagnostics, outputs.apply(env));
+                        datagramSize(env.apply(DATAGRAM_SIZE_ENV)), timeout, diagnostics, outputs.apply(env),
+                        jobId(env.apply(JOB_ID_ENV)), port);
                 mpi = new Mpi(transport, 0, transport.size(), programArgs);
             }
         } else if (protocol.strip().equals("v1")) {
@@ -218,6 +224,22 @@ public final class Mpi implements AutoCloseable {
         String statusFile = env.apply(STATUS_FILE_ENV);
         mpi.statusFile = statusFile == null || statusFile.isBlank() ? null : Path.of(statusFile);
         return mpi;
+    }
+
+    static long jobId(String text) {
+        if (text == null || text.isBlank()) {
+            return 0;
+        }
+        try {
+            long id = Long.parseUnsignedLong(text.strip(), 16);
+            if (id != 0 && text.strip().length() <= 16) {
+                return id;
+            }
+        } catch (NumberFormatException e) {
+            // reported below with the variable's name
+        }
+        throw new MpiException(MpiErrors.ERR_ARG, JOB_ID_ENV + "='" + text + "' is not a job id of 1 to 16"
+                + " hexadecimal digits, not 0");
     }
 
     static int hostPort(String text) {

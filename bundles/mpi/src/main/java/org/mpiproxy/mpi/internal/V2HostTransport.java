@@ -135,7 +135,8 @@ public final class V2HostTransport implements Transport {
     private Thread outputThread;
 
     private V2HostTransport(List<HostfileEntry> nodes, ClusterKeys keys, int datagramSize, Duration timeout,
-                            PrintStream diagnostics, RankOutputHandler output) throws IOException {
+                            PrintStream diagnostics, RankOutputHandler output, long jobId, int localPort)
+            throws IOException {
         this.output = output;
         this.ackOut = ByteBuffer.allocateDirect(V2HeaderDescriptor.MIN_DATAGRAM_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         ackHeader.wrap(ackOut, 0);
@@ -151,7 +152,7 @@ public final class V2HostTransport implements Transport {
                     org.mpiproxy.protocol.NodeIds.of(n), skew, 1));
             ranks[r] = s;
         }
-        long id = 0;
+        long id = jobId;
         SecureRandom sr = new SecureRandom();
         while (id == 0) {
             id = sr.nextLong();
@@ -170,7 +171,7 @@ public final class V2HostTransport implements Transport {
         try {
             ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_BUFFER);
             ch.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER);
-            ch.bind(new InetSocketAddress(0));
+            ch.bind(new InetSocketAddress(localPort));
             ch.configureBlocking(false);
             sel = Selector.open();
             ch.register(sel, SelectionKey.OP_READ);
@@ -222,6 +223,29 @@ public final class V2HostTransport implements Transport {
     public static V2HostTransport start(List<HostfileEntry> nodes, String program, List<String> args, ClusterKeys keys,
                                         int datagramSize, Duration timeout, PrintStream diagnostics,
                                         RankOutputHandler output) {
+        return start(nodes, program, args, keys, datagramSize, timeout, diagnostics, output, 0, 0);
+    }
+
+    /**
+     * As {@link #start(List, String, List, ClusterKeys, int, Duration, PrintStream, RankOutputHandler)},
+     * with a given job id and local port (a launcher that must act as the job's owner later).
+     *
+     * @param nodes        the hostfile's nodes, element 0 = rank 1
+     * @param program      the program name
+     * @param args         its arguments
+     * @param keys         the cluster keys
+     * @param datagramSize the largest datagram to send
+     * @param timeout      silence after which a node is dead; zero = never
+     * @param diagnostics  where problems that do not fail a call are reported
+     * @param output       receives the ranks' output lines; {@code null}: not streamed
+     * @param jobId        the job id; 0 = a random one
+     * @param localPort    the UDP port to send from; 0 = any free port
+     * @return the started transport
+     * @throws MpiException when a proxy refuses a rank or does not answer in time
+     */
+    public static V2HostTransport start(List<HostfileEntry> nodes, String program, List<String> args, ClusterKeys keys,
+                                        int datagramSize, Duration timeout, PrintStream diagnostics,
+                                        RankOutputHandler output, long jobId, int localPort) {
         String problem = ProgramNames.problem(program);
         if (problem != null) {
             throw new MpiException(MpiErrors.ERR_ARG, problem);
@@ -229,7 +253,7 @@ public final class V2HostTransport implements Transport {
         byte[] command = new ExecCommand(program, args).toCommandLine().getBytes(StandardCharsets.UTF_8);
         V2HostTransport t;
         try {
-            t = new V2HostTransport(nodes, keys, datagramSize, timeout, diagnostics, output);
+            t = new V2HostTransport(nodes, keys, datagramSize, timeout, diagnostics, output, jobId, localPort);
         } catch (IOException e) {
             throw new MpiException(MpiErrors.ERR_IO, "cannot open a UDP socket: " + e.getMessage(), e);
         }
