@@ -188,7 +188,7 @@ final class JobRunner {
                     org.mpiproxy.protocol.ClusterKeys keys = V2Control.keys(settings.keySpec());
                     markUnreachableNodes(ranks, statuses, keys);
                     V2Control.terminate(hostPort, jobId, keys, ranks, statuses, wait,
-                            () -> !immediate && signalCount() >= 2);
+                            () -> !immediate && signalCount() >= 2, this::lateLine);
                 } else {
                     markUnreachableNodes(ranks, statuses, null);
                     V1Control.terminate(hostPort, ranks, statuses, wait, () -> !immediate && signalCount() >= 2);
@@ -355,6 +355,14 @@ final class JobRunner {
             text.append("rank.").append(r).append('=').append(p.hostEntry()).append(' ').append(p.node()).append('\n');
         }
         Files.writeString(file, text);
+    }
+
+    /** A rank's line that reached the launcher after rank 0 ended (over v2). */
+    private void lateLine(int rank, boolean stderr, String line) {
+        PrintStream to = stderr ? err : out;
+        synchronized (to) {
+            to.println(settings.tagOutput() ? "[" + rank + "] " + line : line);
+        }
     }
 
     private void info(String message) {

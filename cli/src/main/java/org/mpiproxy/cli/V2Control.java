@@ -2,7 +2,9 @@ package org.mpiproxy.cli;
 
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_REPLY;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_END_OF_MESSAGE;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_OUTPUT;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
 
 import java.io.IOException;
@@ -153,6 +155,27 @@ final class V2Control {
      */
     static void terminate(int localPort, long jobId, ClusterKeys keys, List<Placement> ranks, int[] statuses,
                           Duration wait, BooleanSupplier stop) throws IOException {
+        terminate(localPort, jobId, keys, ranks, statuses, wait, stop, (rank, stderr, line) -> { });
+    }
+
+    /** Receives the ranks' last output lines while their TERMINATE replies are awaited. */
+    interface Lines {
+        /**
+         * @param rank   the rank
+         * @param stderr its standard error, else its standard output
+         * @param line   the line, without line end
+         */
+        void onLine(int rank, boolean stderr, String line);
+    }
+
+    /**
+     * As {@link #terminate(int, long, ClusterKeys, List, int[], Duration, BooleanSupplier)}; the
+     * ranks' output that rank 0 did not acknowledge before it ended reaches this port now: it is
+     * acknowledged (a proxy answers TERMINATE only once a rank's output is acknowledged) and
+     * handed to {@code lines}, in order per stream, from the first fragment seen.
+     */
+    static void terminate(int localPort, long jobId, ClusterKeys keys, List<Placement> ranks, int[] statuses,
+                          Duration wait, BooleanSupplier stop, Lines lines) throws IOException {
         InetSocketAddress[] addresses = new InetSocketAddress[ranks.size() + 1];
         boolean[] pending = new boolean[ranks.size() + 1];
         int left = 0;
@@ -165,6 +188,7 @@ final class V2Control {
             return;
         }
         Signer signer = new Signer(keys);
+        Map<Long, SeenStream> streams = new HashMap<>();
         try (DatagramChannel channel = DatagramChannel.open(); Selector selector = Selector.open()) {
             channel.bind(new InetSocketAddress(localPort));
             channel.configureBlocking(false);
@@ -191,6 +215,10 @@ final class V2Control {
                 InetSocketAddress source;
                 while ((source = (InetSocketAddress) channel.receive(signer.in.clear())) != null) {
                     V2HeaderFlyweight h = signer.verify(source, jobId);
+                    if (h != null && h.operation() == OP_OUTPUT) {
+                        onOutput(channel, signer, source, h, jobId, streams, lines);
+                        continue;
+                    }
                     if (h == null || h.operation() != OP_TERMINATE) {
                         continue;
                     }
@@ -207,6 +235,36 @@ final class V2Control {
                 }
             }
         }
+    }
+
+    /** Where an output stream continues, as far as this launcher has seen it. */
+    private static final class SeenStream {
+        long next = -1;
+        final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
+    }
+
+    private static void onOutput(DatagramChannel channel, Signer signer, InetSocketAddress source, V2HeaderFlyweight h,
+                                 long jobId, Map<Long, SeenStream> streams, Lines lines) throws IOException {
+        int rank = (int) h.rank();
+        int stream = h.tag();
+        SeenStream s = streams.computeIfAbsent(((long) rank << 8) | (stream & 0xff), k -> new SeenStream());
+        long sequence = h.sequence();
+        if (s.next < 0) {
+            // rank 0 acknowledged everything before the oldest fragment the proxy still sends
+            s.next = sequence;
+        }
+        if (sequence == s.next) {
+            s.next++;
+            byte[] text = new byte[h.payloadLength()];
+            signer.in.get(HEADER_LENGTH, text);
+            s.line.write(text, 0, text.length);
+            if ((h.flags() & FLAG_END_OF_MESSAGE) != 0) {
+                lines.onLine(rank, stream == V2HeaderDescriptor.STREAM_STDERR, s.line.toString(StandardCharsets.UTF_8));
+                s.line.reset();
+            }
+        }
+        long next = s.next;
+        channel.send(signer.request(source, OP_OUTPUT, jobId, rank, 0, a -> a.tag(stream).ack(next), null), source);
     }
 
     /** @return a random job id, never 0 */

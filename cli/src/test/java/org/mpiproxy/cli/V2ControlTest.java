@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
+import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -29,6 +30,8 @@ class V2ControlTest {
 
     private final List<String> seen = new CopyOnWriteArrayList<>();
     private DatagramChannel proxy;
+    private volatile boolean lateLine;
+    private volatile long outputAck = -1;
     private Thread thread;
 
     /** Answers EXEC with MPI_ERR_ARG and TERMINATE of job {@link #JOB} from {@code owner} with status 7. */
@@ -51,8 +54,19 @@ class V2ControlTest {
                     V2HeaderFlyweight r = new V2HeaderFlyweight().wrap(out.clear(), 0)
                             .reset(h.operation(), V2HeaderDescriptor.FLAG_REPLY).keyId(1).nodeId(auth.nodeId())
                             .jobId(h.jobId()).rank(h.rank()).timestamp(System.currentTimeMillis()).nonce(System.nanoTime());
+                    if (h.operation() == V2HeaderDescriptor.OP_OUTPUT) {
+                        outputAck = h.ack();
+                        continue;
+                    }
                     if (h.operation() == V2HeaderDescriptor.OP_EXEC) {
                         r.result(MpiErrors.ERR_ARG);
+                    } else if (lateLine && outputAck < 5) {
+                        // the rank's last line first, as a proxy does: TERMINATE waits for its acknowledgement
+                        r.reset(V2HeaderDescriptor.OP_OUTPUT, V2HeaderDescriptor.FLAG_REPLY
+                                | V2HeaderDescriptor.FLAG_END_OF_MESSAGE).keyId(1).nodeId(auth.nodeId())
+                                .jobId(h.jobId()).rank(h.rank()).tag(V2HeaderDescriptor.STREAM_STDERR).sequence(4)
+                                .timestamp(System.currentTimeMillis()).nonce(System.nanoTime()).payloadLength(9);
+                        out.put(V2HeaderDescriptor.HEADER_LENGTH, "late line".getBytes(StandardCharsets.UTF_8));
                     } else if (h.jobId() != JOB || from.getPort() != ownerPort) {
                         r.result(MpiErrors.ERR_COMM);
                     } else {
@@ -105,5 +119,22 @@ class V2ControlTest {
         int[] another = {0, V1Control.NO_REPLY, V1Control.NO_REPLY};
         V2Control.terminate(JobRunner.freeUdpPort(), JOB, KEYS, ranks, another, Duration.ofSeconds(10), () -> false);
         assertEquals(V1Control.NOT_RUNNING, another[1], "another port is not the job's owner");
+    }
+
+    @Test
+    void shouldAcknowledgeAndPassOnTheRanksLastLinesWhileWaitingForTerminate() throws Exception {
+        int ownerPort = JobRunner.freeUdpPort();
+        lateLine = true;
+        InetSocketAddress address = startProxy(KEYS, ownerPort);
+        List<String> lines = new CopyOnWriteArrayList<>();
+        int[] statuses = {0, V1Control.NO_REPLY};
+
+        V2Control.terminate(ownerPort, JOB, KEYS, List.of(new Placement("127.0.0.1", address.getPort(), 0, "n1")),
+                statuses, Duration.ofSeconds(20), () -> false, (rank, stderr, line) -> lines.add(rank + " " + stderr
+                        + " " + line));
+
+        assertEquals(7, statuses[1]);
+        assertEquals(5, outputAck);
+        assertEquals(List.of("1 true late line"), lines, "once, though the proxy sent it with every TERMINATE");
     }
 }
