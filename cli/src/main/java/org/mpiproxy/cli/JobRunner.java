@@ -23,8 +23,8 @@ import java.util.concurrent.TimeUnit;
  * also the key file and the job id), copies its output tagged, and after it ends terminates
  * whatever rank it left running on the nodes, as the job's owner from rank 0's own port (over
  * v2 by job id, signed with the cluster key). Over v2 the other ranks' output reaches rank 0
- * (OUTPUT), which prints each line behind a marker this launcher recognises: those lines keep
- * their own {@code [rank]} tag. SIGINT/SIGTERM/timeout stop rank 0 (SIGTERM, SIGKILL after the
+ * (OUTPUT), which hands each line, tagged with its rank, to this launcher through a named pipe
+ * ({@link RankLinesPipe}), apart from its own output. SIGINT/SIGTERM/timeout stop rank 0 (SIGTERM, SIGKILL after the
  * grace) and then the ranks; a second signal stops waiting at once.
  */
 final class JobRunner {
@@ -82,6 +82,7 @@ final class JobRunner {
             return run(ranks, size, hostPort, statusFile);
         } finally {
             Files.deleteIfExists(workDir.resolve("exit-statuses.partial"));
+            Files.deleteIfExists(workDir.resolve("output"));
             Files.deleteIfExists(statusFile);
             Files.deleteIfExists(workDir);
             if (settings.jobFile() != null) {
@@ -101,17 +102,17 @@ final class JobRunner {
         builder.environment().putAll(settings.environment());
         builder.environment().put("MPIPROXY_PROTOCOL", settings.protocol());
         long jobId = 0;
-        String mark = null;
+        RankLinesPipe lines = null;
         if (settings.v2()) {
             jobId = V2Control.randomJobId();
             builder.environment().put(V2Control.KEY_FILE_ENV, settings.keySpec());
             builder.environment().put("MPIPROXY_JOB_ID", Job.hex(jobId));
-            if (settings.tagOutput()) {
-                // rank 0 prints the other ranks' lines behind it; its own lines cannot guess it
-                mark = "@mpiproxy-" + Job.hex(V2Control.randomJobId()) + "@";
-                builder.environment().put("MPIPROXY_OUTPUT_MARK", mark);
-            } else {
+            if (!settings.tagOutput()) {
                 builder.environment().put("MPIPROXY_OUTPUT_TAGS", "off");
+            }
+            lines = RankLinesPipe.start(statusFile.resolveSibling("output"), out, err);
+            if (lines != null) {
+                builder.environment().put("MPIPROXY_OUTPUT_PIPE", statusFile.resolveSibling("output").toString());
             }
         }
         builder.environment().put("MPIPROXY_HOSTS", hosts.toString());
@@ -140,8 +141,8 @@ final class JobRunner {
         process.onExit().thenRun(this::wake);
         List<Thread> pumps = new ArrayList<>();
         if (settings.tagOutput()) {
-            pumps.add(pump(process.getInputStream(), out, "[0] ", mark, "rank-0-stdout"));
-            pumps.add(pump(process.getErrorStream(), err, "[0] ", mark, "rank-0-stderr"));
+            pumps.add(pump(process.getInputStream(), out, "[0] ", "rank-0-stdout"));
+            pumps.add(pump(process.getErrorStream(), err, "[0] ", "rank-0-stderr"));
         }
         if (settings.jobFile() != null) {
             writeJobFile(settings.jobFile(), process.pid(), hostPort, ranks, jobId);
@@ -165,6 +166,9 @@ final class JobRunner {
         process.waitFor();
         for (Thread pump : pumps) {
             pump.join(TimeUnit.SECONDS.toMillis(2));
+        }
+        if (lines != null) {
+            lines.finish(TimeUnit.SECONDS.toMillis(2));
         }
         synchronized (lock) {
             if (stopReason == null && signals > 0) {
@@ -371,8 +375,8 @@ final class JobRunner {
         }
     }
 
-    private static Thread pump(java.io.InputStream in, OutputStream to, String tag, String mark, String name) {
-        Thread t = new Thread(new TaggedOutput(in, to, tag, mark), name);
+    private static Thread pump(java.io.InputStream in, OutputStream to, String tag, String name) {
+        Thread t = new Thread(new TaggedOutput(in, to, tag), name);
         t.setDaemon(true);
         t.start();
         return t;

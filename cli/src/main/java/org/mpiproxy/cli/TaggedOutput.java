@@ -10,16 +10,13 @@ import java.util.Arrays;
  * Copies a rank's output stream to the launcher's, one whole line at a time, each line
  * prefixed with the rank's tag ({@code [0] }). Lines of different ranks and streams never
  * interleave within a line: every line is written under the destination's lock. A last line
- * without a newline gets one. A line that starts with the marker (rank 0 printing another
- * rank's line over v2, already tagged) is written without the marker and without a tag.
- * Runs on its own thread.
+ * without a newline gets one. Runs on its own thread.
  */
 final class TaggedOutput implements Runnable {
 
     private final InputStream in;
     private final OutputStream out;
     private final byte[] tag;
-    private final byte[] mark;
 
     /**
      * @param in  the rank's stream
@@ -27,20 +24,9 @@ final class TaggedOutput implements Runnable {
      * @param tag e.g. {@code [0] }
      */
     TaggedOutput(InputStream in, OutputStream out, String tag) {
-        this(in, out, tag, null);
-    }
-
-    /**
-     * @param in   the rank's stream
-     * @param out  the launcher's stream; also the lock shared by every writer
-     * @param tag  e.g. {@code [0] }
-     * @param mark lines starting with it are written without it and untagged; {@code null} for none
-     */
-    TaggedOutput(InputStream in, OutputStream out, String tag, String mark) {
         this.in = in;
         this.out = out;
         this.tag = tag.getBytes(StandardCharsets.UTF_8);
-        this.mark = mark == null || mark.isEmpty() ? null : mark.getBytes(StandardCharsets.UTF_8);
     }
 
     @Override
@@ -78,14 +64,8 @@ final class TaggedOutput implements Runnable {
     }
 
     private void emit(byte[] line, int length) {
-        boolean marked = mark != null && length >= mark.length
-                && Arrays.equals(line, 0, mark.length, mark, 0, mark.length);
         synchronized (out) {
             try {
-                if (marked) {
-                    out.write(line, mark.length, length - mark.length);
-                    return;
-                }
                 out.write(tag);
                 out.write(line, 0, length);
             } catch (IOException e) {

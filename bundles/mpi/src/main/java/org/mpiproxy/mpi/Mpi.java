@@ -18,6 +18,7 @@ import org.mpiproxy.mpi.internal.ChannelRankTransport;
 import org.mpiproxy.mpi.internal.Hostfile;
 import org.mpiproxy.mpi.internal.HostfileEntry;
 import org.mpiproxy.mpi.internal.LaunchArguments;
+import org.mpiproxy.mpi.internal.PipeOutput;
 import org.mpiproxy.mpi.internal.ProxyLifeline;
 import org.mpiproxy.mpi.internal.Transport;
 import org.mpiproxy.mpi.internal.UdpHostTransport;
@@ -92,10 +93,11 @@ public final class Mpi implements AutoCloseable {
     /** Environment variable with the largest v2 datagram (default 1448). */
     public static final String DATAGRAM_SIZE_ENV = "MPIPROXY_DATAGRAM_SIZE";
     /**
-     * Environment variable: text the host writes before each output line of a rank (set by
-     * {@code mpiproxy run}, which recognises the lines by it).
+     * Environment variable: a named pipe the host writes the other ranks' output lines to
+     * instead of its stdout and stderr (set by {@code mpiproxy run}, which prints them): one
+     * record per line, {@code O} or {@code E}, the tagged line, {@code \n}.
      */
-    public static final String OUTPUT_MARK_ENV = "MPIPROXY_OUTPUT_MARK";
+    public static final String OUTPUT_PIPE_ENV = "MPIPROXY_OUTPUT_PIPE";
     /** Environment variable: {@code off} prints the ranks' lines without the {@code [rank] } tag. */
     public static final String OUTPUT_TAGS_ENV = "MPIPROXY_OUTPUT_TAGS";
     /** Key file used when {@value #KEY_FILE_ENV} is unset: the distribution's, seen from its programs directory. */
@@ -154,13 +156,14 @@ public final class Mpi implements AutoCloseable {
 
     /**
      * The host's default handling of the ranks' output: {@code [rank] line} on this process's
-     * stdout and stderr; {@value #OUTPUT_MARK_ENV} is written before each such line and
+     * stdout and stderr, or into the launcher's pipe {@value #OUTPUT_PIPE_ENV};
      * {@value #OUTPUT_TAGS_ENV}{@code =off} leaves out the {@code [rank]} tag.
      */
     static RankOutputHandler defaultOutput(Function<String, String> env) {
-        String mark = env.apply(OUTPUT_MARK_ENV);
-        return RankOutputHandler.printing(System.out, System.err, mark == null ? "" : mark,
-                !"off".equals(env.apply(OUTPUT_TAGS_ENV)));
+        boolean tagged = !"off".equals(env.apply(OUTPUT_TAGS_ENV));
+        RankOutputHandler printing = RankOutputHandler.printing(System.out, System.err, "", tagged);
+        String pipe = env.apply(OUTPUT_PIPE_ENV);
+        return pipe == null || pipe.isBlank() ? printing : new PipeOutput(Path.of(pipe), tagged, printing);
     }
 
     static Mpi init(String[] args, Function<String, String> env, Properties properties, PrintStream diagnostics,
