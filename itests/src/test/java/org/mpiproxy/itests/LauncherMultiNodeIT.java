@@ -144,7 +144,8 @@ class LauncherMultiNodeIT {
         List<String> out = lines.get(10, TimeUnit.SECONDS);
         for (int r = 1; r <= 5; r++) {
             // rank 0's own lines get [0] from the launcher; the others' lines come over v2 with their own tag
-            assertTrue(out.contains("[" + r + "] rank " + r + " of 6: pong sent"), out.toString());
+            assertTrue(out.contains("[" + r + "] rank " + r + " of 6: pong sent"), out + "\nlauncher stderr:\n"
+                    + launcherErrors());
             String pong = "[0] rank " + r + ": pong 0x12345678 in ";
             assertTrue(out.stream().anyMatch(l -> l.startsWith(pong)), out.toString());
         }

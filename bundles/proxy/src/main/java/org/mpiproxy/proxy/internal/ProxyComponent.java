@@ -34,10 +34,9 @@ import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 
 /** Wires the v1 and v2 dispatchers to the channel manager, the launchers and the UDP transport. */
-@Component(name = ProxyComponent.PID, immediate = true, service = {DatagramHandler.class, ProxyStatus.class,
-    RankOutputListener.class})
+@Component(name = ProxyComponent.PID, immediate = true, service = {DatagramHandler.class, ProxyStatus.class})
 @Designate(ocd = ProxyComponent.Config.class)
-public class ProxyComponent implements DatagramHandler, ProxyStatus, RankOutputListener {
+public class ProxyComponent implements DatagramHandler, ProxyStatus {
 
     /** Configuration PID and component name. */
     public static final String PID = "org.mpiproxy.proxy";
@@ -309,20 +308,24 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus, RankOutputL
         return front.hasPendingWork();
     }
 
-    /** Lines of ranks of v2 jobs that asked for them go to their host (V2OutputStreams); others are ignored. */
-    @Override
-    public void onOutput(long jobId, int rankId, Stream stream, String text, boolean partial) {
+    /**
+     * Lines of ranks of v2 jobs that asked for them go to their host (V2OutputStreams), through
+     * the {@link RankOutputBridge} the launchers call.
+     *
+     * @param bridge the proxy bundle's output listener
+     */
+    @Reference(target = "(component.name=" + RankOutputBridge.NAME + ")", cardinality = ReferenceCardinality.OPTIONAL,
+            policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY, unbind = "unbindOutput")
+    void bindOutput(RankOutputListener bridge) {
         V2Dispatcher v2 = front.v2();
-        if (v2 != null) {
-            v2.outputListener().onOutput(jobId, rankId, stream, text, partial);
+        if (bridge instanceof RankOutputBridge && v2 != null) {
+            ((RankOutputBridge) bridge).target(v2.outputListener());
         }
     }
 
-    @Override
-    public void onEnd(long jobId, int rankId, Stream stream) {
-        V2Dispatcher v2 = front.v2();
-        if (v2 != null) {
-            v2.outputListener().onEnd(jobId, rankId, stream);
+    void unbindOutput(RankOutputListener bridge) {
+        if (bridge instanceof RankOutputBridge) {
+            ((RankOutputBridge) bridge).target(null);
         }
     }
 
