@@ -59,6 +59,8 @@ public final class V2HostTransport implements Transport {
     static final int RECV_WINDOW = 256;
     /** Fragments in flight before the first acknowledgement tells the window. */
     static final int INITIAL_WINDOW = 8;
+    /** A launch taking longer than this reports its progress, about this often. */
+    static final long PROGRESS_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** OUTPUT datagrams handled between acknowledgements while more keep arriving. */
     static final int ACK_EVERY = 16;
     /** OUTPUT fragments kept per stream after a gap at most (the proxy's window is smaller). */
@@ -294,12 +296,20 @@ public final class V2HostTransport implements Transport {
         return refused;
     }
 
+    /**
+     * Sends every rank's EXEC at once (all nodes start in parallel), repeats the unanswered ones
+     * with back-off, and, when the launch takes longer than {@link #PROGRESS_NANOS}, reports
+     * {@code mpi: k of n ranks started} to the diagnostics stream about once a second.
+     */
     private void exec(byte[] command) {
         long now = System.nanoTime();
         for (int r = 1; r < ranks.length; r++) {
             ranks[r].lastHeard = now;
         }
         long rto = INITIAL_RTO_NANOS;
+        long begin = now;
+        long nextProgress = now + PROGRESS_NANOS;
+        boolean progressShown = false;
         while (true) {
             boolean pending = false;
             for (int r = 1; r < ranks.length; r++) {
@@ -318,6 +328,15 @@ public final class V2HostTransport implements Transport {
             // output of ranks already started arrives meanwhile: repeat EXECs only after the timeout
             awaitRepliesFor(rto, -1, this::execsAnswered);
             rto = Math.min(rto * 2, MAX_RTO_NANOS);
+            if (System.nanoTime() - nextProgress >= 0 && !execsAnswered()) {
+                diagnostics.println("mpi: " + execsDone() + " of " + (ranks.length - 1) + " ranks started");
+                nextProgress = System.nanoTime() + PROGRESS_NANOS;
+                progressShown = true;
+            }
+        }
+        if (progressShown) {
+            diagnostics.println("mpi: all " + (ranks.length - 1) + " ranks answered in "
+                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begin) + " ms");
         }
         for (int r = 1; r < ranks.length; r++) {
             if (ranks[r].execResult != MpiErrors.SUCCESS) {
@@ -582,6 +601,14 @@ public final class V2HostTransport implements Transport {
             awaitReplies(left, watched);
             left = end - System.nanoTime();
         } while (left > 0 && !done.getAsBoolean());
+    }
+
+    private int execsDone() {
+        int n = 0;
+        for (int r = 1; r < ranks.length; r++) {
+            n += ranks[r].execResult == MpiErrors.SUCCESS ? 1 : 0;
+        }
+        return n;
     }
 
     private boolean execsAnswered() {
