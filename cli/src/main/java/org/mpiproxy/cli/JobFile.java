@@ -16,8 +16,20 @@ import java.util.Properties;
  * @param rankZeroPid rank 0's process id
  * @param hostPort    the UDP port rank 0 sends from (the job's owner on every proxy)
  * @param ranks       placement of rank r at element r-1
+ * @param protocol    {@code v1} or {@code v2}
+ * @param jobId       v2: the job id; v1: 0
+ * @param keySpec     v2: the key file list the job used, else {@code null}
  */
-record JobFile(long launcherPid, long rankZeroPid, int hostPort, List<Placement> ranks) {
+record JobFile(long launcherPid, long rankZeroPid, int hostPort, List<Placement> ranks, String protocol, long jobId,
+               String keySpec) {
+
+    JobFile(long launcherPid, long rankZeroPid, int hostPort, List<Placement> ranks) {
+        this(launcherPid, rankZeroPid, hostPort, ranks, "v1", 0, null);
+    }
+
+    boolean v2() {
+        return "v2".equals(protocol);
+    }
 
     /**
      * @param file the job file
@@ -31,8 +43,15 @@ record JobFile(long launcherPid, long rankZeroPid, int hostPort, List<Placement>
             p.load(in);
         }
         try {
-            if (!"v1".equals(p.getProperty("protocol"))) {
-                throw new IllegalArgumentException("protocol=" + p.getProperty("protocol") + " is not v1");
+            String protocol = p.getProperty("protocol");
+            if (!"v1".equals(protocol) && !"v2".equals(protocol)) {
+                throw new IllegalArgumentException("protocol=" + protocol + " is neither v1 nor v2");
+            }
+            long jobId = 0;
+            String keySpec = null;
+            if (protocol.equals("v2")) {
+                jobId = Long.parseUnsignedLong(p.getProperty("job.id"), 16);
+                keySpec = p.getProperty("key.files");
             }
             int size = Integer.parseInt(p.getProperty("world.size"));
             List<Placement> ranks = new ArrayList<>();
@@ -44,7 +63,7 @@ record JobFile(long launcherPid, long rankZeroPid, int hostPort, List<Placement>
                 ranks.add(new Placement(at.address(), at.port(), at.coreId(), f.length > 1 ? f[1] : at.address()));
             }
             return new JobFile(Long.parseLong(p.getProperty("launcher.pid")), Long.parseLong(p.getProperty("rank0.pid")),
-                    Integer.parseInt(p.getProperty("host.port")), List.copyOf(ranks));
+                    Integer.parseInt(p.getProperty("host.port")), List.copyOf(ranks), protocol, jobId, keySpec);
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("job file " + file + " is malformed: " + e.getMessage(), e);
         }

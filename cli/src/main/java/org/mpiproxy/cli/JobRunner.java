@@ -18,11 +18,14 @@ import java.util.StringJoiner;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs one job over v1: starts rank 0 here with its world in the environment
- * ({@code MPIPROXY_HOSTS}, the port it sends from, where it writes the exit statuses), copies
- * its output tagged, and after it ends terminates whatever rank it left running on the nodes,
- * as the job's owner from rank 0's own port. SIGINT/SIGTERM/timeout stop rank 0 (SIGTERM,
- * SIGKILL after the grace) and then the ranks; a second signal stops waiting at once.
+ * Runs one job over v2 (or v1): starts rank 0 here with its world in the environment
+ * ({@code MPIPROXY_HOSTS}, the port it sends from, where it writes the exit statuses; over v2
+ * also the key file and the job id), copies its output tagged, and after it ends terminates
+ * whatever rank it left running on the nodes, as the job's owner from rank 0's own port (over
+ * v2 by job id, signed with the cluster key). Over v2 the other ranks' output reaches rank 0
+ * (OUTPUT), which hands each line, tagged with its rank, to this launcher through a named pipe
+ * ({@link RankLinesPipe}), apart from its own output. SIGINT/SIGTERM/timeout stop rank 0 (SIGTERM, SIGKILL after the
+ * grace) and then the ranks; a second signal stops waiting at once.
  */
 final class JobRunner {
 
@@ -44,9 +47,16 @@ final class JobRunner {
      * @param terminateWait  wait for TERMINATE replies of ranks left behind
      * @param jobFile        where to describe the job, or {@code null}
      * @param verbosity      -1 quiet, 0 normal, 1 verbose
+     * @param protocol       {@code v1} or {@code v2}
+     * @param keySpec        v2: the key file list ({@code [id:]path[,...]}), else {@code null}
      */
     record Settings(String program, List<String> args, List<Placement> ranks, Map<String, String> environment,
-            boolean tagOutput, Duration timeout, Duration grace, Duration terminateWait, Path jobFile, int verbosity) {
+            boolean tagOutput, Duration timeout, Duration grace, Duration terminateWait, Path jobFile, int verbosity,
+            String protocol, String keySpec) {
+
+        boolean v2() {
+            return "v2".equals(protocol);
+        }
     }
 
     private final Settings settings;
@@ -72,6 +82,7 @@ final class JobRunner {
             return run(ranks, size, hostPort, statusFile);
         } finally {
             Files.deleteIfExists(workDir.resolve("exit-statuses.partial"));
+            Files.deleteIfExists(workDir.resolve("output"));
             Files.deleteIfExists(statusFile);
             Files.deleteIfExists(workDir);
             if (settings.jobFile() != null) {
@@ -89,7 +100,21 @@ final class JobRunner {
         command.addAll(settings.args());
         ProcessBuilder builder = new ProcessBuilder(command);
         builder.environment().putAll(settings.environment());
-        builder.environment().put("MPIPROXY_PROTOCOL", "v1");
+        builder.environment().put("MPIPROXY_PROTOCOL", settings.protocol());
+        long jobId = 0;
+        RankLinesPipe lines = null;
+        if (settings.v2()) {
+            jobId = V2Control.randomJobId();
+            builder.environment().put(V2Control.KEY_FILE_ENV, settings.keySpec());
+            builder.environment().put("MPIPROXY_JOB_ID", Job.hex(jobId));
+            if (!settings.tagOutput()) {
+                builder.environment().put("MPIPROXY_OUTPUT_TAGS", "off");
+            }
+            lines = RankLinesPipe.start(statusFile.resolveSibling("output"), out, err);
+            if (lines != null) {
+                builder.environment().put("MPIPROXY_OUTPUT_PIPE", statusFile.resolveSibling("output").toString());
+            }
+        }
         builder.environment().put("MPIPROXY_HOSTS", hosts.toString());
         builder.environment().put("MPIPROXY_HOST_PORT", Integer.toString(hostPort));
         builder.environment().put("MPIPROXY_STATUS_FILE", statusFile.toString());
@@ -98,8 +123,8 @@ final class JobRunner {
             builder.redirectOutput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT);
         }
         if (settings.verbosity() > 0) {
-            info("world of " + size + " over v1; rank 0 here (" + settings.program() + "), sending from UDP port "
-                    + hostPort);
+            info("world of " + size + " over " + settings.protocol() + (settings.v2() ? " (job " + Job.hex(jobId)
+                    + ")" : "") + "; rank 0 here (" + settings.program() + "), sending from UDP port " + hostPort);
             for (int r = 1; r < size; r++) {
                 info("rank " + r + " on " + ranks.get(r - 1));
             }
@@ -120,7 +145,7 @@ final class JobRunner {
             pumps.add(pump(process.getErrorStream(), err, "[0] ", "rank-0-stderr"));
         }
         if (settings.jobFile() != null) {
-            writeJobFile(settings.jobFile(), process.pid(), hostPort, ranks);
+            writeJobFile(settings.jobFile(), process.pid(), hostPort, ranks, jobId);
         }
 
         boolean timedOut = awaitEndOrStop(process);
@@ -142,6 +167,9 @@ final class JobRunner {
         for (Thread pump : pumps) {
             pump.join(TimeUnit.SECONDS.toMillis(2));
         }
+        if (lines != null) {
+            lines.finish(TimeUnit.SECONDS.toMillis(2));
+        }
         synchronized (lock) {
             if (stopReason == null && signals > 0) {
                 stopReason = firstSignal;
@@ -160,9 +188,16 @@ final class JobRunner {
                         + "; terminating the job's ranks on their nodes" + (immediate ? " (not waiting)" : ""));
             }
             try {
-                markUnreachableNodes(ranks, statuses);
-                V1Control.terminate(hostPort, ranks, statuses, wait, () -> !immediate && signalCount() >= 2);
-            } catch (IOException e) {
+                if (settings.v2()) {
+                    org.mpiproxy.protocol.ClusterKeys keys = V2Control.keys(settings.keySpec());
+                    markUnreachableNodes(ranks, statuses, keys);
+                    V2Control.terminate(hostPort, jobId, keys, ranks, statuses, wait,
+                            () -> !immediate && signalCount() >= 2, this::lateLine);
+                } else {
+                    markUnreachableNodes(ranks, statuses, null);
+                    V1Control.terminate(hostPort, ranks, statuses, wait, () -> !immediate && signalCount() >= 2);
+                }
+            } catch (IOException | IllegalArgumentException e) {
                 err.println("mpiproxy: cannot terminate the ranks from UDP port " + hostPort + " (" + e.getMessage()
                         + "): ranks may still run; see each node's mpi:jobs");
             }
@@ -171,14 +206,17 @@ final class JobRunner {
     }
 
     /** A node that does not answer a probe is not waited for (a launch may have failed on it). */
-    private static void markUnreachableNodes(List<Placement> ranks, int[] statuses) throws IOException {
+    private static void markUnreachableNodes(List<Placement> ranks, int[] statuses,
+                                             org.mpiproxy.protocol.ClusterKeys keys) throws IOException {
         Map<InetSocketAddress, Boolean> probes = new java.util.LinkedHashMap<>();
         for (int r = 1; r < statuses.length; r++) {
             if (statuses[r] < 0) {
                 probes.put(new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port()), false);
             }
         }
-        Map<InetSocketAddress, Boolean> answered = V1Control.probe(List.copyOf(probes.keySet()), Duration.ofSeconds(2));
+        Map<InetSocketAddress, Boolean> answered = keys != null
+                ? V2Control.probe(List.copyOf(probes.keySet()), keys, Duration.ofSeconds(2))
+                : V1Control.probe(List.copyOf(probes.keySet()), Duration.ofSeconds(2));
         for (int r = 1; r < statuses.length; r++) {
             InetSocketAddress proxy = new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port());
             if (statuses[r] < 0 && !answered.getOrDefault(proxy, true)) {
@@ -303,10 +341,15 @@ final class JobRunner {
         return true;
     }
 
-    private void writeJobFile(Path file, long rankZeroPid, int hostPort, List<Placement> ranks) throws IOException {
+    private void writeJobFile(Path file, long rankZeroPid, int hostPort, List<Placement> ranks, long jobId)
+            throws IOException {
         StringBuilder text = new StringBuilder();
         text.append("# mpiproxy job: read by 'mpiproxy status' and 'mpiproxy kill'\n");
-        text.append("protocol=v1\n");
+        text.append("protocol=").append(settings.protocol()).append('\n');
+        if (settings.v2()) {
+            text.append("job.id=").append(Job.hex(jobId)).append('\n');
+            text.append("key.files=").append(settings.keySpec().replace("\\", "\\\\")).append('\n');
+        }
         text.append("launcher.pid=").append(ProcessHandle.current().pid()).append('\n');
         text.append("rank0.pid=").append(rankZeroPid).append('\n');
         text.append("host.port=").append(hostPort).append('\n');
@@ -316,6 +359,14 @@ final class JobRunner {
             text.append("rank.").append(r).append('=').append(p.hostEntry()).append(' ').append(p.node()).append('\n');
         }
         Files.writeString(file, text);
+    }
+
+    /** A rank's line that reached the launcher after rank 0 ended (over v2). */
+    private void lateLine(int rank, boolean stderr, String line) {
+        PrintStream to = stderr ? err : out;
+        synchronized (to) {
+            to.println(settings.tagOutput() ? "[" + rank + "] " + line : line);
+        }
     }
 
     private void info(String message) {
@@ -329,6 +380,16 @@ final class JobRunner {
         t.setDaemon(true);
         t.start();
         return t;
+    }
+
+    /** Job ids as the proxies print them: 16 hexadecimal digits. */
+    static final class Job {
+        private Job() {
+        }
+
+        static String hex(long jobId) {
+            return String.format("%016x", jobId);
+        }
     }
 
     /** @return a UDP port free right now on every address (rank 0 binds it next) */

@@ -15,7 +15,8 @@ import picocli.CommandLine.Option;
 @Command(name = "kill", sortOptions = false, mixinStandardHelpOptions = true,
         description = {"Stops the job a job file describes: sends SIGTERM to its launcher, which stops rank 0 and the"
                 + " ranks on every node; when the launcher is gone, stops rank 0 and terminates the ranks itself"
-                + " (over v1 only the job's owner port can, which this command takes over).",
+                + " (only the job's owner port can, which this command takes over; over v2 by the job's id, signed"
+                + " with the job's key).",
             "Exit status: 0 when the job is gone everywhere, 1 when some rank's state is unknown, 2 for bad usage."})
 final class KillCommand implements Callable<Integer> {
 
@@ -69,7 +70,19 @@ final class KillCommand implements Callable<Integer> {
         int[] statuses = new int[job.ranks().size() + 1];
         Arrays.fill(statuses, V1Control.NO_REPLY);
         statuses[0] = 0;
-        V1Control.terminate(job.hostPort(), job.ranks(), statuses, wait, () -> false);
+        if (job.v2()) {
+            out.println("terminating job " + JobRunner.Job.hex(job.jobId()) + " over v2");
+            try {
+                V2Control.terminate(job.hostPort(), job.jobId(),
+                        V2Control.keys(job.keySpec() != null ? job.keySpec() : V2Control.keySpec(null, launch.env())),
+                        job.ranks(), statuses, wait, () -> false);
+            } catch (IllegalArgumentException e) {
+                launch.err().println("mpiproxy: " + e.getMessage());
+                return 2;
+            }
+        } else {
+            V1Control.terminate(job.hostPort(), job.ranks(), statuses, wait, () -> false);
+        }
         int unknown = 0;
         for (int r = 1; r < statuses.length; r++) {
             out.println("rank " + r + " (" + job.ranks().get(r - 1) + ") " + V1Control.describe(statuses[r]));

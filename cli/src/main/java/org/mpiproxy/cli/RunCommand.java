@@ -69,11 +69,14 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--raw", description = "Pass output through untagged (same as --no-tag-output).")
     boolean raw;
 
-    @Option(names = "--protocol", paramLabel = "v1|v2", defaultValue = "v1",
-            description = "Wire protocol to the proxies (default: ${DEFAULT-VALUE}).")
+    @Option(names = "--protocol", paramLabel = "v1|v2", defaultValue = "v2",
+            description = "Wire protocol to the proxies (default: ${DEFAULT-VALUE}). v2 is authenticated and"
+                    + " reliable and streams every rank's output here; v1 keeps ranks' output in the nodes' log files.")
     String protocol;
 
-    @Option(names = "--key-file", paramLabel = "FILE", description = "The job's key (protocol v2).")
+    @Option(names = "--key-file", paramLabel = "FILE",
+            description = "The cluster's v2 key (the same file as every node's etc/mpiproxy.key). Default: $"
+                    + V2Control.KEY_FILE_ENV + ", else ../etc/mpiproxy.key, else ~/.mpiproxy/key.")
     Path keyFile;
 
     @Option(names = "--job-file", paramLabel = "FILE",
@@ -110,14 +113,19 @@ final class RunCommand implements Callable<Integer> {
             err.println("mpiproxy: --protocol " + protocol + ": expected v1 or v2");
             return 2;
         }
-        if (protocol.equals("v2")) {
-            err.println("mpiproxy: protocol v2 is not available in this build (its proxy and library support have not"
-                    + " landed); use --protocol v1");
-            return 2;
-        }
-        if (keyFile != null) {
+        if (keyFile != null && protocol.equals("v1")) {
             err.println("mpiproxy: --key-file applies to --protocol v2 only; v1 has no authentication");
             return 2;
+        }
+        String keySpec = null;
+        if (protocol.equals("v2")) {
+            try {
+                keySpec = V2Control.keySpec(keyFile, launch.env());
+                V2Control.keys(keySpec);
+            } catch (IllegalArgumentException e) {
+                err.println("mpiproxy: " + e.getMessage());
+                return 2;
+            }
         }
         if (!bind.equals("none") && !bind.equals("core")) {
             err.println("mpiproxy: --bind " + bind + ": expected none or core");
@@ -156,7 +164,7 @@ final class RunCommand implements Callable<Integer> {
         JobRunner.Settings settings = new JobRunner.Settings(executable, List.copyOf(args), ranks, extra,
                 tagOutput && !raw, timeoutSeconds == 0 ? null : Duration.ofSeconds(timeoutSeconds),
                 Duration.ofSeconds(graceSeconds), Duration.ofSeconds(terminateWaitSeconds), jobFile,
-                quiet ? -1 : verbose ? 1 : 0);
+                quiet ? -1 : verbose ? 1 : 0, protocol, keySpec);
         return new JobRunner(settings, launch.out(), err).run();
     }
 

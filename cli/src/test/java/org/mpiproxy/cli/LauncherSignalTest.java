@@ -30,9 +30,13 @@ class LauncherSignalTest {
         Path program = dir.resolve("stubborn");
         Files.writeString(program, "#!/bin/sh\ntrap '' TERM INT\necho started\nwhile :; do sleep 1; done\n");
         assertTrue(program.toFile().setExecutable(true));
-        Process launcher = new ProcessBuilder(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
+        Path key = dir.resolve("mpiproxy.key");
+        org.mpiproxy.protocol.ClusterKeys.generateIfMissing(key);
+        ProcessBuilder builder = new ProcessBuilder(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
                 "-cp", System.getProperty("java.class.path"), MpiproxyCommand.class.getName(), "run", "--grace", "120",
-                "--hosts", "127.0.0.1:1", program.toString()).start();
+                "--hosts", "127.0.0.1:1", program.toString());
+        builder.environment().put("MPIPROXY_KEY_FILE", key.toString());
+        Process launcher = builder.start();
         try {
             BufferedReader out = new BufferedReader(new InputStreamReader(launcher.getInputStream(), StandardCharsets.UTF_8));
             BufferedReader err = new BufferedReader(new InputStreamReader(launcher.getErrorStream(), StandardCharsets.UTF_8));

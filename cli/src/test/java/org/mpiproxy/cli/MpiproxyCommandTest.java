@@ -22,6 +22,13 @@ class MpiproxyCommandTest {
     private final ByteArrayOutputStream err = new ByteArrayOutputStream();
     private final Map<String, String> env = new HashMap<>();
 
+    @org.junit.jupiter.api.BeforeEach
+    void key() throws Exception {
+        Path key = dir.resolve("mpiproxy.key");
+        org.mpiproxy.protocol.ClusterKeys.generateIfMissing(key);
+        env.put("MPIPROXY_KEY_FILE", key.toString());
+    }
+
     private int run(String... args) {
         return MpiproxyCommand.execute(args, env, new PrintStream(out, true, StandardCharsets.UTF_8),
                 new PrintStream(err, true, StandardCharsets.UTF_8));
@@ -32,14 +39,41 @@ class MpiproxyCommandTest {
     }
 
     @Test
-    void shouldRefuseProtocolV2InThisBuild() {
-        assertEquals(2, run("run", "--protocol", "v2", "--hosts", "127.0.0.1:2", "mpiprime", "10"));
-        assertTrue(err().contains("protocol v2 is not available in this build"), err());
+    void shouldRefuseV2WithoutAUsableKeyFile() throws Exception {
+        assertEquals(2, run("run", "--key-file", dir.resolve("missing.key").toString(), "--hosts", "127.0.0.1:2",
+                "mpiprime", "10"));
+        assertTrue(err().contains("missing.key"), err());
+        Path open = dir.resolve("open.key");
+        Files.writeString(open, "00".repeat(32) + "\n");
+        Files.setPosixFilePermissions(open, java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        assertEquals(2, run("run", "--key-file", open.toString(), "--hosts", "127.0.0.1:2", "mpiprime", "10"));
+        assertTrue(err().contains("it must be rw-------"), err());
+    }
+
+    @Test
+    void shouldGiveRankZeroTheKeyAndAJobIdOverV2AndPrintTheOtherRanksLinesFromItsPipeWhole() throws Exception {
+        Path program = dir.resolve("v2-world");
+        // a rank 0 that writes half a line of its own, the other ranks' lines into the pipe, then the rest
+        Files.writeString(program, "#!/bin/sh\necho \"protocol=$MPIPROXY_PROTOCOL key=$MPIPROXY_KEY_FILE"
+                + " id=$MPIPROXY_JOB_ID\"\nprintf 'own '\n"
+                + "printf 'O[3] a line of rank 3\\nE[2] an error of rank 2\\n' > \"$MPIPROXY_OUTPUT_PIPE\"\n"
+                + "sleep 0.2\necho 'line'\n");
+        assertTrue(program.toFile().setExecutable(true));
+
+        assertEquals(0, run("run", "-q", "--hosts", "127.0.0.1:1", program.toString()));
+
+        String[] lines = out.toString(StandardCharsets.UTF_8).split("\n");
+        assertEquals(3, lines.length, out.toString(StandardCharsets.UTF_8));
+        assertTrue(lines[0].matches("\\[0\\] protocol=v2 key=" + java.util.regex.Pattern.quote(
+                dir.resolve("mpiproxy.key").toString()) + " id=[0-9a-f]{16}"), lines[0]);
+        assertEquals("[3] a line of rank 3", lines[1]);
+        assertEquals("[0] own line", lines[2]);
+        assertTrue(err().contains("[2] an error of rank 2\n"), err());
     }
 
     @Test
     void shouldRefuseAKeyFileOverV1AndUnknownOptions() {
-        assertEquals(2, run("run", "--key-file", "k", "--hosts", "127.0.0.1", "p"));
+        assertEquals(2, run("run", "--protocol", "v1", "--key-file", "k", "--hosts", "127.0.0.1", "p"));
         assertTrue(err().contains("--key-file applies to --protocol v2 only"), err());
         assertEquals(2, run("run", "--bind", "socket", "--hosts", "127.0.0.1", "p"));
         assertEquals(2, run("run", "--protocol", "v3", "p"));
@@ -120,6 +154,17 @@ class MpiproxyCommandTest {
             assertTrue(err().contains("rank 1 (127.0.0.1:" + port + ":0) unknown: its node's proxy does not answer"),
                     err());
         }
+    }
+
+    @Test
+    void shouldReadAV2JobFile() throws Exception {
+        Path file = dir.resolve("job2");
+        Files.writeString(file, "protocol=v2\njob.id=00000000000000ff\nkey.files=/k\nlauncher.pid=10\nrank0.pid=11\n"
+                + "host.port=4000\nworld.size=2\nrank.1=127.0.0.11:6660:0 n1\n");
+        JobFile job = JobFile.read(file);
+        assertTrue(job.v2());
+        assertEquals(255, job.jobId());
+        assertEquals("/k", job.keySpec());
     }
 
     @Test

@@ -62,6 +62,8 @@ final class KarafNode {
         edit(etc.resolve("org.mpiproxy.transport.udp.cfg"), "port", Integer.toString(node.port));
         edit(etc.resolve("org.mpiproxy.channel.shm.cfg"), "base.directory", node.ringDirectory.toString());
         edit(etc.resolve("org.mpiproxy.proxy.cfg"), "terminate.timeout.seconds", "1");
+        // v2 requests name the node they are for: hosts name a node by its proxy's address
+        edit(etc.resolve("org.mpiproxy.proxy.cfg"), "node.name", address);
         edit(etc.resolve("org.mpiproxy.proxy.cfg"), "stop.grace.seconds", "2");
         edit(etc.resolve("org.apache.karaf.shell.cfg"), "sshPort", Integer.toString(freeTcpPort()));
         edit(etc.resolve("org.apache.karaf.management.cfg"), "rmiRegistryPort", Integer.toString(freeTcpPort()));
@@ -134,6 +136,18 @@ final class KarafNode {
         for (ProcessHandle rank : ranks()) {
             rank.destroyForcibly();
         }
+    }
+
+    /**
+     * Installs the cluster's v2 key as the node's {@code etc/mpiproxy.key} (mode 0600), before
+     * the first start, so the node does not generate its own.
+     *
+     * @param key a key file
+     */
+    void useKey(Path key) throws IOException {
+        Path target = home.resolve("etc").resolve("mpiproxy.key");
+        Files.copy(key, target, java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+        Files.setPosixFilePermissions(target, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
     }
 
     private static void edit(Path cfg, String key, String value) throws IOException {

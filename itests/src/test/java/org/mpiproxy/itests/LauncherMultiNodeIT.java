@@ -30,8 +30,9 @@ import org.junit.jupiter.api.TestInstance;
 
 /**
  * {@code mpiproxy run} across three nodes, each its own Karaf with its own proxy address
- * (127.0.0.11-13): the right primes from six ranks, a killed rank failing the job without
- * leftovers, and SIGINT stopping every rank everywhere.
+ * (127.0.0.11-13) and the cluster's one v2 key: the right primes from six ranks, every remote
+ * rank's output on the launcher's stdout tagged with its rank, a killed rank failing the job
+ * without leftovers (over v1), SIGINT and {@code mpiproxy kill} stopping every rank everywhere.
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LauncherMultiNodeIT {
@@ -45,6 +46,7 @@ class LauncherMultiNodeIT {
     private Path work;
     private Path nodeMap;
     private Path cli;
+    private Path key;
 
     @BeforeAll
     void startNodes() throws Exception {
@@ -62,7 +64,10 @@ class LauncherMultiNodeIT {
         }
         nodeMap = work.resolve("node-map");
         Files.writeString(nodeMap, map);
+        key = work.resolve("cluster.key");
+        org.mpiproxy.protocol.ClusterKeys.generateIfMissing(key);
         for (KarafNode node : nodes) {
+            node.useKey(key);
             node.start();
         }
         for (KarafNode node : nodes) {
@@ -77,14 +82,19 @@ class LauncherMultiNodeIT {
         }
     }
 
-    /** The launcher as a user starts it, from node n1's directory. */
+    /** The launcher as a user starts it, from node n1's directory: mpiprime over v2 with the cluster's key. */
     private Process launch(Path jobFile, String... args) throws IOException {
+        return launch(List.of("--key-file", key.toString()), jobFile, "mpiprime", args);
+    }
+
+    private Process launch(List<String> options, Path jobFile, String program, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
                 "-jar", cli.toString(), "run", "--node-map", nodeMap.toString(), "--hosts", "n1:2,n2:2,n3:2"));
+        command.addAll(options);
         if (jobFile != null) {
             command.addAll(List.of("--job-file", jobFile.toString()));
         }
-        command.add(nodes.get(0).home.resolve("programs/mpiprime").toString());
+        command.add(nodes.get(0).home.resolve("programs/" + program).toString());
         command.addAll(List.of(args));
         ProcessBuilder builder = new ProcessBuilder(command).redirectError(work.resolve("launcher.err").toFile());
         builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
@@ -125,8 +135,27 @@ class LauncherMultiNodeIT {
     }
 
     @Test
+    void shouldShowEveryRemoteRanksOutputTaggedWithItsRankOverV2() throws Exception {
+        Process launcher = launch(List.of("--key-file", key.toString()), null, "mpiping");
+        CompletableFuture<List<String>> lines = CompletableFuture.supplyAsync(() -> readAll(launcher));
+
+        assertTrue(launcher.waitFor(180, TimeUnit.SECONDS), "launcher still runs");
+        assertEquals(0, launcher.exitValue(), launcherErrors());
+        List<String> out = lines.get(10, TimeUnit.SECONDS);
+        for (int r = 1; r <= 5; r++) {
+            // rank 0's own lines get [0] from the launcher; the others' lines come over v2 with their own tag
+            assertTrue(out.contains("[" + r + "] rank " + r + " of 6: pong sent"), out + "\nlauncher stderr:\n"
+                    + launcherErrors());
+            String pong = "[0] rank " + r + ": pong 0x12345678 in ";
+            assertTrue(out.stream().anyMatch(l -> l.startsWith(pong)), out.toString());
+        }
+        assertEquals(10, out.size(), out.toString());
+    }
+
+    @Test
     void shouldFailAndLeaveNothingRunningWhenOneNodesRankIsKilled() throws Exception {
-        Process launcher = launch(null, LONG_JOB_NUMBER);
+        // the one job over v1: no key, and the ranks' output stays on the nodes
+        Process launcher = launch(List.of("--protocol", "v1"), null, "mpiprime", LONG_JOB_NUMBER);
         BufferedReader out = new BufferedReader(new InputStreamReader(launcher.getInputStream(), StandardCharsets.UTF_8));
         // rank 0 prints its own slice after every rank started
         assertEquals("[0] 2", out.readLine(), "first line of output");
@@ -220,7 +249,7 @@ class LauncherMultiNodeIT {
             Files.writeString(batch, "#!/bin/sh\n"
                     + "# no hostfile, no --hosts: the launcher reads SLURM_JOB_NODELIST and SLURM_TASKS_PER_NODE\n"
                     + "echo \"nodes=$SLURM_JOB_NODELIST tasks=$SLURM_TASKS_PER_NODE\" >&2\n"
-                    + "exec '" + java() + "' -jar '" + cli + "' run --node-map '" + nodeMap + "' '"
+                    + "exec '" + java() + "' -jar '" + cli + "' run --key-file '" + key + "' --node-map '" + nodeMap + "' '"
                     + nodes.get(0).home.resolve("programs/mpiprime") + "' 100000\n");
             Path output = slurm.resolve("job.out");
             Path errors = slurm.resolve("job.err");

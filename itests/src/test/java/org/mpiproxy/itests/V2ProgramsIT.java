@@ -54,6 +54,9 @@ public class V2ProgramsIT extends MpiProxyTestSupport {
         assertEquals(ping.output, 0, ping.status);
         assertTrue(ping.output, ping.output.contains("rank 1: pong 0x12345678"));
         assertTrue(ping.output, ping.output.contains("rank 2: pong 0x12345678"));
+        // the ranks' own output, streamed by the proxy over v2 (OUTPUT) and printed by rank 0
+        assertTrue(ping.output, ping.output.contains("[1] rank 1 of 3: pong sent\n"));
+        assertTrue(ping.output, ping.output.contains("[2] rank 2 of 3: pong sent\n"));
 
         Run prime = run(Map.of(), "./mpiprime", "itest-hostfile", "100000");
         assertEquals(prime.output, 0, prime.status);
@@ -62,6 +65,7 @@ public class V2ProgramsIT extends MpiProxyTestSupport {
         Run v1 = run(Map.of("MPIPROXY_PROTOCOL", "v1"), "./mpiping", "itest-hostfile");
         assertEquals(v1.output, 0, v1.status);
         assertTrue(v1.output, v1.output.contains("rank 2: pong 0x12345678"));
+        assertTrue(v1.output, !v1.output.contains("pong sent"));
 
         List<String> protocols = jobs().stream().map(j -> j.protocol()).sorted().toList();
         assertEquals(List.of("v1", "v2", "v2"), protocols);

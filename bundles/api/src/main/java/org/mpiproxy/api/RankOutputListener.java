@@ -33,4 +33,15 @@ public interface RankOutputListener {
      *                bytes of a stream that ended without a newline)
      */
     void onOutput(long jobId, int rankId, Stream stream, String text, boolean partial);
+
+    /**
+     * Called once when a stream has ended (the rank closed it or exited), after its last
+     * {@link #onOutput}. The default does nothing.
+     *
+     * @param jobId  the job
+     * @param rankId the rank
+     * @param stream the stream that ended
+     */
+    default void onEnd(long jobId, int rankId, Stream stream) {
+    }
 }

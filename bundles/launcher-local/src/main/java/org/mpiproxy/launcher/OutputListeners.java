@@ -25,4 +25,11 @@ public final class OutputListeners implements RankOutputListener {
             listener.onOutput(jobId, rankId, stream, text, partial);
         }
     }
+
+    @Override
+    public void onEnd(long jobId, int rankId, Stream stream) {
+        for (RankOutputListener listener : listeners) {
+            listener.onEnd(jobId, rankId, stream);
+        }
+    }
 }

@@ -105,9 +105,22 @@ public final class RankOutput {
                 emit(out, true);
             }
             out.flush();
+            ended();
             done.complete(total);
         } catch (IOException | RuntimeException e) {
+            ended();
             done.completeExceptionally(e);
+        }
+    }
+
+    private void ended() {
+        if (listener != null) {
+            try {
+                listener.onEnd(jobId, rankId, stream);
+            } catch (RuntimeException e) {
+                Thread thread = Thread.currentThread();
+                thread.getUncaughtExceptionHandler().uncaughtException(thread, e);
+            }
         }
     }
 

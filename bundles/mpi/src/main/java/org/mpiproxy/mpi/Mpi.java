@@ -18,6 +18,7 @@ import org.mpiproxy.mpi.internal.ChannelRankTransport;
 import org.mpiproxy.mpi.internal.Hostfile;
 import org.mpiproxy.mpi.internal.HostfileEntry;
 import org.mpiproxy.mpi.internal.LaunchArguments;
+import org.mpiproxy.mpi.internal.PipeOutput;
 import org.mpiproxy.mpi.internal.ProxyLifeline;
 import org.mpiproxy.mpi.internal.TagMatcher;
 import org.mpiproxy.mpi.internal.TaggedTransport;
@@ -81,6 +82,11 @@ public final class Mpi implements AutoCloseable {
      * is the program's own.
      */
     public static final String HOSTS_ENV = "MPIPROXY_HOSTS";
+    /**
+     * Environment variable: the v2 job id rank 0 uses, hexadecimal (set by {@code mpiproxy run},
+     * which addresses the job by it later); default: a random one.
+     */
+    public static final String JOB_ID_ENV = "MPIPROXY_JOB_ID";
     /** Environment variable: the local UDP port rank 0 sends from (default: any free port). */
     public static final String HOST_PORT_ENV = "MPIPROXY_HOST_PORT";
     /**
@@ -100,6 +106,14 @@ public final class Mpi implements AutoCloseable {
      * before it is declared dead (0 = never); default: the value of {@value #TIMEOUT_ENV}.
      */
     public static final String DEAD_AFTER_ENV = "MPIPROXY_DEAD_AFTER_MS";
+    /**
+     * Environment variable: a named pipe the host writes the other ranks' output lines to
+     * instead of its stdout and stderr (set by {@code mpiproxy run}, which prints them): one
+     * record per line, {@code O} or {@code E}, the tagged line, {@code \n}.
+     */
+    public static final String OUTPUT_PIPE_ENV = "MPIPROXY_OUTPUT_PIPE";
+    /** Environment variable: {@code off} prints the ranks' lines without the {@code [rank] } tag. */
+    public static final String OUTPUT_TAGS_ENV = "MPIPROXY_OUTPUT_TAGS";
     /** Key file used when {@value #KEY_FILE_ENV} is unset: the distribution's, seen from its programs directory. */
     public static final Path DEFAULT_KEY_FILE = Path.of("..", "etc", "mpiproxy.key");
 
@@ -143,7 +157,39 @@ public final class Mpi implements AutoCloseable {
         return init(args, System::getenv, System.getProperties(), System.err);
     }
 
+    /**
+     * As {@link #init(String[])}, handing the other ranks' output lines (protocol v2) to
+     * {@code output} instead of printing them.
+     *
+     * @param args   the program's command line, as given to {@code main}
+     * @param output receives every line of ranks 1..size-1 on the host; {@code null}: their
+     *               output is not streamed and stays in the nodes' log files. Ignored on ranks
+     *               and over v1 (which has no output channel).
+     * @return this process's membership; close it to finalize
+     * @throws MpiException as {@link #init(String[])}
+     */
+    public static Mpi init(String[] args, RankOutputHandler output) {
+        return init(args, System::getenv, System.getProperties(), System.err, env -> output);
+    }
+
     static Mpi init(String[] args, Function<String, String> env, Properties properties, PrintStream diagnostics) {
+        return init(args, env, properties, diagnostics, Mpi::defaultOutput);
+    }
+
+    /**
+     * The host's default handling of the ranks' output: {@code [rank] line} on this process's
+     * stdout and stderr, or into the launcher's pipe {@value #OUTPUT_PIPE_ENV};
+     * {@value #OUTPUT_TAGS_ENV}{@code =off} leaves out the {@code [rank]} tag.
+     */
+    static RankOutputHandler defaultOutput(Function<String, String> env) {
+        boolean tagged = !"off".equals(env.apply(OUTPUT_TAGS_ENV));
+        RankOutputHandler printing = RankOutputHandler.printing(System.out, System.err, "", tagged);
+        String pipe = env.apply(OUTPUT_PIPE_ENV);
+        return pipe == null || pipe.isBlank() ? printing : new PipeOutput(Path.of(pipe), tagged, printing);
+    }
+
+    static Mpi init(String[] args, Function<String, String> env, Properties properties, PrintStream diagnostics,
+                    Function<Function<String, String>, RankOutputHandler> outputs) {
         String hosts = env.apply(HOSTS_ENV);
         boolean fromEnvironment = hosts != null && !LaunchArguments.isRankForm(args);
         LaunchArguments launch = fromEnvironment ? null : LaunchArguments.parse(args);
@@ -190,7 +236,8 @@ public final class Mpi implements AutoCloseable {
             } else {
                 V2HostTransport transport = V2HostTransport.start(nodes, program, programArgs, hostKeys(env),
                         datagramSize(env.apply(DATAGRAM_SIZE_ENV)), timeout,
-                        deadAfter(env.apply(DEAD_AFTER_ENV), timeout), diagnostics);
+                        deadAfter(env.apply(DEAD_AFTER_ENV), timeout), diagnostics, outputs.apply(env),
+                        jobId(env.apply(JOB_ID_ENV)), port);
                 mpi = new Mpi(transport, 0, transport.size(), programArgs);
             }
         } else if (protocol.strip().equals("v1")) {
@@ -203,6 +250,22 @@ public final class Mpi implements AutoCloseable {
         String statusFile = env.apply(STATUS_FILE_ENV);
         mpi.statusFile = statusFile == null || statusFile.isBlank() ? null : Path.of(statusFile);
         return mpi;
+    }
+
+    static long jobId(String text) {
+        if (text == null || text.isBlank()) {
+            return 0;
+        }
+        try {
+            long id = Long.parseUnsignedLong(text.strip(), 16);
+            if (id != 0 && text.strip().length() <= 16) {
+                return id;
+            }
+        } catch (NumberFormatException e) {
+            // reported below with the variable's name
+        }
+        throw new MpiException(MpiErrors.ERR_ARG, JOB_ID_ENV + "='" + text + "' is not a job id of 1 to 16"
+                + " hexadecimal digits, not 0");
     }
 
     static int hostPort(String text) {

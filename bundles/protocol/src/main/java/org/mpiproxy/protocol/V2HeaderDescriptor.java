@@ -87,13 +87,27 @@ public final class V2HeaderDescriptor {
     public static final int OP_RECV = 3;
     /** End a rank (request) / its exit status (reply). */
     public static final int OP_TERMINATE = 4;
+    /** One fragment of a rank's output line (from the proxy) / acknowledgement of a stream (from the host). */
+    public static final int OP_OUTPUT = 5;
 
     /** Set on every datagram from the proxy. */
     public static final int FLAG_REPLY = 0x01;
     /** SEND and RECV replies: the fragment is the last of its message. */
     public static final int FLAG_END_OF_MESSAGE = 0x02;
+    /**
+     * EXEC request: stream the rank's standard output and error to the job's owner (OUTPUT).
+     * OUTPUT from the proxy uses {@link #FLAG_END_OF_MESSAGE} on a line's last fragment.
+     */
+    public static final int FLAG_OUTPUT = 0x04;
     /** Flags a receiver must understand; others make the datagram invalid. */
-    public static final int KNOWN_FLAGS = FLAG_REPLY | FLAG_END_OF_MESSAGE;
+    public static final int KNOWN_FLAGS = FLAG_REPLY | FLAG_END_OF_MESSAGE | FLAG_OUTPUT;
+
+    /** OUTPUT tag of a rank's standard output stream. */
+    public static final int STREAM_STDOUT = 1;
+    /** OUTPUT tag of a rank's standard error stream. */
+    public static final int STREAM_STDERR = 2;
+    /** OUTPUT argument bit: the line has no line end (raw text, a piece of a cut line, a stream's last bytes). */
+    public static final int OUTPUT_PARTIAL = 0x1;
 
     /** RECV tag that matches any tag. */
     public static final int ANY_TAG = -1;
@@ -127,6 +141,7 @@ public final class V2HeaderDescriptor {
             case OP_SEND: return "SEND";
             case OP_RECV: return "RECV";
             case OP_TERMINATE: return "TERMINATE";
+            case OP_OUTPUT: return "OUTPUT";
             default: return "OP(" + operation + ")";
         }
     }

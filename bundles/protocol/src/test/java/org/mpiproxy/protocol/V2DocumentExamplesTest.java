@@ -110,6 +110,39 @@ class V2DocumentExamplesTest {
     }
 
     @Test
+    void shouldEncodeOutputAndItsAckExactlyAsDocumented() {
+        assertEquals(examples.get("output"), V2Examples.hex(V2Examples.output()));
+        assertEquals(examples.get("output-ack"), V2Examples.hex(V2Examples.outputAck()));
+    }
+
+    @Test
+    void shouldDecodeDocumentedOutputAndAck() {
+        ByteBuffer output = documented("output");
+        V2HeaderFlyweight h = new V2HeaderFlyweight().wrap(output, 0);
+        assertEquals(V2Authenticator.OK,
+                V2Examples.authenticator().verifyReply(output, 0, output.limit(), V2Examples.TIME));
+        assertEquals(V2HeaderDescriptor.OP_OUTPUT, h.operation());
+        assertEquals(V2HeaderDescriptor.FLAG_REPLY | V2HeaderDescriptor.FLAG_END_OF_MESSAGE, h.flags());
+        assertEquals(V2HeaderDescriptor.STREAM_STDERR, h.tag());
+        assertEquals(5, h.sequence());
+        assertEquals(0, h.ack());
+        assertEquals(0, h.argument() & V2HeaderDescriptor.OUTPUT_PARTIAL);
+        byte[] text = new byte[h.payloadLength()];
+        output.get(V2HeaderDescriptor.HEADER_LENGTH, text);
+        assertEquals("done: 42", new String(text, StandardCharsets.UTF_8));
+
+        ByteBuffer ack = documented("output-ack");
+        h.wrap(ack, 0);
+        assertEquals(V2Authenticator.OK, V2Examples.authenticator().verify(ack, 0, ack.limit(), V2Examples.TIME,
+                false));
+        assertEquals(V2HeaderDescriptor.OP_OUTPUT, h.operation());
+        assertEquals(0, h.flags());
+        assertEquals(V2HeaderDescriptor.STREAM_STDERR, h.tag());
+        assertEquals(6, h.ack());
+        assertEquals(0, h.payloadLength());
+    }
+
+    @Test
     void shouldDocumentTheNodeIdOfTheExampleNode() {
         assertEquals(0x0474205af00f5766L, NodeIds.of("node-a"));
     }

@@ -52,6 +52,25 @@ final class V2Examples {
         return finish(b);
     }
 
+    /** A rank's line on its standard error, as the proxy streams it (OUTPUT). */
+    static ByteBuffer output() {
+        ByteBuffer b = buffer();
+        byte[] line = "done: 42".getBytes(StandardCharsets.UTF_8);
+        header(b, V2HeaderDescriptor.OP_OUTPUT, V2HeaderDescriptor.FLAG_REPLY | V2HeaderDescriptor.FLAG_END_OF_MESSAGE)
+                .rank(1).tag(V2HeaderDescriptor.STREAM_STDERR).sequence(5).ack(0).argument(0).timestamp(TIME + 2)
+                .nonce(0x8877665544332212L).payloadLength(line.length);
+        b.put(V2HeaderDescriptor.HEADER_LENGTH, line);
+        return finish(b);
+    }
+
+    /** The host's acknowledgement of that line. */
+    static ByteBuffer outputAck() {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_OUTPUT, 0).rank(1).tag(V2HeaderDescriptor.STREAM_STDERR).ack(6)
+                .timestamp(TIME + 3).nonce(0x112233445566778aL);
+        return finish(b);
+    }
+
     private static ByteBuffer buffer() {
         return ByteBuffer.allocate(V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
     }
@@ -75,7 +94,7 @@ final class V2Examples {
     /** Prints the examples as the hex dumps of the document. */
     public static void main(String[] args) {
         System.out.println("nodeId " + Long.toHexString(NodeIds.of(NODE)));
-        for (ByteBuffer b : new ByteBuffer[] {exec(), send(), sendAck()}) {
+        for (ByteBuffer b : new ByteBuffer[] {exec(), send(), sendAck(), output(), outputAck()}) {
             System.out.println(dump(b));
         }
     }

@@ -3,7 +3,9 @@ package org.mpiproxy.mpi.internal;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_END_OF_MESSAGE;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_REPLY;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_OUTPUT;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_OUTPUT;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_RECV;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
@@ -26,9 +28,11 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.locks.ReentrantLock;
 
 import org.mpiproxy.api.ProgramNames;
 import org.mpiproxy.mpi.MpiException;
+import org.mpiproxy.mpi.RankOutputHandler;
 import org.mpiproxy.protocol.ClusterKeys;
 import org.mpiproxy.protocol.ExecCommand;
 import org.mpiproxy.protocol.MpiDatatype;
@@ -41,7 +45,10 @@ import org.mpiproxy.protocol.V2HeaderFlyweight;
  * Rank 0 over protocol v2 (docs/protocol-v2.md): a random job id, authenticated datagrams,
  * SEND fragments acknowledged with a window and retransmitted with back-off, RECV pulled by
  * sequence number, idempotent EXEC and TERMINATE repeated until answered. A node that sends no
- * valid reply for the timeout is declared dead. One thread at a time.
+ * valid reply for the timeout is declared dead. With a {@link RankOutputHandler}, every rank's
+ * output lines are streamed here (OUTPUT): they are received and acknowledged during every call
+ * and, between calls, by a daemon thread, so ranks never wait for the host program to call.
+ * One thread at a time; the output thread takes turns with it through a lock.
  */
 public final class V2HostTransport implements TaggedTransport {
 
@@ -52,6 +59,12 @@ public final class V2HostTransport implements TaggedTransport {
     static final int RECV_WINDOW = 256;
     /** Fragments in flight before the first acknowledgement tells the window. */
     static final int INITIAL_WINDOW = 8;
+    /** A launch taking longer than this reports its progress, about this often. */
+    static final long PROGRESS_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** OUTPUT datagrams handled between acknowledgements while more keep arriving. */
+    static final int ACK_EVERY = 16;
+    /** OUTPUT fragments kept per stream after a gap at most (the proxy's window is smaller). */
+    static final int OUTPUT_EARLY_MAX = 256;
 
     private static final int SOCKET_BUFFER = 4 * 1024 * 1024;
 
@@ -91,6 +104,23 @@ public final class V2HostTransport implements TaggedTransport {
         long pullRto = INITIAL_RTO_NANOS;
         long pullLastProgress;
         long lastHeard;
+        /** OUTPUT per stream (0 stdout, 1 stderr): next sequence expected, lines dropped, the line being joined. */
+        final long[] outNext = new long[2];
+        final long[] outDropped = new long[2];
+        final java.io.ByteArrayOutputStream[] outLine = new java.io.ByteArrayOutputStream[2];
+        final boolean[] ackDue = new boolean[2];
+        /** OUTPUT fragments that arrived after a gap, by sequence number, per stream. */
+        final java.util.TreeMap<Long, OutputFragment>[] outEarly = newEarlyMaps();
+    }
+
+    @SuppressWarnings("unchecked")
+    private static java.util.TreeMap<Long, OutputFragment>[] newEarlyMaps() {
+        return new java.util.TreeMap[] {new java.util.TreeMap<Long, OutputFragment>(),
+            new java.util.TreeMap<Long, OutputFragment>()};
+    }
+
+    /** An OUTPUT fragment kept until the ones before it arrive. */
+    private record OutputFragment(byte[] text, boolean endOfLine, boolean partial, long dropped) {
     }
 
     private final RankState[] ranks;
@@ -111,9 +141,20 @@ public final class V2HostTransport implements TaggedTransport {
     private final int keyId;
     private long refused;
     private int[] exitStatuses;
+    private final RankOutputHandler output;
+    private final ReentrantLock io = new ReentrantLock();
+    private final ByteBuffer ackOut;
+    private final V2HeaderFlyweight ackHeader = new V2HeaderFlyweight();
+    private volatile boolean closed;
+    private Selector outputSelector;
+    private Thread outputThread;
 
     private V2HostTransport(List<HostfileEntry> nodes, ClusterKeys keys, int datagramSize, Duration timeout,
-                            PrintStream diagnostics) throws IOException {
+                            PrintStream diagnostics, RankOutputHandler output, long jobId, int localPort)
+            throws IOException {
+        this.output = output;
+        this.ackOut = ByteBuffer.allocateDirect(V2HeaderDescriptor.MIN_DATAGRAM_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        ackHeader.wrap(ackOut, 0);
         this.ranks = new RankState[nodes.size() + 1];
         Map<String, V2Authenticator> byNode = new HashMap<>();
         long skew = TimeUnit.SECONDS.toMillis(30);
@@ -126,7 +167,7 @@ public final class V2HostTransport implements TaggedTransport {
                     org.mpiproxy.protocol.NodeIds.of(n), skew, 1));
             ranks[r] = s;
         }
-        long id = 0;
+        long id = jobId;
         SecureRandom sr = new SecureRandom();
         while (id == 0) {
             id = sr.nextLong();
@@ -146,7 +187,7 @@ public final class V2HostTransport implements TaggedTransport {
         try {
             ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_BUFFER);
             ch.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER);
-            ch.bind(new InetSocketAddress(0));
+            ch.bind(new InetSocketAddress(localPort));
             ch.configureBlocking(false);
             sel = Selector.open();
             ch.register(sel, SelectionKey.OP_READ);
@@ -180,7 +221,8 @@ public final class V2HostTransport implements TaggedTransport {
     }
 
     /**
-     * Opens the socket and starts every rank, waiting for each EXEC's answer.
+     * Opens the socket and starts every rank, waiting for each EXEC's answer; output is not
+     * streamed (it stays in the nodes' log files).
      *
      * @param nodes        the hostfile's nodes, element 0 = rank 1
      * @param program      the program name
@@ -197,6 +239,54 @@ public final class V2HostTransport implements TaggedTransport {
     public static V2HostTransport start(List<HostfileEntry> nodes, String program, List<String> args, ClusterKeys keys,
                                         int datagramSize, Duration timeout, Duration deadAfter,
                                         PrintStream diagnostics) {
+        return start(nodes, program, args, keys, datagramSize, timeout, deadAfter, diagnostics, null, 0, 0);
+    }
+
+    /**
+     * As {@link #start(List, String, List, ClusterKeys, int, Duration, PrintStream)}, asking
+     * every proxy to stream its rank's output here.
+     *
+     * @param nodes        the hostfile's nodes, element 0 = rank 1
+     * @param program      the program name
+     * @param args         its arguments
+     * @param keys         the cluster keys
+     * @param datagramSize the largest datagram to send
+     * @param timeout      silence after which a node is dead; zero = never
+     * @param diagnostics  where problems that do not fail a call are reported
+     * @param output       receives the ranks' output lines; {@code null}: not streamed (they stay
+     *                     in the nodes' log files)
+     * @return the started transport
+     * @throws MpiException when a proxy refuses a rank or does not answer in time
+     */
+    public static V2HostTransport start(List<HostfileEntry> nodes, String program, List<String> args, ClusterKeys keys,
+                                        int datagramSize, Duration timeout, PrintStream diagnostics,
+                                        RankOutputHandler output) {
+        return start(nodes, program, args, keys, datagramSize, timeout, timeout, diagnostics, output, 0, 0);
+    }
+
+    /**
+     * Opens the socket and starts every rank, waiting for each EXEC's answer, with a given job id
+     * and local port (a launcher that must act as the job's owner later).
+     *
+     * @param nodes        the hostfile's nodes, element 0 = rank 1
+     * @param program      the program name
+     * @param args         its arguments
+     * @param keys         the cluster keys
+     * @param datagramSize the largest datagram to send
+     * @param timeout      how long {@link #finish} waits for TERMINATE replies beyond a proxy's own wait;
+     *                     zero = forever
+     * @param deadAfter    silence after which a node is dead (see {@link #deadAfter(Duration)}); zero = never
+     * @param diagnostics  where problems that do not fail a call are reported
+     * @param output       receives the ranks' output lines; {@code null}: not streamed
+     * @param jobId        the job id; 0 = a random one
+     * @param localPort    the UDP port to send from; 0 = any free port
+     * @return the started transport
+     * @throws MpiException when a proxy refuses a rank or does not answer in time
+     */
+    public static V2HostTransport start(List<HostfileEntry> nodes, String program, List<String> args, ClusterKeys keys,
+                                        int datagramSize, Duration timeout, Duration deadAfter,
+                                        PrintStream diagnostics, RankOutputHandler output, long jobId,
+                                        int localPort) {
         String problem = ProgramNames.problem(program);
         if (problem != null) {
             throw new MpiException(MpiErrors.ERR_ARG, problem);
@@ -204,7 +294,7 @@ public final class V2HostTransport implements TaggedTransport {
         byte[] command = new ExecCommand(program, args).toCommandLine().getBytes(StandardCharsets.UTF_8);
         V2HostTransport t;
         try {
-            t = new V2HostTransport(nodes, keys, datagramSize, timeout, diagnostics);
+            t = new V2HostTransport(nodes, keys, datagramSize, timeout, diagnostics, output, jobId, localPort);
         } catch (IOException e) {
             throw new MpiException(MpiErrors.ERR_IO, "cannot open a UDP socket: " + e.getMessage(), e);
         }
@@ -215,7 +305,15 @@ public final class V2HostTransport implements TaggedTransport {
         }
         try {
             t.deadAfter(deadAfter);
-            t.exec(command);
+            t.io.lock();
+            try {
+                t.exec(command);
+            } finally {
+                t.io.unlock();
+            }
+            if (output != null) {
+                t.startOutputThread();
+            }
             return t;
         } catch (RuntimeException e) {
             t.finish();
@@ -258,19 +356,28 @@ public final class V2HostTransport implements TaggedTransport {
         return refused;
     }
 
+    /**
+     * Sends every rank's EXEC at once (all nodes start in parallel), repeats the unanswered ones
+     * with back-off, and, when the launch takes longer than {@link #PROGRESS_NANOS}, reports
+     * {@code mpi: k of n ranks started} to the diagnostics stream about once a second.
+     */
     private void exec(byte[] command) {
         long now = System.nanoTime();
         for (int r = 1; r < ranks.length; r++) {
             ranks[r].lastHeard = now;
         }
         long rto = INITIAL_RTO_NANOS;
+        long begin = now;
+        long nextProgress = now + PROGRESS_NANOS;
+        boolean progressShown = false;
         while (true) {
             boolean pending = false;
             for (int r = 1; r < ranks.length; r++) {
                 RankState s = ranks[r];
                 if (s.execResult < 0) {
                     pending = true;
-                    header(OP_EXEC, r).argument(ranks.length).core(s.node.coreId()).payloadLength(command.length);
+                    header(OP_EXEC, r).flags(output != null ? FLAG_OUTPUT : 0).argument(ranks.length)
+                            .core(s.node.coreId()).payloadLength(command.length);
                     out.put(HEADER_LENGTH, command);
                     transmit(r);
                 }
@@ -278,8 +385,18 @@ public final class V2HostTransport implements TaggedTransport {
             if (!pending) {
                 break;
             }
-            awaitReplies(rto, -1);
+            // output of ranks already started arrives meanwhile: repeat EXECs only after the timeout
+            awaitRepliesFor(rto, -1, this::execsAnswered);
             rto = Math.min(rto * 2, MAX_RTO_NANOS);
+            if (System.nanoTime() - nextProgress >= 0 && !execsAnswered()) {
+                diagnostics.println("mpi: " + execsDone() + " of " + (ranks.length - 1) + " ranks started");
+                nextProgress = System.nanoTime() + PROGRESS_NANOS;
+                progressShown = true;
+            }
+        }
+        if (progressShown) {
+            diagnostics.println("mpi: all " + (ranks.length - 1) + " ranks answered in "
+                    + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begin) + " ms");
         }
         for (int r = 1; r < ranks.length; r++) {
             if (ranks[r].execResult != MpiErrors.SUCCESS) {
@@ -306,6 +423,15 @@ public final class V2HostTransport implements TaggedTransport {
      * @param dest     the receiving rank
      */
     public void send(int datatype, int tag, ByteBuffer src, int offset, int count, int dest) {
+        io.lock();
+        try {
+            sendLocked(datatype, tag, src, offset, count, dest);
+        } finally {
+            io.unlock();
+        }
+    }
+
+    private void sendLocked(int datatype, int tag, ByteBuffer src, int offset, int count, int dest) {
         RankState s = ranks[dest];
         int size = MpiDatatype.sizeOf(datatype);
         int perFragment = maxPayload / size;
@@ -354,6 +480,15 @@ public final class V2HostTransport implements TaggedTransport {
 
     @Override
     public void recv(int datatype, ByteBuffer dst, int offset, int count, int source) {
+        io.lock();
+        try {
+            recvLocked(datatype, dst, offset, count, source);
+        } finally {
+            io.unlock();
+        }
+    }
+
+    private void recvLocked(int datatype, ByteBuffer dst, int offset, int count, int source) {
         RankState s = ranks[source];
         int size = MpiDatatype.sizeOf(datatype);
         int got = 0;
@@ -412,6 +547,15 @@ public final class V2HostTransport implements TaggedTransport {
 
     @Override
     public TaggedMessage nextMessage(int source, long waitNanos) {
+        io.lock();
+        try {
+            return nextMessageLocked(source, waitNanos);
+        } finally {
+            io.unlock();
+        }
+    }
+
+    private TaggedMessage nextMessageLocked(int source, long waitNanos) {
         RankState s = ranks[source];
         long start = System.nanoTime();
         long deadline = waitNanos >= Long.MAX_VALUE - start ? Long.MAX_VALUE : start + waitNanos;
@@ -460,13 +604,27 @@ public final class V2HostTransport implements TaggedTransport {
 
     @Override
     public TaggedMessage takePartial(int source) {
-        MessageAssembly a = ranks[source].assembly;
-        ranks[source].assembly = null;
-        return a == null ? null : a.message(source);
+        io.lock();
+        try {
+            MessageAssembly a = ranks[source].assembly;
+            ranks[source].assembly = null;
+            return a == null ? null : a.message(source);
+        } finally {
+            io.unlock();
+        }
     }
 
     @Override
     public int[] finish() {
+        io.lock();
+        try {
+            return finishLocked();
+        } finally {
+            io.unlock();
+        }
+    }
+
+    private int[] finishLocked() {
         if (exitStatuses != null) {
             return exitStatuses.clone();
         }
@@ -493,7 +651,7 @@ public final class V2HostTransport implements TaggedTransport {
                     break;
                 }
                 try {
-                    awaitReplies(rto, 0);
+                    awaitRepliesFor(rto, 0, this::terminatesAnswered);
                 } catch (MpiException e) {
                     diagnostics.println("mpi: " + e.getMessage());
                     break;
@@ -522,6 +680,11 @@ public final class V2HostTransport implements TaggedTransport {
     }
 
     private void closeSocket() {
+        closed = true;
+        Selector own = outputSelector;
+        if (own != null) {
+            own.wakeup();
+        }
         try {
             selector.close();
             channel.close();
@@ -562,15 +725,7 @@ public final class V2HostTransport implements TaggedTransport {
             if (selector.select(millis) > 0) {
                 selector.selectedKeys().clear();
             }
-            while (true) {
-                in.clear();
-                InetSocketAddress from = (InetSocketAddress) channel.receive(in);
-                if (from == null) {
-                    break;
-                }
-                in.flip();
-                onDatagram(in.remaining());
-            }
+            receiveAvailable();
         } catch (IOException e) {
             throw new MpiException(MpiErrors.ERR_IO, "receiving failed: " + e.getMessage(), e);
         }
@@ -582,6 +737,63 @@ public final class V2HostTransport implements TaggedTransport {
                         + ") sent no valid reply for " + TimeUnit.NANOSECONDS.toMillis(silenceNanos)
                         + " ms: declared dead");
             }
+        }
+    }
+
+    /** Waits up to {@code nanos} for replies, less when {@code done} turns true. */
+    private void awaitRepliesFor(long nanos, int watched, java.util.function.BooleanSupplier done) {
+        long end = System.nanoTime() + nanos;
+        long left = nanos;
+        do {
+            awaitReplies(left, watched);
+            left = end - System.nanoTime();
+        } while (left > 0 && !done.getAsBoolean());
+    }
+
+    private int execsDone() {
+        int n = 0;
+        for (int r = 1; r < ranks.length; r++) {
+            n += ranks[r].execResult == MpiErrors.SUCCESS ? 1 : 0;
+        }
+        return n;
+    }
+
+    private boolean execsAnswered() {
+        for (int r = 1; r < ranks.length; r++) {
+            if (ranks[r].execResult < 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    private boolean terminatesAnswered() {
+        for (int r = 1; r < ranks.length; r++) {
+            if (ranks[r].terminateResult < 0 && ranks[r].execResult >= 0) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** Handles every datagram waiting in the socket, then acknowledges the output streams that moved. */
+    private void receiveAvailable() throws IOException {
+        int handled = 0;
+        while (true) {
+            in.clear();
+            InetSocketAddress from = (InetSocketAddress) channel.receive(in);
+            if (from == null) {
+                break;
+            }
+            in.flip();
+            onDatagram(in.remaining());
+            // while output keeps coming, acknowledge as we go, or the proxies would time out and send again
+            if (output != null && ++handled % ACK_EVERY == 0) {
+                sendOutputAcks();
+            }
+        }
+        if (output != null) {
+            sendOutputAcks();
         }
     }
 
@@ -629,6 +841,9 @@ public final class V2HostTransport implements TaggedTransport {
             case OP_RECV:
                 onData(s, result);
                 break;
+            case OP_OUTPUT:
+                onOutput(s, (int) rankId);
+                break;
             case OP_TERMINATE:
                 if (s.terminateResult < 0) {
                     s.terminateResult = result;
@@ -638,6 +853,137 @@ public final class V2HostTransport implements TaggedTransport {
             default:
                 refused++;
                 break;
+        }
+    }
+
+    /** One OUTPUT fragment: taken when it is the next of its stream, acknowledged in any case. */
+    private void onOutput(RankState s, int rank) {
+        int code = inHeader.tag();
+        if (output == null || (code != V2HeaderDescriptor.STREAM_STDOUT && code != V2HeaderDescriptor.STREAM_STDERR)) {
+            refused++;
+            return;
+        }
+        int i = code - V2HeaderDescriptor.STREAM_STDOUT;
+        s.ackDue[i] = true;
+        long sequence = inHeader.sequence();
+        if (sequence < s.outNext[i]) {
+            // a duplicate: our acknowledgement was lost or late; the one sent next repairs it
+            return;
+        }
+        byte[] text = new byte[inHeader.payloadLength()];
+        in.get(HEADER_LENGTH, text);
+        OutputFragment fragment = new OutputFragment(text, (inHeader.flags() & FLAG_END_OF_MESSAGE) != 0,
+                (inHeader.argument() & V2HeaderDescriptor.OUTPUT_PARTIAL) != 0, inHeader.ack());
+        if (sequence > s.outNext[i]) {
+            // after a gap: kept until the missing ones come again
+            if (s.outEarly[i].size() < OUTPUT_EARLY_MAX) {
+                s.outEarly[i].putIfAbsent(sequence, fragment);
+            }
+            return;
+        }
+        while (fragment != null) {
+            s.outNext[i]++;
+            take(s, rank, i, fragment);
+            fragment = s.outEarly[i].isEmpty() ? null : s.outEarly[i].remove(s.outNext[i]);
+        }
+        s.outEarly[i].headMap(s.outNext[i]).clear();
+    }
+
+    /** Joins a line's fragments and hands whole lines to the handler. */
+    private void take(RankState s, int rank, int i, OutputFragment fragment) {
+        boolean stderr = i == 1;
+        long dropped = fragment.dropped();
+        if (dropped > s.outDropped[i]) {
+            long lines = dropped - s.outDropped[i];
+            s.outDropped[i] = dropped;
+            deliverDropped(rank, stderr, lines);
+        }
+        byte[] bytes = fragment.text();
+        if (!fragment.endOfLine() || s.outLine[i] != null && s.outLine[i].size() > 0) {
+            if (s.outLine[i] == null) {
+                s.outLine[i] = new java.io.ByteArrayOutputStream();
+            }
+            s.outLine[i].write(bytes, 0, bytes.length);
+            if (!fragment.endOfLine()) {
+                return;
+            }
+            bytes = s.outLine[i].toByteArray();
+            s.outLine[i].reset();
+        }
+        String line = new String(bytes, StandardCharsets.UTF_8);
+        try {
+            output.onLine(rank, stderr, line, fragment.partial());
+        } catch (RuntimeException e) {
+            diagnostics.println("mpi: the output handler failed on a line of rank " + rank + ": " + e);
+        }
+    }
+
+    private void deliverDropped(int rank, boolean stderr, long lines) {
+        try {
+            output.onDropped(rank, stderr, lines);
+        } catch (RuntimeException e) {
+            diagnostics.println("mpi: the output handler failed: " + e);
+        }
+    }
+
+    private void sendOutputAcks() {
+        for (int r = 1; r < ranks.length; r++) {
+            RankState s = ranks[r];
+            for (int i = 0; i < 2; i++) {
+                if (!s.ackDue[i]) {
+                    continue;
+                }
+                s.ackDue[i] = false;
+                ackOut.clear();
+                ackHeader.reset(OP_OUTPUT, 0).keyId(keyId).nodeId(s.auth.nodeId()).jobId(jobId).rank(r)
+                        .tag(V2HeaderDescriptor.STREAM_STDOUT + i).ack(s.outNext[i])
+                        .timestamp(System.currentTimeMillis()).nonce(random.nextLong());
+                int length = s.auth.sign(ackOut, 0);
+                ackOut.limit(length).position(0);
+                try {
+                    // a lost acknowledgement is repaired by the next one: the proxy sends again
+                    channel.send(ackOut, s.address);
+                } catch (IOException e) {
+                    diagnostics.println("mpi: acknowledging output to " + s.node + " failed: " + e.getMessage());
+                }
+            }
+        }
+    }
+
+    private void startOutputThread() {
+        try {
+            outputSelector = Selector.open();
+            channel.register(outputSelector, SelectionKey.OP_READ);
+        } catch (IOException e) {
+            throw new MpiException(MpiErrors.ERR_IO, "cannot watch the socket for output: " + e.getMessage(), e);
+        }
+        outputThread = new Thread(this::outputLoop, "mpi-output-" + Long.toHexString(jobId));
+        outputThread.setDaemon(true);
+        outputThread.start();
+    }
+
+    /** Between calls of the program, takes the ranks' output as it comes (under the lock every call holds). */
+    private void outputLoop() {
+        try (Selector own = outputSelector) {
+            while (!closed) {
+                own.select(1000);
+                own.selectedKeys().clear();
+                io.lock();
+                try {
+                    if (closed) {
+                        break;
+                    }
+                    receiveAvailable();
+                } finally {
+                    io.unlock();
+                }
+            }
+        } catch (IOException | java.nio.channels.ClosedSelectorException e) {
+            if (!closed) {
+                diagnostics.println("mpi: receiving output failed: " + e);
+            }
+        } catch (RuntimeException e) {
+            diagnostics.println("mpi: receiving output failed: " + e);
         }
     }
 

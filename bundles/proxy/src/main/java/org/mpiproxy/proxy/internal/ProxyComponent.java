@@ -20,6 +20,7 @@ import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.api.JobInfo;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.ProxyStatus;
+import org.mpiproxy.api.RankOutputListener;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -341,6 +342,27 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     @Override
     public boolean hasPendingWork() {
         return front.hasPendingWork();
+    }
+
+    /**
+     * Lines of ranks of v2 jobs that asked for them go to their host (V2OutputStreams), through
+     * the {@link RankOutputBridge} the launchers call.
+     *
+     * @param bridge the proxy bundle's output listener
+     */
+    @Reference(target = "(component.name=" + RankOutputBridge.NAME + ")", cardinality = ReferenceCardinality.OPTIONAL,
+            policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY, unbind = "unbindOutput")
+    void bindOutput(RankOutputListener bridge) {
+        V2Dispatcher v2 = front.v2();
+        if (bridge instanceof RankOutputBridge && v2 != null) {
+            ((RankOutputBridge) bridge).target(v2.outputListener());
+        }
+    }
+
+    void unbindOutput(RankOutputListener bridge) {
+        if (bridge instanceof RankOutputBridge) {
+            ((RankOutputBridge) bridge).target(null);
+        }
     }
 
     @Override

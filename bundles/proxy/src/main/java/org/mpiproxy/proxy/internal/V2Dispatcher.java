@@ -3,7 +3,9 @@ package org.mpiproxy.proxy.internal;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_END_OF_MESSAGE;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_REPLY;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_OUTPUT;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_OUTPUT;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_RECV;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
@@ -37,6 +39,7 @@ import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.MessageRing;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.RankChannel;
+import org.mpiproxy.api.RankOutputListener;
 import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.protocol.ExecCommand;
 import org.mpiproxy.protocol.MpiDatatype;
@@ -91,6 +94,9 @@ final class V2Dispatcher {
     private final V2HeaderFlyweight slot = new V2HeaderFlyweight();
     private final ByteBuffer replyBuffer;
     private long lastPurgeNanos;
+    private final V2OutputStreams output;
+    private final V2OutputStreams.Sender outputSender = this::sendOutput;
+    private DatagramTransport outputReplies;
 
     /**
      * @param channels       creates and removes channels
@@ -115,6 +121,12 @@ final class V2Dispatcher {
         this.authenticator = new V2Authenticator(v2.keys(), v2.nodeId(), v2.skew().toMillis(), v2.replayCacheSize());
         this.replyBuffer = ByteBuffer.allocateDirect(v2.datagramSize()).order(ByteOrder.LITTLE_ENDIAN);
         reply.wrap(replyBuffer, 0);
+        this.output = new V2OutputStreams(v2.maxPayload(), wakeup);
+    }
+
+    /** @return takes the output lines of v2 ranks (and ignores those of other jobs); any thread */
+    RankOutputListener outputListener() {
+        return output;
     }
 
     void settings(ProxySettings newSettings) {
@@ -177,6 +189,9 @@ final class V2Dispatcher {
                 break;
             case OP_TERMINATE:
                 onTerminate(header, source, replies);
+                break;
+            case OP_OUTPUT:
+                onOutputAck(header, source, replies, length);
                 break;
             default:
                 invalid(V2Counter.INVALID_OP, source, length);
@@ -260,6 +275,9 @@ final class V2Dispatcher {
         V2Rank rank = new V2Rank(job, (int) rankId, coreId, (int) worldSize, command.program(), channel,
                 v2.datagramSize());
         job.put(rank);
+        if ((header.flags() & FLAG_OUTPUT) != 0) {
+            output.open(jobId, (int) rankId);
+        }
         LaunchRequest launch = new LaunchRequest(jobId, (int) rankId, (int) worldSize, coreId, command.program(),
                 command.args(), channel.path(), Map.of(), job.logDirectory);
         try {
@@ -472,6 +490,29 @@ final class V2Dispatcher {
         }
     }
 
+    /** The host's acknowledgement of an OUTPUT stream (docs/protocol-v2.md 5.5); not answered. */
+    private void onOutputAck(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies,
+                             int length) {
+        V2Job job = job(header, source, replies);
+        if (job != null && !output.onAck(job.jobId, header.rank(), header.tag(), header.ack())) {
+            invalid(V2Counter.INVALID_SEQUENCE, source, length);
+        }
+    }
+
+    private void sendOutput(long jobId, int rankId, int stream, long sequence, long dropped, boolean endOfLine,
+                            boolean partial, byte[] text, int offset, int length) {
+        V2Job job = jobs.get(jobId);
+        if (job == null) {
+            return;
+        }
+        V2Rank rank = job.rank(rankId);
+        putReply(OP_OUTPUT, endOfLine ? FLAG_END_OF_MESSAGE : 0, job, rankId, rank != null ? rank.coreId : 0);
+        reply.tag(stream).sequence(sequence).ack(dropped)
+                .argument(partial ? V2HeaderDescriptor.OUTPUT_PARTIAL : 0);
+        replyBuffer.put(HEADER_LENGTH, text, offset, length);
+        send(outputReplies, length, job.owner);
+    }
+
     private V2Job job(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
         V2Job job = jobs.get(header.jobId());
         if (job == null || !job.owner.equals(source)) {
@@ -518,6 +559,8 @@ final class V2Dispatcher {
                 c.complete(replies);
                 work++;
             }
+            outputReplies = replies;
+            work += output.pump(outputSender);
             for (int i = active.size() - 1; i >= 0; i--) {
                 V2Rank rank = active.get(i);
                 try {
@@ -544,7 +587,7 @@ final class V2Dispatcher {
 
     boolean hasPendingWork() {
         synchronized (lock) {
-            return !active.isEmpty();
+            return !active.isEmpty() || output.hasPendingWork();
         }
     }
 
@@ -661,7 +704,16 @@ final class V2Dispatcher {
         rank.process.stop(settings.stopGrace());
     }
 
+    /** Answers TERMINATE once everything the rank wrote to its output has been acknowledged by the host. */
     private void finish(DatagramTransport replies, V2Rank rank) {
+        output.whenDrained(rank.job.jobId, rank.rankId, () -> {
+            if (!rank.removed) {
+                finishNow(replies, rank);
+            }
+        });
+    }
+
+    private void finishNow(DatagramTransport replies, V2Rank rank) {
         boolean failed = rank.phase == Rank.Phase.FAILED;
         int result = failed ? rank.execResult : MpiErrors.SUCCESS;
         long status = failed ? 0 : rank.exitStatus & 0xffffffffL;
@@ -678,6 +730,7 @@ final class V2Dispatcher {
         job.remove(rank, outcome);
         if (job.isEmpty()) {
             job.emptySince = System.nanoTime();
+            output.close(job.jobId);
             releaseQuietly(job.jobId);
             count(V2Counter.JOBS_FINISHED);
             LOG.info("v2 job {} of {} finished", Job.hex(job.jobId), Job.ownerText(job.owner));
@@ -809,6 +862,7 @@ final class V2Dispatcher {
             for (V2Counter c : V2Counter.values()) {
                 m.put(c.key(), counters[c.ordinal()]);
             }
+            m.putAll(output.counters());
             return m;
         }
     }
@@ -823,6 +877,7 @@ final class V2Dispatcher {
     void close() {
         closed = true;
         synchronized (lock) {
+            output.closeAll();
             for (V2Job job : new ArrayList<>(jobs.values())) {
                 for (V2Rank rank : job.ranks()) {
                     if (rank.process != null && !rank.isDone()) {

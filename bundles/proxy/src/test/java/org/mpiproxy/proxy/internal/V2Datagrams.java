@@ -78,6 +78,18 @@ final class V2Datagrams {
         return finish(b);
     }
 
+    ByteBuffer execWithOutput(long jobId, int rank, int worldSize, String command) {
+        ByteBuffer b = exec(jobId, rank, 0, worldSize, command);
+        new V2HeaderFlyweight().wrap(b, 0).flags(V2HeaderDescriptor.FLAG_OUTPUT);
+        return resign(b);
+    }
+
+    ByteBuffer outputAck(long jobId, int rank, int stream, long next) {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_OUTPUT, jobId, rank).tag(stream).ack(next);
+        return finish(b);
+    }
+
     ByteBuffer terminate(long jobId, int rank) {
         ByteBuffer b = buffer();
         header(b, V2HeaderDescriptor.OP_TERMINATE, jobId, rank);

@@ -1,0 +1,504 @@
+package org.mpiproxy.proxy.internal;
+
+import java.nio.charset.StandardCharsets;
+import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.LongAdder;
+import java.util.function.LongSupplier;
+
+import org.mpiproxy.api.RankOutputListener;
+import org.mpiproxy.protocol.V2HeaderDescriptor;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Protocol v2 OUTPUT (docs/protocol-v2.md 5.5): the lines of ranks whose EXEC asked for it,
+ * streamed to the job's owner per (job, rank, stream) with sequence numbers, cumulative
+ * acknowledgements, a window, and retransmission with back-off: when the oldest fragment is
+ * not acknowledged in time it is sent again, and while recovering, each acknowledgement that
+ * advances but stops short of what was sent before the timeout sends the next missing one (the
+ * host keeps fragments that arrive after a gap).
+ * <p>
+ * Lines come in on the launcher's output threads ({@link #onOutput}); each job buffers at most
+ * {@link #BUFFER_BYTES} of lines not yet acknowledged, and a full buffer makes the output thread
+ * wait, so the rank's pipe fills and the rank blocks in its write: back-pressure, nothing lost.
+ * Only a host that acknowledges nothing for {@link #STALL_NANOS} while lines wait loses lines:
+ * the job's unsent lines are dropped and counted, and so is every new line until the host
+ * acknowledges again; the next fragment sent tells the host how many lines of its stream were
+ * dropped. Everything else ({@link #pump}, {@link #onAck}, {@link #open}, {@link #close}) runs
+ * on the relay thread. Thread-safe: each job is guarded by its own monitor.
+ */
+final class V2OutputStreams implements RankOutputListener {
+
+    /** Bytes of lines (plus {@link #LINE_OVERHEAD} each) buffered per job at most. */
+    static final long BUFFER_BYTES = 4L << 20;
+    /** Accounting cost of a fragment besides its text. */
+    static final int LINE_OVERHEAD = 64;
+    /** Fragments sent and not acknowledged per stream at most. */
+    static final int WINDOW = 64;
+    /** Silence of the host, while lines wait, after which the job's lines are dropped. */
+    static final long STALL_NANOS = TimeUnit.SECONDS.toNanos(30);
+    static final long INITIAL_RTO_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
+    static final long MAX_RTO_NANOS = TimeUnit.SECONDS.toNanos(1);
+
+    private static final Logger LOG = LoggerFactory.getLogger(V2OutputStreams.class);
+
+    /** Sends one OUTPUT fragment to the job's owner; relay thread, under the dispatcher's lock. */
+    interface Sender {
+        /**
+         * @param jobId     the job
+         * @param rankId    the rank
+         * @param stream    {@link V2HeaderDescriptor#STREAM_STDOUT} or {@link V2HeaderDescriptor#STREAM_STDERR}
+         * @param sequence  the fragment's sequence number
+         * @param dropped   lines of this stream dropped so far
+         * @param endOfLine the fragment is its line's last
+         * @param partial   the line has no line end
+         * @param text      the line's bytes
+         * @param offset    first byte of the fragment
+         * @param length    bytes of the fragment
+         */
+        void send(long jobId, int rankId, int stream, long sequence, long dropped, boolean endOfLine, boolean partial,
+                  byte[] text, int offset, int length);
+    }
+
+    /** A piece of a line no longer than the largest payload. */
+    private static final class Fragment {
+        final byte[] text;
+        final int offset;
+        final int length;
+        final boolean lineStart;
+        final boolean endOfLine;
+        final boolean partial;
+        long sequence;
+
+        Fragment(byte[] text, int offset, int length, boolean lineStart, boolean endOfLine, boolean partial) {
+            this.text = text;
+            this.offset = offset;
+            this.length = length;
+            this.lineStart = lineStart;
+            this.endOfLine = endOfLine;
+            this.partial = partial;
+        }
+
+        int cost() {
+            return length + LINE_OVERHEAD;
+        }
+    }
+
+    /** One stream of one rank; guarded by its job's monitor. */
+    private static final class Stream {
+        final int code;
+        final ArrayDeque<Fragment> unsent = new ArrayDeque<>();
+        final ArrayDeque<Fragment> inFlight = new ArrayDeque<>();
+        long next;
+        long dropped;
+        boolean started;
+        boolean ended;
+        long rto = INITIAL_RTO_NANOS;
+        long timerStart;
+        /** After a timeout: fragments below {@code recoverPoint} are sent again one per acknowledgement. */
+        boolean recovering;
+        long recoverPoint;
+        boolean resendHead;
+
+        Stream(int code) {
+            this.code = code;
+        }
+
+        boolean idle() {
+            return unsent.isEmpty() && inFlight.isEmpty();
+        }
+    }
+
+    /** The output of one job; its monitor guards everything in it. */
+    private static final class JobOutput {
+        final long jobId;
+        final Map<Integer, Stream[]> ranks = new HashMap<>();
+        long buffered;
+        boolean closed;
+        boolean stalled;
+        /** Nanos of the host's last acknowledgement that advanced a stream, or of the first line waiting. */
+        long lastProgress;
+
+        JobOutput(long jobId) {
+            this.jobId = jobId;
+        }
+    }
+
+    private final ConcurrentHashMap<Long, JobOutput> jobs = new ConcurrentHashMap<>();
+    private final int maxPayload;
+    private final Runnable wakeup;
+    private final LongSupplier nanoClock;
+    private final long bufferBytes;
+    private final long stallNanos;
+    // relay thread only
+    private final List<Waiter> waiters = new ArrayList<>();
+    private final LongAdder lines = new LongAdder();
+    private final LongAdder fragments = new LongAdder();
+    private final LongAdder resent = new LongAdder();
+    private final LongAdder acks = new LongAdder();
+    private final LongAdder dropped = new LongAdder();
+    private final LongAdder stalls = new LongAdder();
+    private final LongAdder waits = new LongAdder();
+
+    /** A continuation run once a rank's output is all acknowledged (or given up). */
+    private record Waiter(long jobId, int rankId, Runnable then) {
+    }
+
+    /**
+     * @param maxPayload  the largest OUTPUT payload (a longer line is sent in several fragments)
+     * @param wakeup      makes the relay thread call {@link #pump} soon; any thread
+     * @param nanoClock   monotonic nanoseconds
+     * @param bufferBytes bytes buffered per job before writers wait
+     * @param stallNanos  host silence after which waiting lines are dropped
+     */
+    V2OutputStreams(int maxPayload, Runnable wakeup, LongSupplier nanoClock, long bufferBytes, long stallNanos) {
+        if (maxPayload < 1) {
+            throw new IllegalArgumentException("maxPayload=" + maxPayload + " must be >= 1");
+        }
+        this.maxPayload = maxPayload;
+        this.wakeup = wakeup;
+        this.nanoClock = nanoClock;
+        this.bufferBytes = bufferBytes;
+        this.stallNanos = stallNanos;
+    }
+
+    V2OutputStreams(int maxPayload, Runnable wakeup) {
+        this(maxPayload, wakeup, System::nanoTime, BUFFER_BYTES, STALL_NANOS);
+    }
+
+    // ------------------------------------------------------------------ relay thread
+
+    /** Streams the output of a rank of a job from now on. */
+    void open(long jobId, int rankId) {
+        JobOutput job = jobs.computeIfAbsent(jobId, JobOutput::new);
+        synchronized (job) {
+            job.ranks.computeIfAbsent(rankId, r -> new Stream[] {
+                new Stream(V2HeaderDescriptor.STREAM_STDOUT), new Stream(V2HeaderDescriptor.STREAM_STDERR)});
+        }
+    }
+
+    /** Forgets a job: what it buffered is discarded and its waiting writers return. */
+    void close(long jobId) {
+        JobOutput job = jobs.remove(jobId);
+        if (job == null) {
+            return;
+        }
+        synchronized (job) {
+            job.closed = true;
+            job.notifyAll();
+        }
+        waiters.removeIf(w -> w.jobId() == jobId);
+    }
+
+    /** Forgets every job. */
+    void closeAll() {
+        for (Long jobId : new ArrayList<>(jobs.keySet())) {
+            close(jobId);
+        }
+        waiters.clear();
+    }
+
+    /**
+     * A host's acknowledgement: every fragment of the stream below {@code next} arrived.
+     *
+     * @return {@code false} when the job, rank or stream is not streamed, or {@code next} is
+     *         beyond what was sent
+     */
+    boolean onAck(long jobId, long rankId, int streamCode, long next) {
+        JobOutput job = jobs.get(jobId);
+        if (job == null || rankId < 0 || rankId > Integer.MAX_VALUE) {
+            return false;
+        }
+        synchronized (job) {
+            Stream[] streams = job.ranks.get((int) rankId);
+            Stream stream = streams == null ? null : streamOf(streams, streamCode);
+            if (stream == null || next > stream.next) {
+                return false;
+            }
+            acks.increment();
+            long now = nanoClock.getAsLong();
+            boolean advanced = false;
+            while (!stream.inFlight.isEmpty() && stream.inFlight.peekFirst().sequence < next) {
+                job.buffered -= stream.inFlight.pollFirst().cost();
+                advanced = true;
+            }
+            if (advanced) {
+                stream.rto = INITIAL_RTO_NANOS;
+                stream.timerStart = now;
+                if (stream.recovering) {
+                    stream.recovering = next < stream.recoverPoint;
+                    stream.resendHead = stream.recovering;
+                }
+                job.lastProgress = now;
+                if (job.stalled) {
+                    job.stalled = false;
+                    LOG.info("v2 job {}: the host acknowledges output again", Job.hex(jobId));
+                    job.notifyAll();
+                } else if (job.buffered <= bufferBytes / 2) {
+                    // writers wait for half the buffer, not for each acknowledgement: fewer wake-ups
+                    job.notifyAll();
+                }
+            } else if (job.stalled && stream.inFlight.isEmpty()) {
+                // the host is alive and has everything sent: stream again
+                job.stalled = false;
+                job.lastProgress = now;
+            }
+            return true;
+        }
+    }
+
+    /**
+     * Sends new fragments within each stream's window, retransmits what was not acknowledged in
+     * time, drops a stalled job's waiting lines, and runs continuations whose rank is drained.
+     *
+     * @return fragments sent
+     */
+    int pump(Sender sender) {
+        int sent = 0;
+        long now = nanoClock.getAsLong();
+        for (JobOutput job : jobs.values()) {
+            synchronized (job) {
+                if (job.closed) {
+                    continue;
+                }
+                boolean waiting = false;
+                for (Map.Entry<Integer, Stream[]> e : job.ranks.entrySet()) {
+                    for (Stream stream : e.getValue()) {
+                        sent += pump(sender, job, e.getKey(), stream, now);
+                        waiting |= !stream.idle();
+                    }
+                }
+                if (waiting && !job.stalled && now - job.lastProgress > stallNanos) {
+                    stall(job);
+                }
+            }
+        }
+        if (!waiters.isEmpty()) {
+            List<Waiter> ready = new ArrayList<>();
+            for (int i = waiters.size() - 1; i >= 0; i--) {
+                Waiter w = waiters.get(i);
+                if (drained(w.jobId(), w.rankId())) {
+                    ready.add(waiters.remove(i));
+                }
+            }
+            for (int i = ready.size() - 1; i >= 0; i--) {
+                ready.get(i).then().run();
+            }
+        }
+        return sent;
+    }
+
+    private int pump(Sender sender, JobOutput job, int rankId, Stream stream, long now) {
+        int sent = 0;
+        if (stream.inFlight.isEmpty()) {
+            stream.recovering = false;
+            stream.resendHead = false;
+        } else if (now - stream.timerStart >= stream.rto) {
+            stream.recovering = true;
+            stream.recoverPoint = stream.next;
+            stream.resendHead = true;
+            stream.timerStart = now;
+            stream.rto = Math.min(stream.rto * 2, MAX_RTO_NANOS);
+        }
+        if (stream.resendHead) {
+            stream.resendHead = false;
+            send(sender, job, rankId, stream, stream.inFlight.peekFirst());
+            resent.increment();
+            sent++;
+        }
+        while (!stream.unsent.isEmpty() && stream.inFlight.size() < WINDOW) {
+            Fragment f = stream.unsent.pollFirst();
+            f.sequence = stream.next++;
+            if (stream.inFlight.isEmpty()) {
+                stream.timerStart = now;
+            }
+            stream.inFlight.addLast(f);
+            send(sender, job, rankId, stream, f);
+            fragments.increment();
+            sent++;
+        }
+        return sent;
+    }
+
+    private static void send(Sender sender, JobOutput job, int rankId, Stream stream, Fragment f) {
+        sender.send(job.jobId, rankId, stream.code, f.sequence, stream.dropped, f.endOfLine, f.partial, f.text,
+                f.offset, f.length);
+    }
+
+    private void stall(JobOutput job) {
+        job.stalled = true;
+        stalls.increment();
+        long lost = 0;
+        for (Stream[] streams : job.ranks.values()) {
+            for (Stream stream : streams) {
+                // whole lines only: the rest of a line whose first fragment went out is kept
+                boolean keeping = true;
+                for (java.util.Iterator<Fragment> it = stream.unsent.iterator(); it.hasNext();) {
+                    Fragment f = it.next();
+                    keeping &= !f.lineStart;
+                    if (!keeping) {
+                        it.remove();
+                        job.buffered -= f.cost();
+                        if (f.lineStart) {
+                            stream.dropped++;
+                            lost++;
+                        }
+                    }
+                }
+            }
+        }
+        dropped.add(lost);
+        job.notifyAll();
+        LOG.warn("v2 job {}: the host acknowledged no output for {} s; {} waiting lines dropped, new lines are dropped"
+                + " until it acknowledges again", Job.hex(job.jobId), TimeUnit.NANOSECONDS.toSeconds(stallNanos), lost);
+    }
+
+    /**
+     * @return whether everything the rank wrote has been acknowledged: each stream ended (or
+     *         never started) and holds nothing, or the job's host stalled, or the rank is not streamed
+     */
+    boolean drained(long jobId, int rankId) {
+        JobOutput job = jobs.get(jobId);
+        if (job == null) {
+            return true;
+        }
+        synchronized (job) {
+            Stream[] streams = job.ranks.get(rankId);
+            if (streams == null || job.stalled) {
+                return true;
+            }
+            for (Stream s : streams) {
+                if (!s.idle() || (s.started && !s.ended)) {
+                    return false;
+                }
+            }
+            return true;
+        }
+    }
+
+    /**
+     * Runs {@code then} on the relay thread once the rank's output is {@link #drained}: at once
+     * when it already is.
+     */
+    void whenDrained(long jobId, int rankId, Runnable then) {
+        if (drained(jobId, rankId)) {
+            then.run();
+        } else {
+            waits.increment();
+            waiters.add(new Waiter(jobId, rankId, then));
+        }
+    }
+
+    /** @return whether a stream has fragments to send or to see acknowledged, or a rank waits to drain */
+    boolean hasPendingWork() {
+        if (!waiters.isEmpty()) {
+            return true;
+        }
+        for (JobOutput job : jobs.values()) {
+            synchronized (job) {
+                for (Stream[] streams : job.ranks.values()) {
+                    for (Stream s : streams) {
+                        if (!s.idle()) {
+                            return true;
+                        }
+                    }
+                }
+            }
+        }
+        return false;
+    }
+
+    Map<String, Long> counters() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("v2.output.lines", lines.sum());
+        m.put("v2.output.fragments", fragments.sum());
+        m.put("v2.output.resent", resent.sum());
+        m.put("v2.output.acks", acks.sum());
+        m.put("v2.output.dropped", dropped.sum());
+        m.put("v2.output.stalls", stalls.sum());
+        m.put("v2.output.terminate.waits", waits.sum());
+        return m;
+    }
+
+    // ------------------------------------------------------------------ output threads
+
+    @Override
+    public void onOutput(long jobId, int rankId, RankOutputListener.Stream which, String text, boolean partial) {
+        JobOutput job = jobs.get(jobId);
+        if (job == null) {
+            return;
+        }
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        int pieces = Math.max(1, (bytes.length + maxPayload - 1) / maxPayload);
+        long cost = (long) bytes.length + (long) pieces * LINE_OVERHEAD;
+        boolean wake;
+        synchronized (job) {
+            Stream[] streams = job.ranks.get(rankId);
+            if (streams == null) {
+                return;
+            }
+            Stream stream = streams[which == RankOutputListener.Stream.STDOUT ? 0 : 1];
+            stream.started = true;
+            // a line larger than the whole buffer is still taken once the buffer is empty
+            while (!job.closed && !job.stalled && job.buffered > 0 && job.buffered + cost > bufferBytes) {
+                try {
+                    job.wait();
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    return;
+                }
+            }
+            if (job.closed) {
+                return;
+            }
+            lines.increment();
+            if (job.stalled) {
+                stream.dropped++;
+                dropped.increment();
+                return;
+            }
+            wake = stream.unsent.isEmpty();
+            if (stream.idle()) {
+                job.lastProgress = nanoClock.getAsLong();
+            }
+            for (int i = 0; i < pieces; i++) {
+                int from = i * maxPayload;
+                int length = Math.min(maxPayload, bytes.length - from);
+                stream.unsent.addLast(new Fragment(bytes, from, length, i == 0, i == pieces - 1, partial));
+            }
+            job.buffered += cost;
+        }
+        if (wake) {
+            wakeup.run();
+        }
+    }
+
+    @Override
+    public void onEnd(long jobId, int rankId, RankOutputListener.Stream which) {
+        JobOutput job = jobs.get(jobId);
+        if (job == null) {
+            return;
+        }
+        synchronized (job) {
+            Stream[] streams = job.ranks.get(rankId);
+            if (streams != null) {
+                streams[which == RankOutputListener.Stream.STDOUT ? 0 : 1].ended = true;
+            }
+        }
+        wakeup.run();
+    }
+
+    private static Stream streamOf(Stream[] streams, int code) {
+        if (code == V2HeaderDescriptor.STREAM_STDOUT) {
+            return streams[0];
+        }
+        return code == V2HeaderDescriptor.STREAM_STDERR ? streams[1] : null;
+    }
+}

@@ -1,0 +1,326 @@
+package org.mpiproxy.cli;
+
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_REPLY;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_END_OF_MESSAGE;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_OUTPUT;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.LinkOption;
+import java.nio.file.Path;
+import java.security.SecureRandom;
+import java.time.Duration;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.List;
+import java.util.Map;
+import java.util.function.BooleanSupplier;
+
+import org.mpiproxy.protocol.ClusterKeys;
+import org.mpiproxy.protocol.MpiErrors;
+import org.mpiproxy.protocol.NodeIds;
+import org.mpiproxy.protocol.V2Authenticator;
+import org.mpiproxy.protocol.V2HeaderDescriptor;
+import org.mpiproxy.protocol.V2HeaderFlyweight;
+
+/**
+ * What the launcher does over v2 besides running rank 0: probe proxies with an authenticated
+ * request, and terminate a job's ranks by job id as the job's owner (a v2 job belongs to the
+ * address and port of its first EXEC, rank 0's port). Every datagram is signed with the
+ * cluster key and every reply checked. Requests are repeated every second until answered.
+ * Not thread-safe.
+ */
+final class V2Control {
+
+    /** Environment variable naming the key file(s), as the MPI library reads it. */
+    static final String KEY_FILE_ENV = "MPIPROXY_KEY_FILE";
+
+    private static final long RESEND_NANOS = Duration.ofSeconds(1).toNanos();
+    private static final long SKEW_MILLIS = 30_000;
+
+    private V2Control() {
+    }
+
+    /**
+     * Where the key comes from: {@code --key-file}, else {@value #KEY_FILE_ENV}, else the
+     * MPI library's defaults ({@code ../etc/mpiproxy.key} from the working directory, then
+     * {@code ~/.mpiproxy/key}).
+     *
+     * @param keyFile the option's value, or {@code null}
+     * @param env     the environment
+     * @return the key file list, {@code [id:]path[,...]}
+     * @throws IllegalArgumentException when no key file is found
+     */
+    static String keySpec(Path keyFile, Map<String, String> env) {
+        if (keyFile != null) {
+            return keyFile.toAbsolutePath().toString();
+        }
+        String spec = env.get(KEY_FILE_ENV);
+        if (spec != null && !spec.isBlank()) {
+            return spec;
+        }
+        Path distribution = Path.of("..", "etc", "mpiproxy.key");
+        if (Files.exists(distribution, LinkOption.NOFOLLOW_LINKS)) {
+            return distribution.toAbsolutePath().normalize().toString();
+        }
+        Path home = Path.of(System.getProperty("user.home"), ".mpiproxy", "key");
+        if (Files.exists(home, LinkOption.NOFOLLOW_LINKS)) {
+            return home.toString();
+        }
+        throw new IllegalArgumentException("no v2 key file: give --key-file FILE (the cluster's key, as in every"
+                + " node's etc/mpiproxy.key), set " + KEY_FILE_ENV + ", or use --protocol v1");
+    }
+
+    /**
+     * @param spec a key file list
+     * @return the keys
+     * @throws IllegalArgumentException saying what is wrong with a file
+     */
+    static ClusterKeys keys(String spec) {
+        return ClusterKeys.load(ClusterKeys.parseFileList(spec, Path.of("").toAbsolutePath()));
+    }
+
+    /**
+     * Probes proxies with an EXEC every v2 proxy refuses at once (world size 1): a reply signed
+     * with the cluster key shows the proxy is up and shares the key; nothing is started.
+     *
+     * @param proxies the proxies; each one's node name is its address
+     * @param keys    the cluster keys
+     * @param wait    how long to wait for all answers
+     * @return each proxy and whether it answered with a valid reply
+     * @throws IOException when the socket fails
+     */
+    static Map<InetSocketAddress, Boolean> probe(List<InetSocketAddress> proxies, ClusterKeys keys, Duration wait)
+            throws IOException {
+        Map<InetSocketAddress, Boolean> answered = new LinkedHashMap<>();
+        proxies.forEach(p -> answered.put(p, false));
+        Signer signer = new Signer(keys);
+        byte[] program = "status".getBytes(StandardCharsets.US_ASCII);
+        long jobId = randomJobId();
+        try (DatagramChannel channel = DatagramChannel.open(); Selector selector = Selector.open()) {
+            channel.bind(new InetSocketAddress(0));
+            channel.configureBlocking(false);
+            channel.register(selector, SelectionKey.OP_READ);
+            long deadline = System.nanoTime() + wait.toNanos();
+            long nextSend = System.nanoTime();
+            while (answered.containsValue(false)) {
+                long now = System.nanoTime();
+                if (now - deadline >= 0) {
+                    break;
+                }
+                if (now - nextSend >= 0) {
+                    for (Map.Entry<InetSocketAddress, Boolean> e : answered.entrySet()) {
+                        if (!e.getValue()) {
+                            ByteBuffer out = signer.request(e.getKey(), OP_EXEC, jobId, 1, 0, h -> h.argument(1),
+                                    program);
+                            channel.send(out, e.getKey());
+                        }
+                    }
+                    nextSend = now + Math.min(RESEND_NANOS, Math.max(1, wait.toNanos() / 4));
+                }
+                selector.select(Math.max(1, Math.min(deadline, nextSend) - now) / 1_000_000 + 1);
+                selector.selectedKeys().clear();
+                InetSocketAddress source;
+                while ((source = (InetSocketAddress) channel.receive(signer.in.clear())) != null) {
+                    if (answered.containsKey(source) && signer.verify(source, jobId) != null) {
+                        answered.put(source, true);
+                    }
+                }
+            }
+        }
+        return answered;
+    }
+
+    /**
+     * Sends TERMINATE for ranks 1..N-1 of a job from the job's own port and collects the replies.
+     *
+     * @param localPort rank 0's UDP port (free again: rank 0 has exited)
+     * @param jobId     the job
+     * @param keys      the cluster keys
+     * @param ranks     placement of rank r at element r-1
+     * @param statuses  element r: the exit status already known (&gt;= 0, nothing is sent) or
+     *                  a negative value (TERMINATE is sent); updated in place with the replies
+     * @param wait      how long to wait for the replies
+     * @param stop      polled while waiting; {@code true} ends the wait early
+     * @throws IOException when the port cannot be bound or the socket fails
+     */
+    static void terminate(int localPort, long jobId, ClusterKeys keys, List<Placement> ranks, int[] statuses,
+                          Duration wait, BooleanSupplier stop) throws IOException {
+        terminate(localPort, jobId, keys, ranks, statuses, wait, stop, (rank, stderr, line) -> { });
+    }
+
+    /** Receives the ranks' last output lines while their TERMINATE replies are awaited. */
+    interface Lines {
+        /**
+         * @param rank   the rank
+         * @param stderr its standard error, else its standard output
+         * @param line   the line, without line end
+         */
+        void onLine(int rank, boolean stderr, String line);
+    }
+
+    /**
+     * As {@link #terminate(int, long, ClusterKeys, List, int[], Duration, BooleanSupplier)}; the
+     * ranks' output that rank 0 did not acknowledge before it ended reaches this port now: it is
+     * acknowledged (a proxy answers TERMINATE only once a rank's output is acknowledged) and
+     * handed to {@code lines}, in order per stream, from the first fragment seen.
+     */
+    static void terminate(int localPort, long jobId, ClusterKeys keys, List<Placement> ranks, int[] statuses,
+                          Duration wait, BooleanSupplier stop, Lines lines) throws IOException {
+        InetSocketAddress[] addresses = new InetSocketAddress[ranks.size() + 1];
+        boolean[] pending = new boolean[ranks.size() + 1];
+        int left = 0;
+        for (int r = 1; r <= ranks.size(); r++) {
+            addresses[r] = new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port());
+            pending[r] = statuses[r] < 0 && statuses[r] != V1Control.NODE_DOWN;
+            left += pending[r] ? 1 : 0;
+        }
+        if (left == 0) {
+            return;
+        }
+        Signer signer = new Signer(keys);
+        Map<Long, SeenStream> streams = new HashMap<>();
+        try (DatagramChannel channel = DatagramChannel.open(); Selector selector = Selector.open()) {
+            channel.bind(new InetSocketAddress(localPort));
+            channel.configureBlocking(false);
+            channel.register(selector, SelectionKey.OP_READ);
+            long deadline = System.nanoTime() + wait.toNanos();
+            long nextSend = System.nanoTime();
+            while (left > 0 && !stop.getAsBoolean()) {
+                long now = System.nanoTime();
+                if (now - deadline >= 0) {
+                    break;
+                }
+                if (now - nextSend >= 0) {
+                    for (int r = 1; r < pending.length; r++) {
+                        if (pending[r]) {
+                            int core = ranks.get(r - 1).coreId();
+                            channel.send(signer.request(addresses[r], OP_TERMINATE, jobId, r, core, h -> { }, null),
+                                    addresses[r]);
+                        }
+                    }
+                    nextSend = now + RESEND_NANOS;
+                }
+                selector.select(Math.max(1, Math.min(Math.min(deadline, nextSend) - now, 200_000_000L) / 1_000_000));
+                selector.selectedKeys().clear();
+                InetSocketAddress source;
+                while ((source = (InetSocketAddress) channel.receive(signer.in.clear())) != null) {
+                    V2HeaderFlyweight h = signer.verify(source, jobId);
+                    if (h != null && h.operation() == OP_OUTPUT) {
+                        onOutput(channel, signer, source, h, jobId, streams, lines);
+                        continue;
+                    }
+                    if (h == null || h.operation() != OP_TERMINATE) {
+                        continue;
+                    }
+                    long r = h.rank();
+                    if (r < 1 || r >= pending.length || !pending[(int) r] || !addresses[(int) r].equals(source)) {
+                        continue;
+                    }
+                    pending[(int) r] = false;
+                    left--;
+                    int result = h.result();
+                    statuses[(int) r] = result == MpiErrors.SUCCESS ? (int) h.argument()
+                            : result == MpiErrors.ERR_RANK || result == MpiErrors.ERR_COMM ? V1Control.NOT_RUNNING
+                            : V1Control.FAILED_TO_START;
+                }
+            }
+        }
+    }
+
+    /** Where an output stream continues, as far as this launcher has seen it. */
+    private static final class SeenStream {
+        long next = -1;
+        final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
+    }
+
+    private static void onOutput(DatagramChannel channel, Signer signer, InetSocketAddress source, V2HeaderFlyweight h,
+                                 long jobId, Map<Long, SeenStream> streams, Lines lines) throws IOException {
+        int rank = (int) h.rank();
+        int stream = h.tag();
+        SeenStream s = streams.computeIfAbsent(((long) rank << 8) | (stream & 0xff), k -> new SeenStream());
+        long sequence = h.sequence();
+        if (s.next < 0) {
+            // rank 0 acknowledged everything before the oldest fragment the proxy still sends
+            s.next = sequence;
+        }
+        if (sequence == s.next) {
+            s.next++;
+            byte[] text = new byte[h.payloadLength()];
+            signer.in.get(HEADER_LENGTH, text);
+            s.line.write(text, 0, text.length);
+            if ((h.flags() & FLAG_END_OF_MESSAGE) != 0) {
+                lines.onLine(rank, stream == V2HeaderDescriptor.STREAM_STDERR, s.line.toString(StandardCharsets.UTF_8));
+                s.line.reset();
+            }
+        }
+        long next = s.next;
+        channel.send(signer.request(source, OP_OUTPUT, jobId, rank, 0, a -> a.tag(stream).ack(next), null), source);
+    }
+
+    /** @return a random job id, never 0 */
+    static long randomJobId() {
+        SecureRandom random = new SecureRandom();
+        long id = 0;
+        while (id == 0) {
+            id = random.nextLong();
+        }
+        return id;
+    }
+
+    /** Builds signed requests for, and checks replies from, nodes named by their address. */
+    private static final class Signer {
+        final ByteBuffer out = ByteBuffer.allocate(V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH)
+                .order(V2HeaderDescriptor.BYTE_ORDER);
+        final ByteBuffer in = ByteBuffer.allocate(V2HeaderDescriptor.MAX_DATAGRAM_LENGTH + 1)
+                .order(V2HeaderDescriptor.BYTE_ORDER);
+        final V2HeaderFlyweight outHeader = new V2HeaderFlyweight();
+        final V2HeaderFlyweight inHeader = new V2HeaderFlyweight();
+        final ClusterKeys keys;
+        final Map<String, V2Authenticator> byNode = new HashMap<>();
+        final SecureRandom random = new SecureRandom();
+
+        Signer(ClusterKeys keys) {
+            this.keys = keys;
+        }
+
+        V2Authenticator auth(InetSocketAddress node) {
+            String name = node.getAddress().getHostAddress();
+            return byNode.computeIfAbsent(name, n -> new V2Authenticator(keys, NodeIds.of(n), SKEW_MILLIS, 1));
+        }
+
+        ByteBuffer request(InetSocketAddress node, int op, long jobId, int rank, int core,
+                           java.util.function.Consumer<V2HeaderFlyweight> fields, byte[] payload) {
+            out.clear();
+            V2Authenticator auth = auth(node);
+            outHeader.wrap(out, 0).reset(op, 0).keyId(keys.sendKeyId()).nodeId(auth.nodeId()).jobId(jobId).rank(rank)
+                    .core(core).timestamp(System.currentTimeMillis()).nonce(random.nextLong());
+            fields.accept(outHeader);
+            if (payload != null) {
+                out.put(HEADER_LENGTH, payload);
+                outHeader.payloadLength(payload.length);
+            }
+            int length = auth.sign(out, 0);
+            return out.limit(length).position(0);
+        }
+
+        /** @return the header of an authentic reply for the job from {@code source}, else {@code null} */
+        V2HeaderFlyweight verify(InetSocketAddress source, long jobId) {
+            int length = in.position();
+            if (auth(source).verifyReply(in, 0, length, System.currentTimeMillis()) != V2Authenticator.OK) {
+                return null;
+            }
+            V2HeaderFlyweight h = inHeader.wrap(in, 0);
+            return (h.flags() & FLAG_REPLY) != 0 && h.jobId() == jobId ? h : null;
+        }
+    }
+}

@@ -1,0 +1,140 @@
+package org.mpiproxy.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CopyOnWriteArrayList;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.mpiproxy.protocol.ClusterKeys;
+import org.mpiproxy.protocol.MpiErrors;
+import org.mpiproxy.protocol.NodeIds;
+import org.mpiproxy.protocol.V2Authenticator;
+import org.mpiproxy.protocol.V2HeaderDescriptor;
+import org.mpiproxy.protocol.V2HeaderFlyweight;
+
+/** The launcher's v2 control against a small fake proxy that checks every request as a proxy does. */
+class V2ControlTest {
+
+    private static final ClusterKeys KEYS = ClusterKeys.of(Map.of(1, new byte[32]), 1);
+    private static final long JOB = 0xabcdefL;
+
+    private final List<String> seen = new CopyOnWriteArrayList<>();
+    private DatagramChannel proxy;
+    private volatile boolean lateLine;
+    private volatile long outputAck = -1;
+    private Thread thread;
+
+    /** Answers EXEC with MPI_ERR_ARG and TERMINATE of job {@link #JOB} from {@code owner} with status 7. */
+    private InetSocketAddress startProxy(ClusterKeys keys, int ownerPort) throws Exception {
+        proxy = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+        V2Authenticator auth = new V2Authenticator(keys, NodeIds.of("127.0.0.1"), 30_000, 1024);
+        thread = new Thread(() -> {
+            ByteBuffer in = ByteBuffer.allocate(2048).order(V2HeaderDescriptor.BYTE_ORDER);
+            ByteBuffer out = ByteBuffer.allocate(2048).order(V2HeaderDescriptor.BYTE_ORDER);
+            try {
+                while (true) {
+                    InetSocketAddress from = (InetSocketAddress) proxy.receive(in.clear());
+                    int length = in.position();
+                    if (auth.verify(in, 0, length, System.currentTimeMillis()) != V2Authenticator.OK) {
+                        seen.add("refused");
+                        continue;
+                    }
+                    V2HeaderFlyweight h = new V2HeaderFlyweight().wrap(in, 0);
+                    seen.add(V2HeaderDescriptor.operationName(h.operation()) + " rank " + h.rank());
+                    V2HeaderFlyweight r = new V2HeaderFlyweight().wrap(out.clear(), 0)
+                            .reset(h.operation(), V2HeaderDescriptor.FLAG_REPLY).keyId(1).nodeId(auth.nodeId())
+                            .jobId(h.jobId()).rank(h.rank()).timestamp(System.currentTimeMillis()).nonce(System.nanoTime());
+                    if (h.operation() == V2HeaderDescriptor.OP_OUTPUT) {
+                        outputAck = h.ack();
+                        continue;
+                    }
+                    if (h.operation() == V2HeaderDescriptor.OP_EXEC) {
+                        r.result(MpiErrors.ERR_ARG);
+                    } else if (lateLine && outputAck < 5) {
+                        // the rank's last line first, as a proxy does: TERMINATE waits for its acknowledgement
+                        r.reset(V2HeaderDescriptor.OP_OUTPUT, V2HeaderDescriptor.FLAG_REPLY
+                                | V2HeaderDescriptor.FLAG_END_OF_MESSAGE).keyId(1).nodeId(auth.nodeId())
+                                .jobId(h.jobId()).rank(h.rank()).tag(V2HeaderDescriptor.STREAM_STDERR).sequence(4)
+                                .timestamp(System.currentTimeMillis()).nonce(System.nanoTime()).payloadLength(9);
+                        out.put(V2HeaderDescriptor.HEADER_LENGTH, "late line".getBytes(StandardCharsets.UTF_8));
+                    } else if (h.jobId() != JOB || from.getPort() != ownerPort) {
+                        r.result(MpiErrors.ERR_COMM);
+                    } else {
+                        r.argument(7);
+                    }
+                    int n = auth.sign(out, 0);
+                    proxy.send(out.limit(n).position(0), from);
+                }
+            } catch (java.io.IOException e) {
+                // closed by the test
+            }
+        });
+        thread.setDaemon(true);
+        thread.start();
+        return (InetSocketAddress) proxy.getLocalAddress();
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (proxy != null) {
+            proxy.close();
+            thread.join(5000);
+        }
+    }
+
+    @Test
+    void shouldProbeWithASignedRequestAndAcceptOnlySignedAnswers() throws Exception {
+        InetSocketAddress address = startProxy(KEYS, 0);
+        assertTrue(V2Control.probe(List.of(address), KEYS, Duration.ofSeconds(5)).get(address));
+        ClusterKeys other = ClusterKeys.of(Map.of(1, new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
+            17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32}), 1);
+        assertFalse(V2Control.probe(List.of(address), other, Duration.ofMillis(600)).get(address));
+        assertTrue(seen.contains("refused"), seen.toString());
+    }
+
+    @Test
+    void shouldTerminateByJobIdFromTheOwnersPort() throws Exception {
+        int ownerPort = JobRunner.freeUdpPort();
+        InetSocketAddress address = startProxy(KEYS, ownerPort);
+        List<Placement> ranks = List.of(new Placement("127.0.0.1", address.getPort(), 0, "n1"),
+                new Placement("127.0.0.1", address.getPort(), 0, "n1"));
+        int[] statuses = {0, V1Control.NO_REPLY, 0};
+
+        V2Control.terminate(ownerPort, JOB, KEYS, ranks, statuses, Duration.ofSeconds(10), () -> false);
+
+        assertEquals(7, statuses[1]);
+        assertEquals(0, statuses[2], "a known status is not asked for");
+        assertEquals(List.of("TERMINATE rank 1"), seen);
+
+        int[] another = {0, V1Control.NO_REPLY, V1Control.NO_REPLY};
+        V2Control.terminate(JobRunner.freeUdpPort(), JOB, KEYS, ranks, another, Duration.ofSeconds(10), () -> false);
+        assertEquals(V1Control.NOT_RUNNING, another[1], "another port is not the job's owner");
+    }
+
+    @Test
+    void shouldAcknowledgeAndPassOnTheRanksLastLinesWhileWaitingForTerminate() throws Exception {
+        int ownerPort = JobRunner.freeUdpPort();
+        lateLine = true;
+        InetSocketAddress address = startProxy(KEYS, ownerPort);
+        List<String> lines = new CopyOnWriteArrayList<>();
+        int[] statuses = {0, V1Control.NO_REPLY};
+
+        V2Control.terminate(ownerPort, JOB, KEYS, List.of(new Placement("127.0.0.1", address.getPort(), 0, "n1")),
+                statuses, Duration.ofSeconds(20), () -> false, (rank, stderr, line) -> lines.add(rank + " " + stderr
+                        + " " + line));
+
+        assertEquals(7, statuses[1]);
+        assertEquals(5, outputAck);
+        assertEquals(List.of("1 true late line"), lines, "once, though the proxy sent it with every TERMINATE");
+    }
+}
