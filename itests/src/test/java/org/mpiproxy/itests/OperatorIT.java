@@ -157,6 +157,9 @@ public class OperatorIT extends MpiProxyTestSupport {
 
             awaitCondition(() -> output("mpi:output " + id + " 2").contains("hello from rank 2 of 3: smoke"),
                     TIMEOUT, () -> "output of rank 2: " + output("mpi:output " + id + " 2"));
+            // each rank is its own process: rank 1 may write its stderr line after rank 2's stdout
+            awaitCondition(() -> !output("mpi:output --stderr " + id + " 1").isEmpty(), TIMEOUT,
+                    () -> "stderr of rank 1 is still empty");
             assertEquals("warning 1\n", output("mpi:output --stderr " + id + " 1"));
             assertEquals("hello from rank 1 of 3: smoke\n", output("mpi:output -n 1 " + id + " 1"));
 
