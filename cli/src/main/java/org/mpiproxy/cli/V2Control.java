@@ -5,6 +5,7 @@ import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_END_OF_MESSAGE;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_OUTPUT;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_STATUS;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
 
 import java.io.IOException;
@@ -19,6 +20,7 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
@@ -31,6 +33,7 @@ import org.mpiproxy.protocol.NodeIds;
 import org.mpiproxy.protocol.V2Authenticator;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
+import org.mpiproxy.protocol.V2StatusDescriptor;
 
 /**
  * What the launcher does over v2 besides running rank 0: probe proxies with an authenticated
@@ -138,6 +141,101 @@ final class V2Control {
             }
         }
         return answered;
+    }
+
+    /** One rank as a node's STATUS reply lists it (docs/protocol-v2.md 5.6). */
+    record RankState(long rank, int state, int core, long pid, int exitStatus) {
+    }
+
+    /** What one node said about a job. */
+    static final class NodeStatus {
+        /** Whether the node answered (every page of the list, or that it does not know the job). */
+        boolean answered;
+        /** The node answered MPI_ERR_COMM: it has no such job (never had, or forgot it after the linger time). */
+        boolean unknownJob;
+        /** Another result than success or unknown job (0 otherwise). */
+        int result;
+        final List<RankState> ranks = new ArrayList<>();
+        /** The rank the next page starts at. */
+        long from;
+    }
+
+    /**
+     * Asks every proxy for the job's ranks on its node (STATUS, rank 0), page by page. Any
+     * holder of the cluster key may ask, from any port.
+     *
+     * @param proxies the proxies; each one's node name is its address
+     * @param jobId   the job
+     * @param keys    the cluster keys
+     * @param wait    how long to wait for all answers
+     * @return each proxy and what it answered
+     * @throws IOException when the socket fails
+     */
+    static Map<InetSocketAddress, NodeStatus> status(List<InetSocketAddress> proxies, long jobId, ClusterKeys keys,
+                                                     Duration wait) throws IOException {
+        Map<InetSocketAddress, NodeStatus> nodes = new LinkedHashMap<>();
+        proxies.forEach(p -> nodes.put(p, new NodeStatus()));
+        Signer signer = new Signer(keys);
+        int left = nodes.size();
+        try (DatagramChannel channel = DatagramChannel.open(); Selector selector = Selector.open()) {
+            channel.bind(new InetSocketAddress(0));
+            channel.configureBlocking(false);
+            channel.register(selector, SelectionKey.OP_READ);
+            long deadline = System.nanoTime() + wait.toNanos();
+            long nextSend = System.nanoTime();
+            while (left > 0) {
+                long now = System.nanoTime();
+                if (now - deadline >= 0) {
+                    break;
+                }
+                if (now - nextSend >= 0) {
+                    for (Map.Entry<InetSocketAddress, NodeStatus> e : nodes.entrySet()) {
+                        if (!e.getValue().answered) {
+                            sendStatus(channel, signer, e.getKey(), jobId, e.getValue().from);
+                        }
+                    }
+                    nextSend = now + Math.min(RESEND_NANOS, Math.max(1, wait.toNanos() / 4));
+                }
+                selector.select(Math.max(1, Math.min(deadline, nextSend) - now) / 1_000_000 + 1);
+                selector.selectedKeys().clear();
+                InetSocketAddress source;
+                while ((source = (InetSocketAddress) channel.receive(signer.in.clear())) != null) {
+                    NodeStatus node = nodes.get(source);
+                    V2HeaderFlyweight h = node != null && !node.answered ? signer.verify(source, jobId) : null;
+                    if (h == null || h.operation() != OP_STATUS || h.sequence() != node.from) {
+                        continue;
+                    }
+                    if (h.result() != MpiErrors.SUCCESS) {
+                        node.unknownJob = h.result() == MpiErrors.ERR_COMM;
+                        node.result = h.result();
+                        node.answered = true;
+                        left--;
+                        continue;
+                    }
+                    int count = (int) Math.min(h.argument(), h.payloadLength() / V2StatusDescriptor.ENTRY_LENGTH);
+                    for (int i = 0; i < count; i++) {
+                        int o = HEADER_LENGTH + i * V2StatusDescriptor.ENTRY_LENGTH;
+                        node.ranks.add(new RankState(V2StatusDescriptor.rank(signer.in, o),
+                                V2StatusDescriptor.state(signer.in, o), V2StatusDescriptor.core(signer.in, o),
+                                V2StatusDescriptor.pid(signer.in, o), V2StatusDescriptor.exitStatus(signer.in, o)));
+                    }
+                    long next = h.ack();
+                    if (next == 0 || next <= node.from) {
+                        node.answered = true;
+                        left--;
+                    } else {
+                        node.from = next;
+                        sendStatus(channel, signer, source, jobId, next);
+                    }
+                }
+            }
+        }
+        return nodes;
+    }
+
+    private static void sendStatus(DatagramChannel channel, Signer signer, InetSocketAddress node, long jobId,
+                                   long from) throws IOException {
+        channel.send(signer.request(node, OP_STATUS, jobId, 0, 0, h -> h.sequence(from), null), node);
     }
 
     /**

@@ -4,10 +4,15 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -15,12 +20,14 @@ import java.util.concurrent.CopyOnWriteArrayList;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.protocol.ClusterKeys;
 import org.mpiproxy.protocol.MpiErrors;
 import org.mpiproxy.protocol.NodeIds;
 import org.mpiproxy.protocol.V2Authenticator;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
+import org.mpiproxy.protocol.V2StatusDescriptor;
 
 /** The launcher's v2 control against a small fake proxy that checks every request as a proxy does. */
 class V2ControlTest {
@@ -58,7 +65,9 @@ class V2ControlTest {
                         outputAck = h.ack();
                         continue;
                     }
-                    if (h.operation() == V2HeaderDescriptor.OP_EXEC) {
+                    if (h.operation() == V2HeaderDescriptor.OP_STATUS) {
+                        statusReply(h, r, out);
+                    } else if (h.operation() == V2HeaderDescriptor.OP_EXEC) {
                         r.result(MpiErrors.ERR_ARG);
                     } else if (lateLine && outputAck < 5) {
                         // the rank's last line first, as a proxy does: TERMINATE waits for its acknowledgement
@@ -82,6 +91,32 @@ class V2ControlTest {
         thread.setDaemon(true);
         thread.start();
         return (InetSocketAddress) proxy.getLocalAddress();
+    }
+
+    /** Job {@link #JOB} has ranks 1, 2 and 5 here, two entries a page; other jobs are unknown. */
+    private static void statusReply(V2HeaderFlyweight request, V2HeaderFlyweight reply, ByteBuffer out) {
+        reply.sequence(request.sequence());
+        if (request.jobId() != JOB) {
+            reply.result(MpiErrors.ERR_COMM);
+            return;
+        }
+        long[][] ranks = {{1, V2StatusDescriptor.STATE_RUNNING, 0, 4242, -1}, {2, V2StatusDescriptor.STATE_FINISHED,
+            3, 4243, 137}, {5, V2StatusDescriptor.STATE_EXITED, 1, 4244, 0}};
+        int n = 0;
+        long next = 0;
+        for (long[] r : ranks) {
+            if (r[0] < request.sequence()) {
+                continue;
+            }
+            if (n == 2) {
+                next = r[0];
+                break;
+            }
+            V2StatusDescriptor.put(out, V2HeaderDescriptor.HEADER_LENGTH + n * V2StatusDescriptor.ENTRY_LENGTH, r[0],
+                    (int) r[1], (int) r[2], r[3], (int) r[4]);
+            n++;
+        }
+        reply.argument(n).ack(next).payloadLength(n * V2StatusDescriptor.ENTRY_LENGTH);
     }
 
     @AfterEach
@@ -136,5 +171,89 @@ class V2ControlTest {
         assertEquals(7, statuses[1]);
         assertEquals(5, outputAck);
         assertEquals(List.of("1 true late line"), lines, "once, though the proxy sent it with every TERMINATE");
+    }
+
+    @Test
+    void shouldCollectEveryPageOfAJobsRanksAndTellAnUnknownJobFromASilentNode() throws Exception {
+        InetSocketAddress address = startProxy(KEYS, 0);
+        try (DatagramChannel silent = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            InetSocketAddress mute = (InetSocketAddress) silent.getLocalAddress();
+
+            Map<InetSocketAddress, V2Control.NodeStatus> status = V2Control.status(List.of(address, mute), JOB, KEYS,
+                    Duration.ofMillis(1500));
+
+            V2Control.NodeStatus node = status.get(address);
+            assertTrue(node.answered);
+            assertFalse(node.unknownJob);
+            assertEquals(List.of(new V2Control.RankState(1, V2StatusDescriptor.STATE_RUNNING, 0, 4242, -1),
+                    new V2Control.RankState(2, V2StatusDescriptor.STATE_FINISHED, 3, 4243, 137),
+                    new V2Control.RankState(5, V2StatusDescriptor.STATE_EXITED, 1, 4244, 0)), node.ranks);
+            assertTrue(seen.stream().filter("STATUS rank 0"::equals).count() >= 2, "two pages: " + seen);
+            assertFalse(status.get(mute).answered);
+        }
+        V2Control.NodeStatus other = V2Control.status(List.of(address), 0x77L, KEYS, Duration.ofSeconds(5)).get(address);
+        assertTrue(other.answered);
+        assertTrue(other.unknownJob);
+        assertTrue(other.ranks.isEmpty());
+    }
+
+    @Test
+    void shouldPrintTheJobsRanksAsATableAndSayWhenANodeDoesNotKnowTheJob(@TempDir Path dir) throws Exception {
+        InetSocketAddress address = startProxy(KEYS, 0);
+        Path key = dir.resolve("cluster.key");
+        Files.writeString(key, "00".repeat(32) + "\n");
+        Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
+        String[] common = {"--hosts", "127.0.0.1:1", "--port", Integer.toString(address.getPort()), "--key-file",
+            key.toString()};
+        ByteArrayOutputStream out = new ByteArrayOutputStream();
+        ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+        int code = MpiproxyCommand.execute(concat(new String[] {"status", "--job", JobRunner.Job.hex(JOB)}, common),
+                Map.of(), new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8));
+
+        assertEquals(0, code, err.toString(StandardCharsets.UTF_8));
+        String node = "127.0.0.1:" + address.getPort();
+        assertEquals(List.of("node " + node + ": 3 ranks of job " + JobRunner.Job.hex(JOB),
+                "RANK  NODE" + " ".repeat(node.length() - 2) + "STATE     PID   CORE  EXIT",
+                "1     " + node + "  running   4242  0     -",
+                "2     " + node + "  finished  4243  3     137 (signal 9)",
+                "5     " + node + "  exited    4244  1     0"),
+                List.of(out.toString(StandardCharsets.UTF_8).split("\n")));
+
+        out.reset();
+        code = MpiproxyCommand.execute(concat(new String[] {"status", "--job", "ff"}, common), Map.of(),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8));
+        assertEquals(0, code);
+        assertEquals("node " + node + ": job 00000000000000ff is not known on this node\n",
+                out.toString(StandardCharsets.UTF_8));
+
+        assertEquals(2, MpiproxyCommand.execute(concat(new String[] {"status", "--job", "xyz"}, common), Map.of(),
+                new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8)));
+        assertTrue(err.toString(StandardCharsets.UTF_8).contains("--job xyz: expected a job id"));
+    }
+
+    @Test
+    void shouldExitOneWhenANodeDoesNotAnswerTheStatusRequest(@TempDir Path dir) throws Exception {
+        Path key = dir.resolve("cluster.key");
+        Files.writeString(key, "00".repeat(32) + "\n");
+        Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
+        try (DatagramChannel silent = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            int port = ((InetSocketAddress) silent.getLocalAddress()).getPort();
+            ByteArrayOutputStream out = new ByteArrayOutputStream();
+            int code = MpiproxyCommand.execute(new String[] {"status", "--job", "abc", "--wait", "300", "--hosts",
+                "127.0.0.1:1", "--port", Integer.toString(port), "--key-file", key.toString()}, Map.of(),
+                    new PrintStream(out, true, StandardCharsets.UTF_8),
+                    new PrintStream(new ByteArrayOutputStream(), true, StandardCharsets.UTF_8));
+            assertEquals(1, code);
+            assertTrue(out.toString(StandardCharsets.UTF_8).startsWith("node 127.0.0.1:" + port + ": no answer"),
+                    out.toString(StandardCharsets.UTF_8));
+        }
+    }
+
+    private static String[] concat(String[] a, String[] b) {
+        String[] all = java.util.Arrays.copyOf(a, a.length + b.length);
+        System.arraycopy(b, 0, all, a.length, b.length);
+        return all;
     }
 }

@@ -89,6 +89,8 @@ public final class V2HeaderDescriptor {
     public static final int OP_TERMINATE = 4;
     /** One fragment of a rank's output line (from the proxy) / acknowledgement of a stream (from the host). */
     public static final int OP_OUTPUT = 5;
+    /** A job's ranks on this node (request) / their states, see {@link V2StatusDescriptor} (reply). */
+    public static final int OP_STATUS = 6;
 
     /** Set on every datagram from the proxy. */
     public static final int FLAG_REPLY = 0x01;
@@ -142,6 +144,7 @@ public final class V2HeaderDescriptor {
             case OP_RECV: return "RECV";
             case OP_TERMINATE: return "TERMINATE";
             case OP_OUTPUT: return "OUTPUT";
+            case OP_STATUS: return "STATUS";
             default: return "OP(" + operation + ")";
         }
     }

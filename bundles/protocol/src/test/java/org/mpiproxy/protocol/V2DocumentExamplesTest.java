@@ -146,4 +146,35 @@ class V2DocumentExamplesTest {
     void shouldDocumentTheNodeIdOfTheExampleNode() {
         assertEquals(0x0474205af00f5766L, NodeIds.of("node-a"));
     }
+
+    @Test
+    void shouldEncodeStatusAndItsReplyExactlyAsDocumented() {
+        assertEquals(examples.get("status"), V2Examples.hex(V2Examples.status()));
+        assertEquals(examples.get("status-reply"), V2Examples.hex(V2Examples.statusReply()));
+    }
+
+    @Test
+    void shouldDecodeDocumentedStatusReplyEntries() {
+        ByteBuffer request = documented("status");
+        assertEquals(V2Authenticator.OK, V2Examples.authenticator().verify(request, 0, request.limit(), V2Examples.TIME));
+        assertEquals(V2HeaderDescriptor.OP_STATUS, new V2HeaderFlyweight().wrap(request, 0).operation());
+        ByteBuffer reply = documented("status-reply").order(ByteOrder.LITTLE_ENDIAN);
+        V2HeaderFlyweight h = new V2HeaderFlyweight().wrap(reply, 0);
+        assertEquals(V2Authenticator.OK,
+                V2Examples.authenticator().verifyReply(reply, 0, reply.limit(), V2Examples.TIME));
+        assertEquals(V2HeaderDescriptor.OP_STATUS, h.operation());
+        assertEquals(2, h.argument());
+        assertEquals(0, h.ack());
+        assertEquals(2 * V2StatusDescriptor.ENTRY_LENGTH, h.payloadLength());
+        int second = V2HeaderDescriptor.HEADER_LENGTH + V2StatusDescriptor.ENTRY_LENGTH;
+        assertEquals(1, V2StatusDescriptor.rank(reply, V2HeaderDescriptor.HEADER_LENGTH));
+        assertEquals("running", V2StatusDescriptor.stateName(V2StatusDescriptor.state(reply, V2HeaderDescriptor.HEADER_LENGTH)));
+        assertEquals(4242, V2StatusDescriptor.pid(reply, V2HeaderDescriptor.HEADER_LENGTH));
+        assertEquals(-1, V2StatusDescriptor.exitStatus(reply, V2HeaderDescriptor.HEADER_LENGTH));
+        assertEquals(2, V2StatusDescriptor.rank(reply, second));
+        assertEquals(V2StatusDescriptor.STATE_FINISHED, V2StatusDescriptor.state(reply, second));
+        assertEquals(1, V2StatusDescriptor.core(reply, second));
+        assertEquals(4243, V2StatusDescriptor.pid(reply, second));
+        assertEquals(137, V2StatusDescriptor.exitStatus(reply, second));
+    }
 }

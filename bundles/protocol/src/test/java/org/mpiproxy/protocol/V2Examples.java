@@ -71,6 +71,27 @@ final class V2Examples {
         return finish(b);
     }
 
+    /** An operator's STATUS request for every rank of the job on the node (rank 0, from rank 0). */
+    static ByteBuffer status() {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_STATUS, 0).rank(0).sequence(0).timestamp(TIME + 4)
+                .nonce(0x112233445566778bL);
+        return finish(b);
+    }
+
+    /** The proxy's answer: rank 1 runs (pid 4242, core 0), rank 2 was killed by SIGKILL (137) on core 1. */
+    static ByteBuffer statusReply() {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_STATUS, V2HeaderDescriptor.FLAG_REPLY).rank(0).sequence(0).ack(0)
+                .argument(2).timestamp(TIME + 5).nonce(0x8877665544332213L)
+                .payloadLength(2 * V2StatusDescriptor.ENTRY_LENGTH);
+        V2StatusDescriptor.put(b, V2HeaderDescriptor.HEADER_LENGTH, 1, V2StatusDescriptor.STATE_RUNNING, 0, 4242,
+                V2StatusDescriptor.NO_EXIT_STATUS);
+        V2StatusDescriptor.put(b, V2HeaderDescriptor.HEADER_LENGTH + V2StatusDescriptor.ENTRY_LENGTH, 2,
+                V2StatusDescriptor.STATE_FINISHED, 1, 4243, 137);
+        return finish(b);
+    }
+
     private static ByteBuffer buffer() {
         return ByteBuffer.allocate(V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
     }
@@ -94,7 +115,7 @@ final class V2Examples {
     /** Prints the examples as the hex dumps of the document. */
     public static void main(String[] args) {
         System.out.println("nodeId " + Long.toHexString(NodeIds.of(NODE)));
-        for (ByteBuffer b : new ByteBuffer[] {exec(), send(), sendAck(), output(), outputAck()}) {
+        for (ByteBuffer b : new ByteBuffer[] {exec(), send(), sendAck(), output(), outputAck(), status(), statusReply()}) {
             System.out.println(dump(b));
         }
     }

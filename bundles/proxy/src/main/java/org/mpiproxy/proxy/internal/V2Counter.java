@@ -35,6 +35,7 @@ enum V2Counter {
     RECV_BYTES("v2.recv.bytes"),
     TERMINATE_REQUESTS("v2.terminate.requests"),
     TERMINATE_FORCED("v2.terminate.forced"),
+    STATUS_REQUESTS("v2.status.requests"),
     UNKNOWN_JOB("v2.unknown.job"),
     UNKNOWN_RANK("v2.unknown.rank"),
     RANKS_EXITED("v2.ranks.exited"),

@@ -8,6 +8,7 @@ import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_OUTPUT;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_RECV;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_STATUS;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
 
 import java.io.IOException;
@@ -97,6 +98,7 @@ final class V2Dispatcher {
     private final V2OutputStreams output;
     private final V2OutputStreams.Sender outputSender = this::sendOutput;
     private DatagramTransport outputReplies;
+    private final V2StatusReport statusReport = new V2StatusReport();
 
     /**
      * @param channels       creates and removes channels
@@ -166,7 +168,8 @@ final class V2Dispatcher {
         // the replay check itself runs after the MAC has been verified.
         int operation = length > V2HeaderDescriptor.OPERATION_OFFSET
                 ? datagram.get(offset + V2HeaderDescriptor.OPERATION_OFFSET) & 0xff : -1;
-        boolean sideEffects = operation == OP_EXEC || operation == OP_TERMINATE;
+        // STATUS is answered to its source: remembered too, so a replay cannot reflect replies elsewhere
+        boolean sideEffects = operation == OP_EXEC || operation == OP_TERMINATE || operation == OP_STATUS;
         int result = authenticator.verify(datagram, offset, length, now, sideEffects);
         if (result != V2Authenticator.OK) {
             invalid(V2Counter.ofAuthResult(result), source, length);
@@ -192,6 +195,9 @@ final class V2Dispatcher {
                 break;
             case OP_OUTPUT:
                 onOutputAck(header, source, replies, length);
+                break;
+            case OP_STATUS:
+                onStatus(header, source, replies);
                 break;
             default:
                 invalid(V2Counter.INVALID_OP, source, length);
@@ -497,6 +503,25 @@ final class V2Dispatcher {
         if (job != null && !output.onAck(job.jobId, header.rank(), header.tag(), header.ack())) {
             invalid(V2Counter.INVALID_SEQUENCE, source, length);
         }
+    }
+
+    /** A job's ranks on this node (docs/protocol-v2.md 5.6); any key holder may ask, the reply goes to the source. */
+    private void onStatus(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
+        count(V2Counter.STATUS_REQUESTS);
+        V2Job job = jobs.get(header.jobId());
+        if (job == null) {
+            refuse(replies, header, source, UNKNOWN_JOB, V2Counter.UNKNOWN_JOB);
+            return;
+        }
+        int length = statusReport.write(job, header.rank(), header.sequence(), replyBuffer, HEADER_LENGTH,
+                v2.maxPayload());
+        if (length < 0) {
+            refuse(replies, header, source, MpiErrors.ERR_RANK, V2Counter.UNKNOWN_RANK);
+            return;
+        }
+        reply.reset(OP_STATUS, FLAG_REPLY).keyId(header.keyId()).nodeId(authenticator.nodeId()).jobId(job.jobId)
+                .rank(header.rank()).sequence(header.sequence()).argument(statusReport.entries).ack(statusReport.next);
+        send(replies, length, source);
     }
 
     private void sendOutput(long jobId, int rankId, int stream, long sequence, long dropped, boolean endOfLine,

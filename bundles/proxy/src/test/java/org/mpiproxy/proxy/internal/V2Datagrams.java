@@ -96,6 +96,12 @@ final class V2Datagrams {
         return finish(b);
     }
 
+    ByteBuffer status(long jobId, int rank, long from) {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_STATUS, jobId, rank).sequence(from);
+        return finish(b);
+    }
+
     /** Re-signs a datagram after a test changed its header. */
     ByteBuffer resign(ByteBuffer b) {
         b.clear();
