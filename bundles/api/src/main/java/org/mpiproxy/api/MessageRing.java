@@ -156,4 +156,59 @@ public interface MessageRing {
     default void consumerMark(long mark) {
         throw new UnsupportedOperationException(getClass().getName() + " does not keep marks");
     }
+    /**
+     * The consumer's read-ahead cursor (peek and commit): {@link #peekRecord} reads at a cursor
+     * private to this instance and releases nothing; {@link #commit} then releases the space up
+     * to a cursor value the consumer got from {@link #peekPosition}. What is peeked and not
+     * committed stays in the ring, so a new consumer instance reads it again from the released
+     * head. The cursor starts at the released head (and returns there after {@link #rewindPeek}
+     * or when a {@link #poll} passed it). Consumer only.
+     *
+     * @return the cursor: the ring position of the record at the cursor plus the payload bytes
+     *         already peeked from it; grows with every element peeked
+     */
+    default long peekPosition() {
+        throw new UnsupportedOperationException(getClass().getName() + " does not peek ahead");
+    }
+
+    /** @return the datatype of the record at the read-ahead cursor, or {@link #EMPTY}; consumer only */
+    default int peekNextDatatype() {
+        throw new UnsupportedOperationException(getClass().getName() + " does not peek ahead");
+    }
+
+    /** @return the tag word of the record at the read-ahead cursor, 0 when there is none; consumer only */
+    default int peekNextTagWord() {
+        throw new UnsupportedOperationException(getClass().getName() + " does not peek ahead");
+    }
+
+    /** @return the elements of the record at the read-ahead cursor not yet peeked, 0 when there is none */
+    default int peekNextElements() {
+        throw new UnsupportedOperationException(getClass().getName() + " does not peek ahead");
+    }
+
+    /**
+     * Like {@link #pollRecord} at the read-ahead cursor: copies elements of the record there and
+     * advances the cursor only; nothing is released. Consumer only.
+     *
+     * @return elements copied (0 when nothing is published past the cursor), or {@link #TYPE_MISMATCH}
+     */
+    default int peekRecord(int datatype, ByteBuffer dst, int offset, int maxElements) {
+        throw new UnsupportedOperationException(getClass().getName() + " does not peek ahead");
+    }
+
+    /**
+     * Releases everything before {@code position} (a value {@link #peekPosition} returned, not
+     * before what is released already and not past the cursor) to the producer. Consumer only.
+     *
+     * @throws IllegalArgumentException when {@code position} is outside that range or not a
+     *                                  position the cursor passed
+     */
+    default void commit(long position) {
+        throw new UnsupportedOperationException(getClass().getName() + " does not peek ahead");
+    }
+
+    /** Moves the read-ahead cursor back to the released head. Consumer only. */
+    default void rewindPeek() {
+        throw new UnsupportedOperationException(getClass().getName() + " does not peek ahead");
+    }
 }

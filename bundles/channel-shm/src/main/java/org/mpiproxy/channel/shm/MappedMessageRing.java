@@ -57,6 +57,13 @@ public final class MappedMessageRing implements MessageRing {
     private long headCache;
 
     /**
+     * Consumer only, this instance only: the read-ahead cursor (position of the record at the
+     * cursor, payload bytes of it already peeked); -1 until first used.
+     */
+    private long peekHead = -1;
+    private int peekConsumed;
+
+    /**
      * Wraps a ring. Nothing is initialised: a zero-filled region is an empty ring.
      *
      * @param ring a direct buffer of {@code RING_HEADER_LENGTH + capacity} bytes from index 0 to
@@ -294,6 +301,161 @@ public final class MappedMessageRing implements MessageRing {
     @Override
     public void consumerMark(long mark) {
         LONG.setRelease(buffer, CONSUMER_MARK_OFFSET, mark);
+    }
+
+    @Override
+    public long peekPosition() {
+        syncPeek();
+        return peekHead + peekConsumed;
+    }
+
+    @Override
+    public int peekNextDatatype() {
+        int index = peekIndex();
+        return index < 0 ? EMPTY : buffer.getInt(RING_HEADER_LENGTH + index + DATATYPE_OFFSET);
+    }
+
+    @Override
+    public int peekNextTagWord() {
+        int index = peekIndex();
+        return index < 0 ? 0 : buffer.getInt(RING_HEADER_LENGTH + index + TAG_WORD_OFFSET);
+    }
+
+    @Override
+    public int peekNextElements() {
+        int index = peekIndex();
+        if (index < 0) {
+            return 0;
+        }
+        int recordLength = (int) INT.getAcquire(buffer, lengthOffset(index));
+        int count = buffer.getInt(countOffset(index));
+        int elementSize = elementSize(recordLength, count, peekConsumed, index);
+        if (elementSize <= 0) {
+            throw corrupt(peekHead, recordLength, buffer.getInt(datatypeOffset(index)), count, peekConsumed);
+        }
+        return divide(recordLength - RECORD_HEADER_LENGTH - peekConsumed, elementSize);
+    }
+
+    @Override
+    public int peekRecord(int datatype, ByteBuffer dst, int offset, int maxElements) {
+        if (maxElements <= 0) {
+            return 0;
+        }
+        final int index = peekIndex();
+        if (index < 0) {
+            return 0;
+        }
+        final ByteBuffer buffer = this.buffer;
+        final int base = RING_HEADER_LENGTH + index;
+        final int recordLength = (int) INT.getAcquire(buffer, base);
+        final int type = buffer.getInt(base + DATATYPE_OFFSET);
+        if (type != datatype) {
+            return TYPE_MISMATCH;
+        }
+        final int count = buffer.getInt(base + COUNT_OFFSET);
+        final int consumed = peekConsumed;
+        final int elementSize = elementSize(recordLength, count, consumed, index);
+        if (elementSize <= 0) {
+            throw corrupt(peekHead, recordLength, type, count, consumed);
+        }
+        final int remainingBytes = recordLength - RECORD_HEADER_LENGTH - consumed;
+        final long wantedBytes = (long) maxElements * elementSize;
+        if (wantedBytes >= remainingBytes) {
+            copy(buffer, base + RECORD_HEADER_LENGTH + consumed, dst, offset, remainingBytes);
+            peekHead += alignedLength(recordLength);
+            peekConsumed = 0;
+            return divide(remainingBytes, elementSize);
+        }
+        copy(buffer, base + RECORD_HEADER_LENGTH + consumed, dst, offset, (int) wantedBytes);
+        peekConsumed = consumed + (int) wantedBytes;
+        return maxElements;
+    }
+
+    @Override
+    public void commit(long position) {
+        final ByteBuffer buffer = this.buffer;
+        // plain: the consumer owns head and head record offset
+        final long startHead = (long) LONG.get(buffer, HEAD_POSITION_OFFSET);
+        final int startConsumed = (int) INT.get(buffer, HEAD_RECORD_OFFSET_OFFSET);
+        final long limit = peekPosition();
+        if (position < startHead + startConsumed || position > limit) {
+            throw new IllegalArgumentException("commit position=" + position + " is outside the released "
+                + (startHead + startConsumed) + " .. peeked " + limit);
+        }
+        long head = startHead;
+        int consumed = startConsumed;
+        // walk the records between the released head and the position (all published: peeked)
+        while (head + consumed != position) {
+            final int index = (int) head & mask;
+            final int recordLength = (int) INT.getAcquire(buffer, lengthOffset(index));
+            final int type = buffer.getInt(datatypeOffset(index));
+            if (recordLength <= 0) {
+                throw corrupt(head, recordLength, type, 0, consumed);
+            }
+            if (type == PADDING_TYPE) {
+                head += recordLength;
+                continue;
+            }
+            final long end = head + alignedLength(recordLength);
+            if (position >= end) {
+                head = end;
+                consumed = 0;
+            } else {
+                final int count = buffer.getInt(countOffset(index));
+                final int inRecord = (int) (position - head);
+                if (inRecord >= recordLength - RECORD_HEADER_LENGTH
+                        || elementSize(recordLength, count, inRecord, index) <= 0) {
+                    throw new IllegalArgumentException("commit position=" + position
+                        + " is not an element boundary of the record at " + head);
+                }
+                consumed = inRecord;
+            }
+        }
+        if (consumed != startConsumed) {
+            INT.setRelease(buffer, HEAD_RECORD_OFFSET_OFFSET, consumed);
+        }
+        if (head != startHead) {
+            // release: the producer may overwrite what was read once it sees the new head
+            LONG.setRelease(buffer, HEAD_POSITION_OFFSET, head);
+        }
+    }
+
+    @Override
+    public void rewindPeek() {
+        peekHead = -1;
+    }
+
+    /** Starts the read-ahead cursor at the released head when unused, or behind the head after a poll. */
+    private void syncPeek() {
+        final long head = (long) LONG.get(buffer, HEAD_POSITION_OFFSET);
+        final int consumed = (int) INT.get(buffer, HEAD_RECORD_OFFSET_OFFSET);
+        if (peekHead < 0 || peekHead + peekConsumed < head + consumed) {
+            peekHead = head;
+            peekConsumed = consumed;
+        }
+    }
+
+    /** @return the data-area index of the record at the read-ahead cursor (past padding), or -1 */
+    private int peekIndex() {
+        syncPeek();
+        final ByteBuffer buffer = this.buffer;
+        int index = (int) peekHead & mask;
+        // acquire: pairs with the producer's release of the length
+        int recordLength = (int) INT.getAcquire(buffer, lengthOffset(index));
+        if (recordLength == 0) {
+            return -1;
+        }
+        if (buffer.getInt(datatypeOffset(index)) == PADDING_TYPE) {
+            if (recordLength != capacity - index || peekConsumed != 0) {
+                throw corrupt(peekHead, recordLength, PADDING_TYPE, 0, peekConsumed);
+            }
+            peekHead += recordLength;
+            index = 0;
+            if ((int) INT.getAcquire(buffer, lengthOffset(index)) == 0) {
+                return -1;
+            }
+        }
+        return index;
     }
 
     @Override

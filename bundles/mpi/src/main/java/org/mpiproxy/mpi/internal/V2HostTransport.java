@@ -57,6 +57,8 @@ public final class V2HostTransport implements TaggedTransport {
     static final long MAX_RTO_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Fragments asked for per RECV. */
     static final int RECV_WINDOW = 256;
+    /** Data received since the last RECV after which an empty queue asks again (acknowledging it). */
+    static final int EARLY_ACK_BYTES = 64 * 1024;
     /** Fragments in flight before the first acknowledgement tells the window. */
     static final int INITIAL_WINDOW = 8;
     /** A launch taking longer than this reports its progress, about this often. */
@@ -85,6 +87,8 @@ public final class V2HostTransport implements TaggedTransport {
         long sendRefusalArgument;
         long recvNext;
         long recvEnd;
+        /** recvNext when the last RECV was sent. */
+        long recvAskedFrom;
         int recvResult;
         /** Fragments received and not yet delivered, in order: RECV_WINDOW slots of a datagram each. */
         ByteBuffer queue;
@@ -522,18 +526,29 @@ public final class V2HostTransport implements TaggedTransport {
                         + MpiErrors.name(result) + ")");
             }
             // the queue is empty here: a new window cannot overflow it
-            if (!asked || s.recvNext >= s.recvEnd || System.nanoTime() - lastProgress >= rto) {
-                if (asked && s.recvNext < s.recvEnd) {
+            boolean drained = asked && drained(s);
+            if (!asked || s.recvNext >= s.recvEnd || drained || System.nanoTime() - lastProgress >= rto) {
+                if (asked && s.recvNext < s.recvEnd && !drained) {
                     rto = Math.min(rto * 2, MAX_RTO_NANOS);
                 }
                 header(OP_RECV, source).sequence(s.recvNext).argument(RECV_WINDOW);
                 transmit(source);
                 s.recvEnd = s.recvNext + RECV_WINDOW;
+                s.recvAskedFrom = s.recvNext;
                 asked = true;
                 lastProgress = System.nanoTime();
             }
             awaitReplies(rto, source);
         }
+    }
+
+    /**
+     * Whether enough fragments arrived since the last RECV to acknowledge them early: the proxy
+     * keeps unacknowledged data in the rank's ring, so a rank with a full ring waits for this
+     * acknowledgement. Called with the queue empty (every arrived fragment was delivered).
+     */
+    private boolean drained(RankState s) {
+        return s.recvNext - s.recvAskedFrom >= EARLY_ACK_BYTES / maxPayload + 1;
     }
 
     @Override
@@ -588,13 +603,15 @@ public final class V2HostTransport implements TaggedTransport {
                 return null;
             }
             // the queue is empty here: a new window cannot overflow it
-            if (!s.pullAsked || s.recvNext >= s.recvEnd || now - s.pullLastProgress >= s.pullRto) {
-                if (s.pullAsked && s.recvNext < s.recvEnd) {
+            boolean drained = s.pullAsked && drained(s);
+            if (!s.pullAsked || s.recvNext >= s.recvEnd || drained || now - s.pullLastProgress >= s.pullRto) {
+                if (s.pullAsked && s.recvNext < s.recvEnd && !drained) {
                     s.pullRto = Math.min(s.pullRto * 2, MAX_RTO_NANOS);
                 }
                 header(OP_RECV, source).sequence(s.recvNext).argument(RECV_WINDOW);
                 transmit(source);
                 s.recvEnd = s.recvNext + RECV_WINDOW;
+                s.recvAskedFrom = s.recvNext;
                 s.pullAsked = true;
                 s.pullLastProgress = now;
             }

@@ -32,6 +32,8 @@ enum V2Counter {
     RECV_REQUESTS("v2.recv.requests"),
     RECV_FRAGMENTS("v2.recv.fragments"),
     RECV_RESENT("v2.recv.resent"),
+    /** Fragments the host had from a previous proxy instance, cut again from the ring and skipped. */
+    RECV_SKIPPED("v2.recv.skipped"),
     RECV_BYTES("v2.recv.bytes"),
     TERMINATE_REQUESTS("v2.terminate.requests"),
     TERMINATE_FORCED("v2.terminate.forced"),

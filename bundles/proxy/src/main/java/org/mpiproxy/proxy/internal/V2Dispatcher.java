@@ -376,13 +376,21 @@ final class V2Dispatcher {
             return;
         }
         long from = header.sequence();
+        // After a bundle refresh this instance starts at the ring's released head: fragments the
+        // host got from the previous instance are cut again from the ring (same boundaries) and
+        // skipped. Never further than the retained slots reach, so a refusal leaves them intact.
+        if (from >= rank.acked && from - rank.acked <= rank.slots) {
+            while (rank.next < from && readFragment(rank)) {
+                count(V2Counter.RECV_SKIPPED);
+            }
+        }
         if (from < rank.acked || from > rank.next) {
-            // below: already acknowledged and discarded; above: never produced
+            // below: already acknowledged and released; above: never produced
             invalid(V2Counter.INVALID_SEQUENCE, source, header.payloadLength());
             return;
         }
+        acknowledge(rank, from);
         long window = Math.max(1, Math.min(header.argument(), rank.slots));
-        rank.acked = from;
         rank.pullEnd = from + window;
         rank.truncateSent = false;
         int sent = 0;
@@ -403,13 +411,28 @@ final class V2Dispatcher {
         }
     }
 
+    /**
+     * Releases the rank's ring up to where fragment {@code from} starts and records {@code from}
+     * in the ring's consumer mark: everything below it is acknowledged.
+     */
+    private void acknowledge(V2Rank rank, long from) {
+        if (from == rank.acked) {
+            return;
+        }
+        MessageRing ring = rank.fromRank;
+        if (ring != null) {
+            ring.commit(from == rank.next ? ring.peekPosition() : rank.starts[rank.slot(from)]);
+            ring.consumerMark(from);
+        }
+        rank.acked = from;
+    }
+
     /** Reads new fragments from the rank's ring and sends them while the window allows; returns fragments sent. */
     private int pump(DatagramTransport replies, V2Rank rank) {
         int sent = 0;
         MessageRing ring = rank.fromRank;
         while (ring != null && rank.next < rank.pullEnd) {
-            int datatype = ring.peekDatatype();
-            if (datatype == MessageRing.EMPTY) {
+            if (ring.peekNextDatatype() == MessageRing.EMPTY) {
                 if (rank.isDone() && !rank.truncateSent) {
                     putReply(OP_RECV, 0, rank.job, rank.rankId, rank.coreId);
                     reply.result(RANK_ENDED).sequence(rank.next);
@@ -419,32 +442,57 @@ final class V2Dispatcher {
                 }
                 break;
             }
-            int size = MpiDatatype.sizeOf(datatype);
-            if (size < 0) {
-                throw new IllegalStateException("rank " + rank.rankId + " of job " + Job.hex(rank.job.jobId)
-                        + " wrote datatype " + datatype);
-            }
-            int tagWord = ring.peekTagWord();
-            int inRecord = ring.headRecordElements();
-            int want = Math.min(inRecord, v2.maxPayload() / size);
-            int base = rank.slotOffset(rank.next);
-            int n = ring.pollRecord(datatype, rank.retained(), base + HEADER_LENGTH, want);
-            if (n <= 0) {
+            if (!readFragment(rank)) {
                 break;
             }
-            boolean endOfMessage = n == inRecord && (tagWord & MessageRing.MORE_RECORDS) == 0;
-            slot.wrap(rank.retained, base).reset(OP_RECV, FLAG_REPLY | (endOfMessage ? FLAG_END_OF_MESSAGE : 0))
-                    .datatype(datatype).tag(tagWord & ~MessageRing.MORE_RECORDS).rank(rank.rankId)
-                    .jobId(rank.job.jobId).sequence(rank.next).argument(n).payloadLength(n * size);
-            sendRetained(replies, rank, rank.next);
-            rank.next++;
-            ring.consumerMark(rank.next);
-            rank.bytesOut += n * size;
-            count(V2Counter.RECV_FRAGMENTS);
-            add(V2Counter.RECV_BYTES, n * size);
+            sendRetained(replies, rank, rank.next - 1);
             sent++;
         }
         return sent;
+    }
+
+    /**
+     * Cuts the next fragment from the rank's ring into its retained slot without releasing it
+     * from the ring. The cut depends only on the ring's records and the maximum payload: at most
+     * one record per fragment, {@code min(elements left in the record, maxPayload / size)}
+     * elements, so a new instance cuts the same fragments from the same position.
+     *
+     * @return whether a fragment was read (as number {@code next - 1})
+     */
+    private boolean readFragment(V2Rank rank) {
+        MessageRing ring = rank.fromRank;
+        if (ring == null) {
+            return false;
+        }
+        int datatype = ring.peekNextDatatype();
+        if (datatype == MessageRing.EMPTY) {
+            return false;
+        }
+        int size = MpiDatatype.sizeOf(datatype);
+        if (size < 0) {
+            throw new IllegalStateException("rank " + rank.rankId + " of job " + Job.hex(rank.job.jobId)
+                    + " wrote datatype " + datatype);
+        }
+        int tagWord = ring.peekNextTagWord();
+        int inRecord = ring.peekNextElements();
+        int want = Math.min(inRecord, v2.maxPayload() / size);
+        int base = rank.slotOffset(rank.next);
+        ByteBuffer retained = rank.retained();
+        long start = ring.peekPosition();
+        int n = ring.peekRecord(datatype, retained, base + HEADER_LENGTH, want);
+        if (n <= 0) {
+            return false;
+        }
+        rank.starts[rank.slot(rank.next)] = start;
+        boolean endOfMessage = n == inRecord && (tagWord & MessageRing.MORE_RECORDS) == 0;
+        slot.wrap(retained, base).reset(OP_RECV, FLAG_REPLY | (endOfMessage ? FLAG_END_OF_MESSAGE : 0))
+                .datatype(datatype).tag(tagWord & ~MessageRing.MORE_RECORDS).rank(rank.rankId)
+                .jobId(rank.job.jobId).sequence(rank.next).argument(n).payloadLength(n * size);
+        rank.next++;
+        rank.bytesOut += n * size;
+        count(V2Counter.RECV_FRAGMENTS);
+        add(V2Counter.RECV_BYTES, n * size);
+        return true;
     }
 
     private void sendRetained(DatagramTransport replies, V2Rank rank, long sequence) {

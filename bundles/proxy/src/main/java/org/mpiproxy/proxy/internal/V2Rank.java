@@ -12,6 +12,11 @@ import org.mpiproxy.api.RankProcess;
 /**
  * One rank of a v2 job: its channel, process, stream positions and the rank-to-host fragments
  * sent but not yet acknowledged. Relay thread only.
+ * <p>
+ * The retained fragments are copies: their data stays in the rank's ring until the host
+ * acknowledges them (peeked, not released), and the ring's consumer mark holds the sequence
+ * number of the fragment that starts at the ring's released head, so a new instance over the
+ * same channel (a refreshed bundle) cuts the same fragments again.
  */
 final class V2Rank {
 
@@ -50,6 +55,8 @@ final class V2Rank {
     final int slotSize;
     /** Allocated with the first RECV: many ranks only ever receive. */
     ByteBuffer retained;
+    /** Per slot: the ring's peek position where the slot's fragment starts (for the commit of its acknowledgement). */
+    long[] starts;
 
     /** Bytes stored of the host-to-rank message not yet complete (0 between messages). */
     long messageBytesIn;
@@ -76,12 +83,17 @@ final class V2Rank {
     ByteBuffer retained() {
         if (retained == null) {
             retained = ByteBuffer.allocateDirect(slots * slotSize).order(ByteOrder.LITTLE_ENDIAN);
+            starts = new long[slots];
         }
         return retained;
     }
 
     int slotOffset(long sequence) {
-        return (int) Long.remainderUnsigned(sequence, slots) * slotSize;
+        return slot(sequence) * slotSize;
+    }
+
+    int slot(long sequence) {
+        return (int) Long.remainderUnsigned(sequence, slots);
     }
 
     boolean isDone() {

@@ -92,6 +92,92 @@ final class HeapMessageRing implements MessageRing {
         consumerMark = mark;
     }
 
+    /** Read-ahead cursor in payload bytes ever read (as {@code read}); -1 until used. */
+    private long peekPos = -1;
+
+    private long syncPeek() {
+        if (peekPos < read) {
+            peekPos = read;
+        }
+        return peekPos;
+    }
+
+    /** @return the record at the cursor and sets {@link #peekIn} to the bytes of it already peeked, or null */
+    private Rec peekRec() {
+        long at = syncPeek();
+        long start = read - (records.isEmpty() ? 0 : records.peek().consumed);
+        for (Rec r : records) {
+            if (at < start + r.data.length) {
+                peekIn = (int) (at - start);
+                return r;
+            }
+            start += r.data.length;
+        }
+        return null;
+    }
+
+    private int peekIn;
+
+    @Override
+    public synchronized long peekPosition() {
+        return syncPeek();
+    }
+
+    @Override
+    public synchronized int peekNextDatatype() {
+        Rec r = peekRec();
+        return r == null ? EMPTY : r.datatype;
+    }
+
+    @Override
+    public synchronized int peekNextTagWord() {
+        Rec r = peekRec();
+        return r == null ? 0 : r.tagWord;
+    }
+
+    @Override
+    public synchronized int peekNextElements() {
+        Rec r = peekRec();
+        return r == null ? 0 : (r.data.length - peekIn) / r.size;
+    }
+
+    @Override
+    public synchronized int peekRecord(int datatype, ByteBuffer dst, int offset, int maxElements) {
+        Rec r = peekRec();
+        if (r == null) {
+            return 0;
+        }
+        if (r.datatype != datatype) {
+            return TYPE_MISMATCH;
+        }
+        int n = Math.min(maxElements, (r.data.length - peekIn) / r.size);
+        dst.put(offset, r.data, peekIn, n * r.size);
+        peekPos += (long) n * r.size;
+        return n;
+    }
+
+    @Override
+    public synchronized void commit(long position) {
+        if (position < read || position > syncPeek()) {
+            throw new IllegalArgumentException("commit " + position + " outside " + read + ".." + peekPos);
+        }
+        while (read < position) {
+            Rec head = records.peek();
+            int bytes = (int) Math.min(position - read, head.data.length - head.consumed);
+            head.consumed += bytes;
+            used -= bytes;
+            read += bytes;
+            if (head.consumed == head.data.length) {
+                records.poll();
+            }
+        }
+    }
+
+    @Override
+    public synchronized void rewindPeek() {
+        peekPos = -1;
+    }
+
     /** @return the tag words of the records waiting, oldest first */
     synchronized java.util.List<Integer> tagWords() {
         java.util.List<Integer> list = new java.util.ArrayList<>();

@@ -1,6 +1,7 @@
 package org.mpiproxy.proxy.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetSocketAddress;
@@ -90,8 +91,14 @@ class RetransmissionsTest {
         assertEquals(V2HeaderDescriptor.OP_RECV, reply.operation());
         assertEquals(9, reply.buffer().getInt(reply.payloadOffset()), "the same data, sent again");
         assertEquals(3L, retransmissions(server), "the RECV data sent again after the host lost it");
-        assertTrue(channels.channel(JOB, 1).fromRank.isEmpty());
-        assertEquals(1, channels.channel(JOB, 1).fromRank.consumerMark(), "taken from the ring once");
+        assertFalse(channels.channel(JOB, 1).fromRank.isEmpty(), "kept in the ring until acknowledged");
+        assertEquals(0, channels.channel(JOB, 1).fromRank.consumerMark());
+        dispatcher.onDatagram(host.recv(JOB, 1, 1, 8), HOST, transport);
+        assertEquals(0, transport.take().stream()
+                .filter(s -> new V2HeaderFlyweight().wrap(s.bytes, 0).payloadLength() > 0).count(),
+                "acknowledged: nothing sent again");
+        assertTrue(channels.channel(JOB, 1).fromRank.isEmpty(), "released once acknowledged");
+        assertEquals(1, channels.channel(JOB, 1).fromRank.consumerMark());
     }
 
     private ProxyStatus status() {
