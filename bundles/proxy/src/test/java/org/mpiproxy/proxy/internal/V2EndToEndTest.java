@@ -12,7 +12,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -23,7 +22,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
-import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.channel.shm.internal.MappedFileChannelManager;
 import org.mpiproxy.mpi.MpiException;
 import org.mpiproxy.mpi.internal.ChannelRankTransport;
@@ -55,56 +53,11 @@ class V2EndToEndTest {
         void run(ChannelRankTransport rank, LaunchRequest request);
     }
 
-    private static final class ThreadRank implements RankProcess {
-        final CompletableFuture<Integer> exit = new CompletableFuture<>();
-
-        @Override
-        public long pid() {
-            return 1;
-        }
-
-        @Override
-        public int coreId() {
-            return 0;
-        }
-
-        @Override
-        public boolean isAlive() {
-            return !exit.isDone();
-        }
-
-        @Override
-        public CompletableFuture<Integer> onExit() {
-            return exit;
-        }
-
-        @Override
-        public void stop(Duration grace) {
-            exit.complete(143);
-        }
-    }
-
     private int start(int datagramSize, String node, RankBody body) throws Exception {
         MappedFileChannelManager channels = new MappedFileChannelManager(TestConfigs.of(
                 MappedFileChannelManager.Config.class, Map.of("base.directory", dir.resolve("shm").toString(),
                         "ring.capacity", 1 << 20)));
-        ProcessLauncher launcher = request -> {
-            ThreadRank process = new ThreadRank();
-            Thread t = new Thread(() -> {
-                try {
-                    ChannelRankTransport rank = ChannelRankTransport.map(request.channelPath());
-                    body.run(rank, request);
-                    rank.finish();
-                    process.exit.complete(request.rankId() * 10);
-                } catch (RuntimeException e) {
-                    e.printStackTrace();
-                    process.exit.complete(99);
-                }
-            }, "rank-" + request.rankId());
-            t.setDaemon(true);
-            t.start();
-            return process;
-        };
+        ProcessLauncher launcher = ThreadRanks.launcher(body::run, request -> request.rankId() * 10);
         dispatcher = new V2Dispatcher(channels,
                 new ProxySettings(dir.resolve("logs"), 1 << 20, Duration.ofSeconds(30), Duration.ofSeconds(1)),
                 new V2Settings(V2Datagrams.KEYS, node, Duration.ofSeconds(30), 1024, datagramSize,

@@ -25,7 +25,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.api.ProcessLauncher;
-import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.channel.shm.internal.MappedFileChannelManager;
 import org.mpiproxy.mpi.MpiException;
 import org.mpiproxy.mpi.internal.ChannelRankTransport;
@@ -56,47 +55,7 @@ class V2LimitsTest {
     private int start(long maxMessageBytes, Consumer<ChannelRankTransport> body) throws IOException {
         MappedFileChannelManager channels = new MappedFileChannelManager(TestConfigs.of(
                 MappedFileChannelManager.Config.class, Map.of("base.directory", dir.resolve("shm").toString())));
-        ProcessLauncher launcher = request -> {
-            CompletableFuture<Integer> exit = new CompletableFuture<>();
-            Thread t = new Thread(() -> {
-                try {
-                    ChannelRankTransport rank = ChannelRankTransport.map(request.channelPath());
-                    body.accept(rank);
-                    rank.finish();
-                    exit.complete(0);
-                } catch (RuntimeException e) {
-                    exit.complete(99);
-                }
-            }, "rank-" + request.rankId());
-            t.setDaemon(true);
-            t.start();
-            return new RankProcess() {
-                @Override
-                public long pid() {
-                    return 1;
-                }
-
-                @Override
-                public int coreId() {
-                    return 0;
-                }
-
-                @Override
-                public boolean isAlive() {
-                    return !exit.isDone();
-                }
-
-                @Override
-                public CompletableFuture<Integer> onExit() {
-                    return exit;
-                }
-
-                @Override
-                public void stop(Duration grace) {
-                    exit.complete(143);
-                }
-            };
-        };
+        ProcessLauncher launcher = ThreadRanks.launcher((rank, request) -> body.accept(rank));
         ProxySettings settings = new ProxySettings(dir.resolve("logs"), 1 << 20, Duration.ofSeconds(30),
                 Duration.ofSeconds(1));
         dispatcher = new V2Dispatcher(channels, settings, new V2Settings(V2Datagrams.KEYS, "127.0.0.1",

@@ -7,16 +7,13 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.mpiproxy.api.ProcessLauncher;
-import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.channel.shm.internal.MappedFileChannelManager;
-import org.mpiproxy.mpi.internal.ChannelRankTransport;
 import org.mpiproxy.mpi.internal.HostfileEntry;
 import org.mpiproxy.mpi.internal.V2HostTransport;
 import org.mpiproxy.protocol.MpiDatatype;
@@ -44,53 +41,14 @@ public final class V2LossScenario {
         Files.createDirectories(dir);
         MappedFileChannelManager channels = new MappedFileChannelManager(TestConfigs.of(
                 MappedFileChannelManager.Config.class, Map.of("base.directory", dir.resolve("shm").toString())));
-        ProcessLauncher launcher = request -> {
-            CompletableFuture<Integer> exit = new CompletableFuture<>();
-            Thread t = new Thread(() -> {
-                try {
-                    ChannelRankTransport rank = ChannelRankTransport.map(request.channelPath());
-                    ByteBuffer b = ByteBuffer.allocate(count * 4).order(ByteOrder.LITTLE_ENDIAN);
-                    rank.recv(MpiDatatype.INT.code(), b, 0, count, 0);
-                    for (int i = 0; i < count; i++) {
-                        b.putInt(4 * i, b.getInt(4 * i) + request.rankId());
-                    }
-                    rank.send(MpiDatatype.INT.code(), b, 0, count, 0);
-                    rank.finish();
-                    exit.complete(0);
-                } catch (RuntimeException e) {
-                    e.printStackTrace();
-                    exit.complete(99);
-                }
-            });
-            t.setDaemon(true);
-            t.start();
-            return new RankProcess() {
-                @Override
-                public long pid() {
-                    return 1;
-                }
-
-                @Override
-                public int coreId() {
-                    return 0;
-                }
-
-                @Override
-                public boolean isAlive() {
-                    return !exit.isDone();
-                }
-
-                @Override
-                public CompletableFuture<Integer> onExit() {
-                    return exit;
-                }
-
-                @Override
-                public void stop(Duration grace) {
-                    exit.complete(143);
-                }
-            };
-        };
+        ProcessLauncher launcher = ThreadRanks.launcher((rank, request) -> {
+            ByteBuffer b = ByteBuffer.allocate(count * 4).order(ByteOrder.LITTLE_ENDIAN);
+            rank.recv(MpiDatatype.INT.code(), b, 0, count, 0);
+            for (int i = 0; i < count; i++) {
+                b.putInt(4 * i, b.getInt(4 * i) + request.rankId());
+            }
+            rank.send(MpiDatatype.INT.code(), b, 0, count, 0);
+        });
         ExecutorService launches = Executors.newFixedThreadPool(2);
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1);
         AtomicReference<UdpTransport> ref = new AtomicReference<>();

@@ -12,7 +12,6 @@ import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
 import java.util.Set;
-import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -23,7 +22,6 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.Timeout;
 import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.api.ProcessLauncher;
-import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.channel.shm.internal.MappedFileChannelManager;
 import org.mpiproxy.mpi.Status;
 import org.mpiproxy.mpi.internal.ChannelRankTransport;
@@ -99,48 +97,7 @@ class V2TagsTest {
     private int start() throws IOException {
         MappedFileChannelManager channels = new MappedFileChannelManager(TestConfigs.of(
                 MappedFileChannelManager.Config.class, Map.of("base.directory", dir.resolve("shm").toString())));
-        ProcessLauncher launcher = request -> {
-            CompletableFuture<Integer> exit = new CompletableFuture<>();
-            Thread t = new Thread(() -> {
-                try {
-                    ChannelRankTransport rank = ChannelRankTransport.map(request.channelPath());
-                    rank(rank, request.rankId());
-                    rank.finish();
-                    exit.complete(0);
-                } catch (RuntimeException e) {
-                    e.printStackTrace();
-                    exit.complete(99);
-                }
-            }, "rank-" + request.rankId());
-            t.setDaemon(true);
-            t.start();
-            return new RankProcess() {
-                @Override
-                public long pid() {
-                    return 1;
-                }
-
-                @Override
-                public int coreId() {
-                    return 0;
-                }
-
-                @Override
-                public boolean isAlive() {
-                    return !exit.isDone();
-                }
-
-                @Override
-                public CompletableFuture<Integer> onExit() {
-                    return exit;
-                }
-
-                @Override
-                public void stop(Duration grace) {
-                    exit.complete(143);
-                }
-            };
-        };
+        ProcessLauncher launcher = ThreadRanks.launcher((rank, request) -> rank(rank, request.rankId()));
         ProxySettings settings = new ProxySettings(dir.resolve("logs"), 1 << 20, Duration.ofSeconds(30),
                 Duration.ofSeconds(1));
         dispatcher = new V2Dispatcher(channels, settings, new V2Settings(V2Datagrams.KEYS, "127.0.0.1",
