@@ -65,23 +65,27 @@ final class Rank {
     }
 
     RankInfo info() {
-        RankInfo.State state;
-        switch (phase) {
-            case EXITED:
-                state = RankInfo.State.EXITED;
-                break;
-            case FAILED:
-                state = RankInfo.State.FAILED;
-                break;
-            case TERMINATING:
-                state = RankInfo.State.TERMINATING;
-                break;
-            default:
-                state = terminateRequested ? RankInfo.State.TERMINATING : RankInfo.State.RUNNING;
-                break;
-        }
+        RankInfo.State state = state(phase, terminateRequested);
         long pid = process != null ? process.pid() : -1;
         return new RankInfo(rankId, coreId, program, pid, state, exitStatus, bytesIn, bytesOut, held.heldBytes(),
                 dropped);
+    }
+
+    /**
+     * @param phase              a rank's phase
+     * @param terminateRequested whether its host asked for TERMINATE
+     * @return what operators see of it
+     */
+    static RankInfo.State state(Phase phase, boolean terminateRequested) {
+        switch (phase) {
+            case EXITED:
+                return RankInfo.State.EXITED;
+            case FAILED:
+                return RankInfo.State.FAILED;
+            case TERMINATING:
+                return RankInfo.State.TERMINATING;
+            default:
+                return terminateRequested ? RankInfo.State.TERMINATING : RankInfo.State.RUNNING;
+        }
     }
 }

@@ -105,21 +105,7 @@ final class V2Rank {
     }
 
     RankInfo info() {
-        RankInfo.State state;
-        switch (phase) {
-            case EXITED:
-                state = RankInfo.State.EXITED;
-                break;
-            case FAILED:
-                state = RankInfo.State.FAILED;
-                break;
-            case TERMINATING:
-                state = RankInfo.State.TERMINATING;
-                break;
-            default:
-                state = terminateRequested ? RankInfo.State.TERMINATING : RankInfo.State.RUNNING;
-                break;
-        }
+        RankInfo.State state = Rank.state(phase, terminateRequested);
         long pid = process != null ? process.pid() : -1;
         return new RankInfo(rankId, coreId, program, pid, state, exitStatus, bytesIn, bytesOut, 0, 0);
     }
