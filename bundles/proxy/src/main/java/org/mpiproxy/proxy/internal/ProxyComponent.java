@@ -97,6 +97,13 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
                         + " line). Empty means 127.0.0.1.")
         String node_name() default "";
 
+        @AttributeDefinition(name = "Start-up wait",
+                description = "Seconds the proxy, once started, waits for its channel manager and local launcher"
+                        + " before it answers requests without them. Datagrams that arrive meanwhile are dropped"
+                        + " and counted (datagrams.before.ready), as if the port were not open yet: an EXEC is"
+                        + " never refused only because the node is still booting.", min = "0")
+        int startup_wait_seconds() default 60;
+
         @AttributeDefinition(name = "v2 key files",
                 description = "Cluster key files as id:path, comma-separated; the first signs replies. A path alone"
                         + " is key id 1. Empty means ${karaf.etc}/mpiproxy.key.")
@@ -129,9 +136,6 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         long v2_max_message_bytes() default V2Settings.DEFAULT_MAX_MESSAGE_BYTES;
     }
 
-    @Reference(target = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_LOCAL + ")",
-            cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
     private volatile ProcessLauncher localLauncher;
 
     @Reference(target = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_CORE + ")",
@@ -151,6 +155,10 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     private final AtomicBoolean swept = new AtomicBoolean();
     private final ProtocolFront front;
     private final String v2Problem;
+    private final long startedNanos = System.nanoTime();
+    private final long startupWaitNanos;
+    private volatile boolean ready;
+    private volatile long beforeReady;
 
     /**
      * @param config the configuration
@@ -177,6 +185,11 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             }
         }
         this.v2Problem = problem;
+        if (config.startup_wait_seconds() < 0) {
+            throw new IllegalArgumentException("startup.wait.seconds=" + config.startup_wait_seconds()
+                    + " must be >= 0");
+        }
+        this.startupWaitNanos = TimeUnit.SECONDS.toNanos(config.startup_wait_seconds());
         this.front = new ProtocolFront(dispatcher, config.v1_enabled(), v2);
     }
 
@@ -198,9 +211,23 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     @Reference(name = "channels", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY, unbind = "unbindChannels")
     void bindChannels(ChannelManager manager) {
-        channels = manager;
         if (swept.compareAndSet(false, true)) {
             ledger.sweep(manager);
+        }
+        channels = manager;
+    }
+
+    /** @param launcher the launcher of the proxy's own core */
+    @Reference(name = "localLauncher", target = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_LOCAL + ")",
+            cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY, unbind = "unbindLocalLauncher")
+    void bindLocalLauncher(ProcessLauncher launcher) {
+        localLauncher = launcher;
+    }
+
+    void unbindLocalLauncher(ProcessLauncher launcher) {
+        if (localLauncher == launcher) {
+            localLauncher = null;
         }
     }
 
@@ -331,7 +358,33 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
 
     @Override
     public void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
+        if (!ready && !becameReady()) {
+            beforeReady++;
+            return;
+        }
         front.onDatagram(datagram, source, replies);
+    }
+
+    /**
+     * The proxy serves once the channel manager (after its start-up sweep) and the local launcher
+     * are bound, or when the start-up wait is over without them. Later absences, such as a
+     * launcher being updated, are answered with errors rather than silence.
+     */
+    private boolean becameReady() {
+        boolean complete = channels != null && localLauncher != null;
+        if (!complete && System.nanoTime() - startedNanos < startupWaitNanos) {
+            return false;
+        }
+        ready = true;
+        org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ProxyComponent.class);
+        if (complete) {
+            log.info("serving requests ({} datagrams dropped while starting)", beforeReady);
+        } else {
+            log.warn("serving requests without {} after waiting {} s for it ({} datagrams dropped while starting)",
+                    channels == null ? "a channel manager" : "a local launcher",
+                    TimeUnit.NANOSECONDS.toSeconds(startupWaitNanos), beforeReady);
+        }
+        return true;
     }
 
     @Override
@@ -372,6 +425,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
 
     @Override
     public Map<String, Long> counters() {
-        return front.counters();
+        Map<String, Long> all = front.counters();
+        all.put("datagrams.before.ready", beforeReady);
+        return all;
     }
 }

@@ -59,15 +59,55 @@ class ProxyComponentTest {
     void shouldServeThroughComponentAndStopOnDeactivate() {
         FakeChannelManager channels = new FakeChannelManager();
         ProxyComponent component = new ProxyComponent(channels, TestConfigs.of(ProxyComponent.Config.class,
-                Map.of()));
+                Map.of("startup.wait.seconds", 0)));
         RecordingTransport transport = new RecordingTransport();
         component.onDatagram(V1Datagrams.exec(1, 0, 2, "prog"), new java.net.InetSocketAddress("127.0.0.1", 1),
                 transport);
-        assertEquals(1, transport.take().size(), "no launcher bound: MPI_ERR_IO at once");
+        assertEquals(1, transport.take().size(), "no launcher bound and no start-up wait: MPI_ERR_IO at once");
         assertEquals(0, component.doWork(transport));
         assertEquals(1L, component.counters().get("exec.rejected"));
         assertTrue(component.jobs().isEmpty());
         component.deactivate();
+    }
+
+    @Test
+    void shouldAnswerNothingUntilTheChannelManagerAndTheLocalLauncherAreBound() {
+        ProxyComponent component = new ProxyComponent(TestConfigs.of(ProxyComponent.Config.class, Map.of()));
+        RecordingTransport transport = new RecordingTransport();
+        java.net.InetSocketAddress host = new java.net.InetSocketAddress("127.0.0.1", 1);
+        component.onDatagram(V1Datagrams.exec(1, 0, 2, "prog"), host, transport);
+        component.bindChannels(new FakeChannelManager());
+        component.onDatagram(V1Datagrams.exec(1, 0, 2, "prog"), host, transport);
+        assertEquals(0, transport.take().size(), "still starting: silence, not a refusal");
+        assertEquals(2L, component.counters().get("datagrams.before.ready"));
+        assertEquals(0L, component.counters().get("exec.requests"));
+
+        FakeLauncher launcher = new FakeLauncher();
+        component.bindLocalLauncher(launcher);
+        component.onDatagram(V1Datagrams.exec(1, 0, 2, "prog"), host, transport);
+        assertEquals(1L, component.counters().get("exec.requests"));
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        java.util.List<?> replies = java.util.List.of();
+        while (replies.isEmpty() && System.nanoTime() < deadline) {
+            component.doWork(transport);
+            replies = transport.take();
+        }
+        assertEquals(1, replies.size(), "the launched rank's EXEC reply");
+        assertEquals(1L, component.counters().get("exec.started"));
+
+        component.unbindLocalLauncher(launcher);
+        component.onDatagram(V1Datagrams.exec(1, 0, 3, "prog"), new java.net.InetSocketAddress("127.0.0.1", 2),
+                transport);
+        assertEquals(1L, component.counters().get("exec.rejected"), "once serving, a missing launcher is an error");
+        assertEquals(2L, component.counters().get("datagrams.before.ready"));
+        component.deactivate();
+    }
+
+    @Test
+    void shouldRefuseANegativeStartupWait() {
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new ProxyComponent(
+                TestConfigs.of(ProxyComponent.Config.class, Map.of("startup.wait.seconds", -1))));
+        assertEquals("startup.wait.seconds=-1 must be >= 0", e.getMessage());
     }
 
     @Test
@@ -78,7 +118,7 @@ class ProxyComponentTest {
         java.nio.file.Files.setPosixFilePermissions(key,
                 java.nio.file.attribute.PosixFilePermissions.fromString("rw-r-----"));
         ProxyComponent component = new ProxyComponent(new FakeChannelManager(), TestConfigs.of(
-                ProxyComponent.Config.class, Map.of("v2.key.files", key.toString())));
+                ProxyComponent.Config.class, Map.of("v2.key.files", key.toString(), "startup.wait.seconds", 0)));
         assertEquals("key file " + key + " has mode rw-r-----; it must be rw------- (0600) or r-------- (0400)",
                 component.v2Problem());
         RecordingTransport transport = new RecordingTransport();
