@@ -54,6 +54,7 @@ public final class V2Authenticator {
     private final ReplayCache[] replay = new ReplayCache[256];
     private final long nodeId;
     private final long skewMillis;
+    private final int replayCapacity;
     private final byte[] computed = new byte[MAC_LENGTH];
     private final byte[] received = new byte[MAC_LENGTH];
     private final V2HeaderFlyweight header = new V2HeaderFlyweight();
@@ -71,6 +72,7 @@ public final class V2Authenticator {
         this.keys = keys;
         this.nodeId = nodeId;
         this.skewMillis = skewMillis;
+        this.replayCapacity = replayCapacity;
         for (int id = 0; id < 256; id++) {
             if (keys.has(id)) {
                 try {
@@ -84,6 +86,26 @@ public final class V2Authenticator {
                 replay[id] = new ReplayCache(replayCapacity, 2 * skewMillis + 1);
             }
         }
+    }
+
+    /**
+     * An authenticator for new keys or a new node id (key rotation without a restart), with this
+     * one's clock skew and replay capacity. A key id whose key is unchanged keeps its replay
+     * cache, so a request accepted before the change cannot be replayed after it; a new or changed
+     * key starts with an empty one (nothing was ever accepted under it).
+     *
+     * @param newKeys   the cluster keys from now on
+     * @param newNodeId the node id datagrams must name from now on
+     * @return the new authenticator; this one must no longer be used
+     */
+    public V2Authenticator rekey(ClusterKeys newKeys, long newNodeId) {
+        V2Authenticator next = new V2Authenticator(newKeys, newNodeId, skewMillis, replayCapacity);
+        for (int id = 0; id < 256; id++) {
+            if (keys.has(id) && newKeys.has(id) && java.util.Arrays.equals(keys.key(id), newKeys.key(id))) {
+                next.replay[id] = replay[id];
+            }
+        }
+        return next;
     }
 
     /** @return the node id this authenticator expects */

@@ -77,6 +77,40 @@ class V2AuthenticatorTest {
     }
 
     @Test
+    void shouldRotateKeysWithoutForgettingWhatWasAccepted() {
+        V2Authenticator a = proxy();
+        assertEquals(V2Authenticator.OK, verify(a, V2Examples.exec(), NOW));
+        byte[] key1 = HexFormat.of().parseHex(V2Examples.KEY_HEX);
+        byte[] key2 = key1.clone();
+        key2[0] ^= 0x55;
+        long node = NodeIds.of(V2Examples.NODE);
+
+        V2Authenticator both = a.rekey(ClusterKeys.of(Map.of(1, key1, 2, key2), 2), node);
+        assertEquals(2, both.sendKeyId(), "the new key signs replies");
+        assertEquals(V2Authenticator.REPLAYED, verify(both, V2Examples.exec(), NOW + 1),
+                "an unchanged key keeps its replay cache");
+        ByteBuffer underKey2 = V2Examples.exec();
+        new V2HeaderFlyweight().wrap(underKey2, 0).keyId(2);
+        both.sign(underKey2, 0);
+        assertEquals(V2Authenticator.OK, verify(both, underKey2, NOW + 2));
+
+        V2Authenticator onlyKey2 = both.rekey(ClusterKeys.of(Map.of(2, key2), 2), node);
+        ByteBuffer fresh = V2Examples.exec();
+        new V2HeaderFlyweight().wrap(fresh, 0).nonce(12345);
+        a.sign(fresh, 0);
+        assertEquals(V2Authenticator.UNKNOWN_KEY, verify(onlyKey2, fresh, NOW + 3), "a removed key is refused");
+        assertEquals(V2Authenticator.REPLAYED, verify(onlyKey2, underKey2, NOW + 4));
+        assertThrows(IllegalArgumentException.class, () -> onlyKey2.sign(V2Examples.exec(), 0),
+                "nothing is signed under a removed key");
+
+        V2Authenticator renamed = onlyKey2.rekey(ClusterKeys.of(Map.of(2, key2), 2), NodeIds.of("node-b"));
+        ByteBuffer forA = V2Examples.exec();
+        new V2HeaderFlyweight().wrap(forA, 0).keyId(2).nonce(777);
+        onlyKey2.sign(forA, 0);
+        assertEquals(V2Authenticator.WRONG_NODE, verify(renamed, forA, NOW + 5), "a request for the old name");
+    }
+
+    @Test
     void shouldRefuseStaleAndFutureTimestampsBeyondTheSkew() {
         V2Authenticator a = proxy();
         assertEquals(V2Authenticator.STALE, verify(a, V2Examples.exec(), NOW + 30_001));

@@ -20,8 +20,9 @@ import org.mpiproxy.protocol.V2HeaderDescriptor;
 final class ProtocolFront implements DatagramHandler {
 
     private final V1Dispatcher v1;
-    private final V2Dispatcher v2;
+    private volatile V2Dispatcher v2;
     private volatile boolean v1Enabled;
+    private volatile boolean v2Enabled = true;
     private volatile long v1Disabled;
     private volatile long v2Disabled;
 
@@ -40,8 +41,26 @@ final class ProtocolFront implements DatagramHandler {
         this.v1Enabled = enabled;
     }
 
+    void v2Enabled(boolean enabled) {
+        this.v2Enabled = enabled;
+    }
+
     V2Dispatcher v2() {
         return v2;
+    }
+
+    /**
+     * Starts serving v2 with a dispatcher made after start-up (v2 could not start then, or was
+     * disabled); any thread.
+     *
+     * @param started the new dispatcher
+     * @throws IllegalStateException when a v2 dispatcher is already there
+     */
+    void startV2(V2Dispatcher started) {
+        if (v2 != null) {
+            throw new IllegalStateException("v2 is already served");
+        }
+        v2 = started;
     }
 
     @Override
@@ -49,8 +68,9 @@ final class ProtocolFront implements DatagramHandler {
         boolean isV2 = datagram.hasRemaining()
                 && (datagram.get(datagram.position()) & 0xff) == V2HeaderDescriptor.MAGIC;
         if (isV2) {
-            if (v2 != null) {
-                v2.onDatagram(datagram, source, replies);
+            V2Dispatcher d = v2;
+            if (d != null && v2Enabled) {
+                d.onDatagram(datagram, source, replies);
             } else {
                 v2Disabled++;
             }
@@ -64,21 +84,24 @@ final class ProtocolFront implements DatagramHandler {
     @Override
     public int doWork(DatagramTransport replies) {
         int work = v1.doWork(replies);
-        if (v2 != null) {
-            work += v2.doWork(replies);
+        V2Dispatcher d = v2;
+        if (d != null) {
+            work += d.doWork(replies);
         }
         return work;
     }
 
     @Override
     public boolean hasPendingWork() {
-        return v1.hasPendingWork() || (v2 != null && v2.hasPendingWork());
+        V2Dispatcher d = v2;
+        return v1.hasPendingWork() || (d != null && d.hasPendingWork());
     }
 
     List<JobInfo> jobs() {
         List<JobInfo> all = new ArrayList<>(v1.jobs());
-        if (v2 != null) {
-            all.addAll(v2.jobs());
+        V2Dispatcher d = v2;
+        if (d != null) {
+            all.addAll(d.jobs());
         }
         return all;
     }
@@ -87,16 +110,18 @@ final class ProtocolFront implements DatagramHandler {
         Map<String, Long> all = new LinkedHashMap<>(v1.counters());
         all.put("v1.disabled", v1Disabled);
         all.put("v2.disabled", v2Disabled);
-        if (v2 != null) {
-            all.putAll(v2.counters());
+        V2Dispatcher d = v2;
+        if (d != null) {
+            all.putAll(d.counters());
         }
         return all;
     }
 
     /** Closes v2, then v1 (which stops the shared launch and timer threads). */
     void close() {
-        if (v2 != null) {
-            v2.close();
+        V2Dispatcher d = v2;
+        if (d != null) {
+            d.close();
         }
         v1.close();
     }

@@ -150,11 +150,15 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     /** Dynamic, so that updating or reconfiguring the channel bundle keeps the proxy and its jobs. */
     private volatile ChannelManager channels;
 
+    private final ExecutorService launches;
+    private final ScheduledThreadPoolExecutor timer;
+    private final ChannelManager current;
     private final V1Dispatcher dispatcher;
     private final RankLedger ledger;
     private final AtomicBoolean swept = new AtomicBoolean();
     private final ProtocolFront front;
-    private final String v2Problem;
+    private volatile String v2Problem;
+    private volatile RankOutputListener outputBridge;
     private final long startedNanos = System.nanoTime();
     private final long startupWaitNanos;
     private volatile boolean ready;
@@ -165,32 +169,40 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
      */
     @Activate
     public ProxyComponent(Config config) {
-        ExecutorService launches = launchExecutor();
-        ScheduledThreadPoolExecutor timer = timer();
-        ChannelManager current = new CurrentChannelManager(() -> channels);
-        this.dispatcher = new V1Dispatcher(current, settings(config), this::launcher, this::wakeup, launches, timer);
-        dispatcher.supervision(supervision(config));
-        this.ledger = new RankLedger(stateDirectory(config));
-        dispatcher.ledger(ledger);
-        V2Dispatcher v2 = null;
-        String problem = null;
-        if (config.v2_enabled()) {
-            try {
-                v2 = new V2Dispatcher(current, settings(config), V2Config.settings(config), this::launcher,
-                        this::wakeup, launches, timer, System::currentTimeMillis);
-            } catch (IllegalArgumentException e) {
-                problem = e.getMessage();
-                org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).error("protocol v2 is not started: {}",
-                        problem);
-            }
-        }
-        this.v2Problem = problem;
         if (config.startup_wait_seconds() < 0) {
             throw new IllegalArgumentException("startup.wait.seconds=" + config.startup_wait_seconds()
                     + " must be >= 0");
         }
         this.startupWaitNanos = TimeUnit.SECONDS.toNanos(config.startup_wait_seconds());
-        this.front = new ProtocolFront(dispatcher, config.v1_enabled(), v2);
+        this.launches = launchExecutor();
+        this.timer = timer();
+        this.current = new CurrentChannelManager(() -> channels);
+        this.dispatcher = new V1Dispatcher(current, settings(config), this::launcher, this::wakeup, launches, timer);
+        dispatcher.supervision(supervision(config));
+        this.ledger = new RankLedger(stateDirectory(config));
+        dispatcher.ledger(ledger);
+        this.front = new ProtocolFront(dispatcher, config.v1_enabled(), null);
+        front.v2Enabled(config.v2_enabled());
+        if (config.v2_enabled()) {
+            try {
+                startV2(V2Config.settings(config), settings(config));
+            } catch (IllegalArgumentException e) {
+                v2Problem = e.getMessage();
+                org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).error("protocol v2 is not started: {}",
+                        v2Problem);
+            }
+        }
+    }
+
+    private void startV2(V2Settings v2Settings, ProxySettings proxySettings) {
+        V2Dispatcher v2 = new V2Dispatcher(current, proxySettings, v2Settings, this::launcher, this::wakeup,
+                launches, timer, System::currentTimeMillis);
+        front.startV2(v2);
+        v2Problem = null;
+        RankOutputListener bridge = outputBridge;
+        if (bridge != null) {
+            bindOutput(bridge);
+        }
     }
 
     /**
@@ -252,8 +264,9 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
 
     /**
      * Applies a changed configuration to jobs started from now on, without restarting. A bad value
-     * is logged, naming its key and the value, and the last good configuration stays. The v2 keys,
-     * node name and limits are read when the component starts.
+     * is logged, naming its key and the value, and the last good configuration stays. New v2 keys
+     * and node name apply at once (key rotation with jobs running), and v2 starts when it could
+     * not before; the v2 clock skew, replay cache size and datagram size wait for the next start.
      */
     @Modified
     void modified(Config config) {
@@ -271,17 +284,47 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     String reconfigure(Config config) {
         ProxySettings next;
         SupervisionSettings supervision;
+        V2Settings v2Next = null;
+        String v2Failure = null;
         try {
             next = settings(config);
             supervision = supervision(config);
         } catch (IllegalArgumentException e) {
             return e.getMessage();
         }
+        if (config.v2_enabled()) {
+            try {
+                v2Next = V2Config.settings(config);
+            } catch (IllegalArgumentException e) {
+                if (front.v2() != null) {
+                    return e.getMessage();
+                }
+                // v2 is not running: there is no last good v2 configuration to keep
+                v2Failure = e.getMessage();
+            }
+        }
+        if (v2Failure != null) {
+            v2Problem = v2Failure;
+            org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).error("protocol v2 is not started: {}",
+                    v2Failure);
+        }
         dispatcher.settings(next);
         dispatcher.supervision(supervision);
         front.v1Enabled(config.v1_enabled());
-        if (front.v2() != null) {
-            front.v2().settings(next);
+        front.v2Enabled(config.v2_enabled());
+        V2Dispatcher v2 = front.v2();
+        if (v2 != null) {
+            v2.settings(next);
+            if (v2Next != null) {
+                List<String> later = v2.reconfigure(v2Next);
+                if (!later.isEmpty()) {
+                    org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).warn(
+                            "{}: new values of {} take effect at the next start of the proxy", PID, later);
+                }
+            }
+        } else if (v2Next != null) {
+            startV2(v2Next, next);
+            org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).info("protocol v2 started");
         }
         return null;
     }
@@ -406,6 +449,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     @Reference(target = "(component.name=" + RankOutputBridge.NAME + ")", cardinality = ReferenceCardinality.OPTIONAL,
             policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY, unbind = "unbindOutput")
     void bindOutput(RankOutputListener bridge) {
+        outputBridge = bridge;
         V2Dispatcher v2 = front.v2();
         if (bridge instanceof RankOutputBridge && v2 != null) {
             ((RankOutputBridge) bridge).target(v2.outputListener());
@@ -413,6 +457,9 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     }
 
     void unbindOutput(RankOutputListener bridge) {
+        if (outputBridge == bridge) {
+            outputBridge = null;
+        }
         if (bridge instanceof RankOutputBridge) {
             ((RankOutputBridge) bridge).target(null);
         }

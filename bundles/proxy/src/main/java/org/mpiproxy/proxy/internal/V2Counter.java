@@ -44,6 +44,7 @@ enum V2Counter {
     JOBS_CREATED("v2.jobs.created"),
     JOBS_FINISHED("v2.jobs.finished"),
     REPLIES_FAILED("v2.replies.failed"),
+    REPLIES_KEY_REMOVED("v2.replies.key.removed"),
     ERRORS("v2.errors");
 
     private static final V2Counter[] AUTH = {null, AUTH_TOO_SHORT, AUTH_BAD_MAGIC, AUTH_BAD_LENGTH, AUTH_UNKNOWN_KEY,

@@ -77,7 +77,7 @@ final class V2Dispatcher {
     private final Executor launchExecutor;
     private final ScheduledExecutorService timer;
     private final LongSupplier clock;
-    private final V2Settings v2;
+    private volatile V2Settings v2;
     private final ConcurrentLinkedQueue<V1Dispatcher.Completion> completions = new ConcurrentLinkedQueue<>();
     private volatile ProxySettings settings;
     private volatile boolean closed;
@@ -88,7 +88,7 @@ final class V2Dispatcher {
     private final long[] counters = new long[V2Counter.values().length];
     private final long[] lastLog = new long[V2Counter.values().length];
     private final long[] suppressed = new long[V2Counter.values().length];
-    private final V2Authenticator authenticator;
+    private V2Authenticator authenticator;
     private final SplittableRandom random = new SplittableRandom();
     private final V2HeaderFlyweight request = new V2HeaderFlyweight();
     private final V2HeaderFlyweight reply = new V2HeaderFlyweight();
@@ -133,6 +133,39 @@ final class V2Dispatcher {
 
     void settings(ProxySettings newSettings) {
         this.settings = newSettings;
+    }
+
+    /**
+     * Applies changed v2 settings while jobs run. Keys and node name take effect at once (key
+     * rotation: a job whose key was removed can no longer be answered, and its host can no longer
+     * be heard); so do the job linger and the maximum message size. The clock skew, the replay
+     * cache size and the datagram size size buffers and caches of running jobs and wait for the
+     * next start.
+     *
+     * @param next the new settings
+     * @return the configuration keys whose new values wait for the next start; empty when all applied
+     */
+    List<String> reconfigure(V2Settings next) {
+        synchronized (lock) {
+            V2Settings current = v2;
+            List<String> later = new ArrayList<>();
+            if (!next.skew().equals(current.skew())) {
+                later.add("v2.skew.seconds");
+            }
+            if (next.replayCacheSize() != current.replayCacheSize()) {
+                later.add("v2.replay.cache.size");
+            }
+            if (next.datagramSize() != current.datagramSize()) {
+                later.add("v2.datagram.size");
+            }
+            if (!next.keys().equals(current.keys()) || !next.nodeName().equals(current.nodeName())) {
+                authenticator = authenticator.rekey(next.keys(), next.nodeId());
+                LOG.info("v2 now uses keys {} (node {})", next.keys(), next.nodeName());
+            }
+            v2 = new V2Settings(next.keys(), next.nodeName(), current.skew(), current.replayCacheSize(),
+                    current.datagramSize(), next.jobLinger(), next.maxMessageBytes());
+            return later;
+        }
     }
 
     // ------------------------------------------------------------------ receive thread
@@ -499,7 +532,10 @@ final class V2Dispatcher {
         int base = rank.slotOffset(sequence);
         slot.wrap(rank.retained, base).keyId(rank.job.keyId).nodeId(authenticator.nodeId())
                 .timestamp(clock.getAsLong()).nonce(random.nextLong());
-        int length = authenticator.sign(rank.retained, base);
+        int length = sign(rank.retained, base);
+        if (length < 0) {
+            return;
+        }
         ByteBuffer b = rank.retained;
         b.limit(base + length).position(base);
         if (replies != null && !replies.send(b, rank.job.owner)) {
@@ -870,8 +906,9 @@ final class V2Dispatcher {
     /** Completes and signs the reply header in {@link #replyBuffer} and sends it. */
     private void send(DatagramTransport replies, int payloadLength, InetSocketAddress target) {
         reply.payloadLength(payloadLength).timestamp(clock.getAsLong()).nonce(random.nextLong());
-        int length = authenticator.sign(replyBuffer, 0);
-        if (replies == null) {
+        int length = sign(replyBuffer, 0);
+        if (length < 0 || replies == null) {
+            replyBuffer.clear();
             return;
         }
         replyBuffer.limit(length).position(0);
@@ -879,6 +916,16 @@ final class V2Dispatcher {
             count(V2Counter.REPLIES_FAILED);
         }
         replyBuffer.clear();
+    }
+
+    /** Signs under the key the header names; -1 (counted) when that key was removed since. */
+    private int sign(ByteBuffer buffer, int offset) {
+        try {
+            return authenticator.sign(buffer, offset);
+        } catch (IllegalArgumentException e) {
+            count(V2Counter.REPLIES_KEY_REMOVED);
+            return -1;
+        }
     }
 
     // ------------------------------------------------------------------ counters and logs

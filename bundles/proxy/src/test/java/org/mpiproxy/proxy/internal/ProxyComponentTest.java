@@ -86,13 +86,7 @@ class ProxyComponentTest {
         component.bindLocalLauncher(launcher);
         component.onDatagram(V1Datagrams.exec(1, 0, 2, "prog"), host, transport);
         assertEquals(1L, component.counters().get("exec.requests"));
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-        java.util.List<?> replies = java.util.List.of();
-        while (replies.isEmpty() && System.nanoTime() < deadline) {
-            component.doWork(transport);
-            replies = transport.take();
-        }
-        assertEquals(1, replies.size(), "the launched rank's EXEC reply");
+        assertEquals(1, awaitReplies(component, transport).size(), "the launched rank's EXEC reply");
         assertEquals(1L, component.counters().get("exec.started"));
 
         component.unbindLocalLauncher(launcher);
@@ -130,6 +124,103 @@ class ProxyComponentTest {
                 transport);
         assertEquals(1, transport.take().size(), "v1 still answers");
         component.deactivate();
+    }
+
+    @Test
+    void shouldRotateV2KeysWhileAJobRuns(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        byte[] key2 = V2Datagrams.KEY.clone();
+        key2[5] ^= 0x3c;
+        Path file1 = privateKey(dir.resolve("key1"), V2Datagrams.KEY);
+        Path file2 = privateKey(dir.resolve("key2"), key2);
+        Map<String, Object> config = new java.util.HashMap<>(Map.of("v2.key.files", "1:" + file1,
+                "node.name", V2Datagrams.NODE, "startup.wait.seconds", 0));
+        ProxyComponent component = new ProxyComponent(new FakeChannelManager(),
+                TestConfigs.of(ProxyComponent.Config.class, config));
+        component.bindLocalLauncher(new FakeLauncher());
+        RecordingTransport transport = new RecordingTransport();
+        java.net.InetSocketAddress host = new java.net.InetSocketAddress("127.0.0.1", 7);
+        V2Datagrams old = new V2Datagrams(System.currentTimeMillis());
+        component.onDatagram(old.exec(9, 1, 0, 2, "prog"), host, transport);
+        assertEquals(1, awaitReplies(component, transport).size(), "EXEC acknowledged under key 1");
+
+        config.put("v2.key.files", "2:" + file2 + ",1:" + file1);
+        assertEquals(null, component.reconfigure(TestConfigs.of(ProxyComponent.Config.class, config)));
+        org.mpiproxy.protocol.ClusterKeys both = org.mpiproxy.protocol.ClusterKeys.of(
+                Map.of(1, V2Datagrams.KEY, 2, key2), 2);
+        V2Datagrams rotated = new V2Datagrams(both, V2Datagrams.NODE, System.currentTimeMillis());
+        rotated.keyId = 2;
+        component.onDatagram(rotated.status(9, 1, 0), host, transport);
+        component.onDatagram(old.status(9, 1, 0), host, transport);
+        assertEquals(2, transport.take().size(), "the running job answers under the new key and the old one");
+
+        config.put("v2.key.files", "2:" + file2);
+        assertEquals(null, component.reconfigure(TestConfigs.of(ProxyComponent.Config.class, config)));
+        component.onDatagram(old.status(9, 1, 0), host, transport);
+        assertEquals(0, transport.take().size(), "the removed key is no longer accepted");
+        assertEquals(1L, component.counters().get("v2.auth.unknown.key"));
+        component.onDatagram(rotated.status(9, 1, 0), host, transport);
+        assertEquals(1, transport.take().size());
+        assertEquals(1, component.jobs().size(), "the job ran through the rotation");
+
+        Path unreadable = dir.resolve("key3");
+        java.nio.file.Files.writeString(unreadable, "ab".repeat(32));
+        config.put("v2.key.files", "3:" + unreadable);
+        String problem = component.reconfigure(TestConfigs.of(ProxyComponent.Config.class, config));
+        assertTrue(problem != null && problem.contains(unreadable.toString()), String.valueOf(problem));
+        component.onDatagram(rotated.status(9, 1, 0), host, transport);
+        assertEquals(1, transport.take().size(), "a bad key file leaves the keys in force");
+        component.deactivate();
+    }
+
+    @Test
+    void shouldStartV2OnceItsKeyFileIsFixed(@org.junit.jupiter.api.io.TempDir Path dir) throws Exception {
+        Path key = dir.resolve("mpiproxy.key");
+        java.nio.file.Files.writeString(key, java.util.HexFormat.of().formatHex(V2Datagrams.KEY));
+        java.nio.file.Files.setPosixFilePermissions(key,
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-r--r--"));
+        Map<String, Object> config = Map.of("v2.key.files", key.toString(), "node.name", V2Datagrams.NODE,
+                "startup.wait.seconds", 0);
+        ProxyComponent component = new ProxyComponent(new FakeChannelManager(),
+                TestConfigs.of(ProxyComponent.Config.class, config));
+        component.bindLocalLauncher(new FakeLauncher());
+        assertTrue(component.v2Problem() != null);
+        RecordingTransport transport = new RecordingTransport();
+        java.net.InetSocketAddress host = new java.net.InetSocketAddress("127.0.0.1", 7);
+        V2Datagrams hostSide = new V2Datagrams(System.currentTimeMillis());
+        component.onDatagram(hostSide.exec(9, 1, 0, 2, "prog"), host, transport);
+        assertEquals(0, transport.take().size());
+
+        java.nio.file.Files.setPosixFilePermissions(key,
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        component.modified(TestConfigs.of(ProxyComponent.Config.class, config));
+        assertEquals(null, component.v2Problem());
+        component.onDatagram(hostSide.exec(9, 1, 0, 2, "prog"), host, transport);
+        assertEquals(1, awaitReplies(component, transport).size(), "v2 serves without a restart");
+
+        component.modified(TestConfigs.of(ProxyComponent.Config.class, Map.of("v2.key.files", key.toString(),
+                "node.name", V2Datagrams.NODE, "v2.enabled", false)));
+        component.onDatagram(hostSide.status(9, 1, 0), host, transport);
+        assertEquals(0, transport.take().size(), "v2 switched off");
+        assertEquals(2L, component.counters().get("v2.disabled"), "the EXEC before the fix and this STATUS");
+        component.deactivate();
+    }
+
+    private static Path privateKey(Path file, byte[] key) throws java.io.IOException {
+        java.nio.file.Files.writeString(file, java.util.HexFormat.of().formatHex(key));
+        java.nio.file.Files.setPosixFilePermissions(file,
+                java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        return file;
+    }
+
+    /** Lets the component work until a reply is there (a launch completes on another thread). */
+    private static java.util.List<?> awaitReplies(ProxyComponent component, RecordingTransport transport) {
+        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
+        java.util.List<?> replies = java.util.List.of();
+        while (replies.isEmpty() && System.nanoTime() < deadline) {
+            component.doWork(transport);
+            replies = transport.take();
+        }
+        return replies;
     }
 
     @Test

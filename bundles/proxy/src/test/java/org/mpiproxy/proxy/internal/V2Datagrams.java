@@ -24,6 +24,8 @@ final class V2Datagrams {
     private final long nodeId;
     private final AtomicLong nonce = new AtomicLong(1);
     long now;
+    /** The key id requests name (their signing key must be in the keys given). */
+    int keyId = 1;
 
     V2Datagrams(ClusterKeys keys, String node, long now) {
         this.auth = new V2Authenticator(keys, NodeIds.of(node), 30_000, 16);
@@ -41,7 +43,7 @@ final class V2Datagrams {
     }
 
     V2HeaderFlyweight header(ByteBuffer b, int op, long jobId, long rank) {
-        return new V2HeaderFlyweight().wrap(b, 0).reset(op, 0).keyId(1).nodeId(nodeId).jobId(jobId).rank(rank)
+        return new V2HeaderFlyweight().wrap(b, 0).reset(op, 0).keyId(keyId).nodeId(nodeId).jobId(jobId).rank(rank)
                 .timestamp(now).nonce(nonce.getAndIncrement());
     }
 
