@@ -208,6 +208,17 @@ class LauncherMultiNodeIT {
         assertEquals("[0] 2", out.readLine(), "first line of output");
         CompletableFuture<List<String>> rest = CompletableFuture.supplyAsync(() -> readAll(out));
 
+        // every node lists its ranks of the running job over v2
+        Process status = new ProcessBuilder(java(), "-jar", cli.toString(), "status", "--job-file", jobFile.toString())
+                .redirectErrorStream(true).redirectOutput(work.resolve("status.out").toFile()).start();
+        assertTrue(status.waitFor(30, TimeUnit.SECONDS), "mpiproxy status still runs");
+        String statusText = read(work.resolve("status.out"));
+        assertEquals(0, status.exitValue(), statusText);
+        for (int rank = 1; rank <= 5; rank++) {
+            assertTrue(java.util.regex.Pattern.compile("(?m)^" + rank + " +n[123] \\(127\\.0\\.0\\.1[123]:\\d+\\) +running +\\d+ +0 +-$")
+                    .matcher(statusText).find(), "rank " + rank + " running on a node:\n" + statusText);
+        }
+
         ProcessBuilder killer = new ProcessBuilder(java(), "-jar", cli.toString(), "kill", "--job-file", jobFile.toString())
                 .redirectErrorStream(true).redirectOutput(work.resolve("kill.out").toFile());
         Process kill = killer.start();

@@ -90,6 +90,8 @@ class NodeCrashIT {
             awaitExec(host, 1, 3, "waiter", home);
             awaitExec(host, 2, 3, "waiter", home);
         }
+        String bootLog = Files.readString(home.resolve("data/log/karaf.log"));
+        assertFalse(bootLog.contains("Stopping bundles:"), "first boot refreshed bundles:\n" + bootLog);
         for (int rank = 1; rank <= 2; rank++) {
             processes.add(await(home.resolve("programs/waiter.rank-" + rank)));
             processes.add(await(home.resolve("programs/waiter.child-" + rank)));
