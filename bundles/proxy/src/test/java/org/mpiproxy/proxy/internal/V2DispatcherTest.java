@@ -243,6 +243,30 @@ class V2DispatcherTest {
     }
 
     @Test
+    void shouldNeitherHearNorAnswerAJobWhoseKeyWasRemoved() {
+        FakeChannel channel = startRank(1);
+        deliver(host.recv(JOB, 1, 0, 8));
+        assertEquals(0, single().argument(), "nothing yet: the request waits");
+        byte[] newKey = V2Datagrams.KEY.clone();
+        newKey[0] ^= 1;
+        ClusterKeys rotated = ClusterKeys.of(Map.of(2, newKey), 2);
+        assertEquals(List.of(), dispatcher.reconfigure(new V2Settings(rotated, V2Datagrams.NODE,
+                Duration.ofSeconds(30), 1024, 1448, Duration.ofSeconds(300))));
+
+        offerInts(channel.fromRank, 0, true, 7);
+        dispatcher.doWork(transport);
+        assertEquals(0, transport.take().size(), "no reply under the removed key");
+        assertEquals(1, dispatcher.counter(V2Counter.REPLIES_KEY_REMOVED));
+        deliver(host.recv(JOB, 1, 0, 8));
+        assertEquals(0, transport.take().size());
+        assertEquals(1, dispatcher.counter(V2Counter.AUTH_UNKNOWN_KEY), "the old key is not heard");
+
+        assertEquals(List.of("v2.skew.seconds", "v2.datagram.size"), dispatcher.reconfigure(new V2Settings(rotated,
+                V2Datagrams.NODE, Duration.ofSeconds(60), 1024, 9000, Duration.ofSeconds(300))),
+                "values that wait for the next start");
+    }
+
+    @Test
     void shouldSplitARecordLargerThanADatagramIntoFragments() {
         FakeChannel channel = startRank(1);
         int[] values = new int[1000];
