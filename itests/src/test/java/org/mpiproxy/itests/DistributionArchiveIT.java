@@ -76,10 +76,28 @@ class DistributionArchiveIT {
 
     @Test
     void shouldBootTheProxyFeature() throws IOException {
-        String boot = properties("etc/org.apache.karaf.features.cfg").getProperty("featuresBoot");
+        // the assembly wraps the boot features into one generated feature, defined in a file in etc/
+        Properties features = properties("etc/org.apache.karaf.features.cfg");
+        String boot = features.getProperty("featuresBoot").trim();
+        String repository = features.getProperty("featuresRepositories").trim();
+        assertTrue(repository.startsWith("file:${karaf.etc}/"), "featuresRepositories: " + repository);
+        String xml = entry("etc/" + repository.substring("file:${karaf.etc}/".length())).text();
+        int start = xml.indexOf("<feature name=\"" + boot + "\"");
+        assertTrue(start >= 0, "no boot feature " + boot + " in " + repository + ":\n" + xml);
+        String bootFeature = xml.substring(start, xml.indexOf("</feature>\n", xml.indexOf("<bundle", start)));
         for (String feature : List.of("minimal", "eventadmin", "scr", "mpiproxy")) {
-            assertTrue(boot.matches("(?s).*\\b" + feature + "\\b.*"), "featuresBoot lacks " + feature + ": " + boot);
+            assertTrue(bootFeature.matches("(?s).*>" + feature + "</feature>.*"), "boot lacks " + feature + ": "
+                    + bootFeature);
         }
+        assertTrue(xml.contains("<repository>mvn:org.mpiproxy/features/"), "the proxy's features repository:\n" + xml);
+    }
+
+    @Test
+    void shouldStartEventAdminWithTheFramework() throws IOException {
+        // pax-logging-api optionally imports its package: installed later, it would refresh the
+        // logging API and every bundle wired to it on first boot
+        String startup = entry("etc/startup.properties").text();
+        assertTrue(startup.contains("org.apache.karaf.services.eventadmin"), startup);
     }
 
     @Test
