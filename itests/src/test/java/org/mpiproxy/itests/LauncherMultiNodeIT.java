@@ -209,9 +209,10 @@ class LauncherMultiNodeIT {
         CompletableFuture<List<String>> rest = CompletableFuture.supplyAsync(() -> readAll(out));
 
         // every node lists its ranks of the running job over v2
-        Process status = new ProcessBuilder(java(), "-jar", cli.toString(), "status", "--job-file", jobFile.toString())
+        Process status = new ProcessBuilder(java(), "-jar", cli.toString(), "status", "--job-file", jobFile.toString(),
+                "--wait", "20000")
                 .redirectErrorStream(true).redirectOutput(work.resolve("status.out").toFile()).start();
-        assertTrue(status.waitFor(30, TimeUnit.SECONDS), "mpiproxy status still runs");
+        assertTrue(status.waitFor(40, TimeUnit.SECONDS), "mpiproxy status still runs");
         String statusText = read(work.resolve("status.out"));
         assertEquals(0, status.exitValue(), statusText);
         for (int rank = 1; rank <= 5; rank++) {
