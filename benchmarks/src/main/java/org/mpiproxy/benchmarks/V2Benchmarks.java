@@ -19,6 +19,7 @@ import org.mpiproxy.mpi.internal.V2HostTransport;
 import org.mpiproxy.protocol.ClusterKeys;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.proxy.internal.EmbeddedProxy;
+import org.mpiproxy.transport.udp.internal.UdpTransport;
 
 /**
  * Streams through the embedded proxy over protocol v2, driven by the product's own host library
@@ -81,11 +82,13 @@ final class V2Benchmarks {
             rank.start();
             ByteBuffer src = ByteBuffer.allocateDirect(messageBytes);
             long sent = 0;
+            ThreadCpu cpu = new ThreadCpu(Thread.currentThread().getName(), UdpTransport.THREAD_NAME, rank.getName());
             long end = System.nanoTime() + duration.toNanos();
             while (System.nanoTime() < end) {
                 host.send(CHAR, 0, src, 0, messageBytes, 1);
                 sent++;
             }
+            String busy = cpu.shares();
             total.set(sent + 1);
             host.send(CHAR, 0, src, 0, messageBytes, 1);
             rank.join(30_000);
@@ -99,7 +102,7 @@ final class V2Benchmarks {
             long stored = c.get("v2.send.stored");
             String detail = "fragments " + fragments + ", stored " + stored + ", resent " + (fragments - stored)
                     + " (ring full " + c.get("v2.send.ring.full") + ", duplicate " + c.get("v2.send.duplicate")
-                    + ", out of order " + c.get("v2.send.out.of.order") + ")";
+                    + ", out of order " + c.get("v2.send.out.of.order") + "); CPU " + busy;
             long received = counts[0] - 1; // the extra message is not timed
             return new UdpBenchmarks.Stream(sent, received, (counts[2] - counts[1]) / 1e9, messageBytes, detail);
         } finally {
@@ -137,7 +140,9 @@ final class V2Benchmarks {
             long received = 0;
             long first = 0;
             long last = 0;
+            ThreadCpu cpu = new ThreadCpu(Thread.currentThread().getName(), UdpTransport.THREAD_NAME, producer.getName());
             long end = System.nanoTime() + duration.toNanos();
+            String busy;
             try {
                 while (last < end) {
                     host.recv(CHAR, dst, 0, recordBytes * chunkRecords, 1);
@@ -148,6 +153,7 @@ final class V2Benchmarks {
                     }
                     received += chunkRecords;
                 }
+                busy = cpu.shares();
             } finally {
                 running.set(false);
                 producer.join();
@@ -156,7 +162,7 @@ final class V2Benchmarks {
             long fragments = c.get("v2.recv.fragments");
             long resent = c.get("v2.recv.resent");
             String detail = "rank wrote " + produced[0] + ", proxy cut " + fragments + " fragments, resent " + resent
-                    + ", RECV requests " + c.get("v2.recv.requests");
+                    + ", RECV requests " + c.get("v2.recv.requests") + "; CPU " + busy;
             // the first chunk only marks the start
             long timed = received - chunkRecords;
             return new UdpBenchmarks.Stream(timed, timed, (last - first) / 1e9, recordBytes, detail);

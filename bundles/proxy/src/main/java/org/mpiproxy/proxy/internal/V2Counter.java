@@ -27,6 +27,7 @@ enum V2Counter {
     SEND_DUPLICATE("v2.send.duplicate"),
     SEND_OUT_OF_ORDER("v2.send.out.of.order"),
     SEND_RING_FULL("v2.send.ring.full"),
+    SEND_WINDOW_UPDATES("v2.send.window.updates"),
     SEND_TOO_LARGE("v2.send.too.large"),
     SEND_BYTES("v2.send.bytes"),
     RECV_REQUESTS("v2.recv.requests"),

@@ -85,6 +85,8 @@ final class V2Dispatcher {
     // guarded by lock
     private final Map<Long, V2Job> jobs = new HashMap<>();
     private final ArrayList<V2Rank> active = new ArrayList<>();
+    /** Ranks whose host was refused a SEND fragment for a full ring and is owed a window update. */
+    private final ArrayList<V2Rank> stalled = new ArrayList<>();
     private final long[] counters = new long[V2Counter.values().length];
     private final long[] lastLog = new long[V2Counter.values().length];
     private final long[] suppressed = new long[V2Counter.values().length];
@@ -348,6 +350,10 @@ final class V2Dispatcher {
                     add(V2Counter.SEND_BYTES, payload);
                 } else if (problem == MpiErrors.SUCCESS) {
                     count(V2Counter.SEND_RING_FULL);
+                    if (!rank.sendStalled) {
+                        rank.sendStalled = true;
+                        stalled.add(rank);
+                    }
                 }
             }
         }
@@ -649,6 +655,9 @@ final class V2Dispatcher {
                     active.remove(i);
                 }
             }
+            for (int i = stalled.size() - 1; i >= 0; i--) {
+                work += updateWindow(replies, stalled.get(i), i);
+            }
             long now = System.nanoTime();
             if (now - lastPurgeNanos > TimeUnit.SECONDS.toNanos(1)) {
                 lastPurgeNanos = now;
@@ -660,8 +669,36 @@ final class V2Dispatcher {
 
     boolean hasPendingWork() {
         synchronized (lock) {
-            return !active.isEmpty() || output.hasPendingWork();
+            return !active.isEmpty() || !stalled.isEmpty() || output.hasPendingWork();
         }
+    }
+
+    /**
+     * The window update (docs/protocol-v2.md 5.2): once the ring of a rank whose host was refused
+     * a fragment has room for one again, an unsolicited acknowledgement tells the host, which
+     * then sends again at once instead of after its retransmit timeout.
+     *
+     * @return 1 when the update was sent
+     */
+    private int updateWindow(DatagramTransport replies, V2Rank rank, int index) {
+        MessageRing ring = rank.toRank;
+        if (ring == null || rank.removed || rank.isDone()) {
+            rank.sendStalled = false;
+            stalled.remove(index);
+            return 0;
+        }
+        int window = window(ring);
+        if (window == 0) {
+            return 0;
+        }
+        rank.sendStalled = false;
+        stalled.remove(index);
+        long expected = ring.producerMark();
+        putReply(OP_SEND, 0, rank.job, rank.rankId, rank.coreId);
+        reply.sequence(expected).ack(expected).argument(window);
+        send(replies, 0, rank.job.owner);
+        count(V2Counter.SEND_WINDOW_UPDATES);
+        return 1;
     }
 
     private void purge(long now) {
@@ -961,6 +998,7 @@ final class V2Dispatcher {
             }
             jobs.clear();
             active.clear();
+            stalled.clear();
             V1Dispatcher.Completion completion;
             while ((completion = completions.poll()) != null) {
                 completion.complete(null);

@@ -51,6 +51,8 @@ final class V2Rank {
     long pullEnd;
     /** Whether the TRUNCATE answer for the current window was sent. */
     boolean truncateSent;
+    /** A SEND fragment was refused for a full ring: the host waits for a window update. */
+    boolean sendStalled;
     final int slots;
     final int slotSize;
     /** Allocated with the first RECV: many ranks only ever receive. */

@@ -197,6 +197,63 @@ class V2DispatcherTest {
     }
 
     @Test
+    void shouldSendOneWindowUpdateOnceARingThatRefusedAFragmentHasRoomAgain() {
+        FakeChannel channel = startRank(1);
+        int[] big = new int[300];
+        long s = 0;
+        while (true) {
+            deliver(host.sendInts(JOB, 1, s, 0, true, big));
+            if (single().ack() == s) {
+                break;
+            }
+            s++;
+        }
+        // a second refusal of the same stall owes no second update
+        deliver(host.sendInts(JOB, 1, s, 0, true, big));
+        assertEquals(0, single().argument());
+        assertTrue(dispatcher.hasPendingWork(), "the receive thread keeps watching the ring");
+        dispatcher.doWork(transport);
+        assertEquals(0, transport.take().size(), "still full: no update");
+        assertEquals(300, channel.toRank.pollInts(300).length);
+        dispatcher.doWork(transport);
+        V2HeaderFlyweight update = single();
+        assertEquals(V2HeaderDescriptor.OP_SEND, update.operation());
+        assertEquals(MpiErrors.SUCCESS, update.result());
+        assertEquals(s, update.ack(), "the next sequence expected");
+        assertEquals(s, update.sequence());
+        assertTrue(update.argument() > 0, "a window above 0");
+        dispatcher.doWork(transport);
+        assertEquals(0, transport.take().size(), "one update per stall");
+        assertFalse(dispatcher.hasPendingWork());
+        assertEquals(1, dispatcher.counter(V2Counter.SEND_WINDOW_UPDATES));
+        deliver(host.sendInts(JOB, 1, s, 0, true, big));
+        assertEquals(s + 1, single().ack());
+    }
+
+    @Test
+    void shouldForgetAStalledSenderWhoseRankEnded() {
+        FakeChannel channel = startRank(1);
+        int[] big = new int[300];
+        long s = 0;
+        while (true) {
+            deliver(host.sendInts(JOB, 1, s, 0, true, big));
+            if (single().ack() == s) {
+                break;
+            }
+            s++;
+        }
+        launcher.processes.get(0).exitWith(0);
+        dispatcher.doWork(transport);
+        transport.take();
+        // room again, but nobody will read what the host would send: no update
+        assertEquals(300, channel.toRank.pollInts(300).length);
+        dispatcher.doWork(transport);
+        assertEquals(0, transport.take().size());
+        assertEquals(0, dispatcher.counter(V2Counter.SEND_WINDOW_UPDATES));
+        assertFalse(dispatcher.hasPendingWork());
+    }
+
+    @Test
     void shouldPullRankDataBySequenceAndResendWithoutConsumingTwice() {
         FakeChannel channel = startRank(1);
         offerInts(channel.fromRank, 9, false, 1, 2, 3);
