@@ -93,9 +93,9 @@ public final class Harness {
         writePrograms(programs);
         report.machine(quick);
         phase("UDP streams", Duration.ofMinutes(5), this::streams);
-        phase("1448-byte streams, protocol v2", Duration.ofMinutes(5), this::streamsV2);
-        phase("64 KiB messages host to rank, protocol v1", Duration.ofMinutes(3), this::large);
-        phase("64 KiB messages host to rank, protocol v2", Duration.ofMinutes(5), this::largeV2);
+        phase("1448-byte streams over protocol v2", Duration.ofMinutes(5), this::streamsV2);
+        phase("64 KiB messages host to rank over protocol v1", Duration.ofMinutes(3), this::large);
+        phase("64 KiB messages host to rank over protocol v2", Duration.ofMinutes(5), this::largeV2);
         phase("round trip", Duration.ofMinutes(3), this::roundTrip);
         phase("launch", Duration.ofMinutes(5), this::launch);
         phase("8-rank job vs mpiexec", Duration.ofMinutes(5), this::job8);

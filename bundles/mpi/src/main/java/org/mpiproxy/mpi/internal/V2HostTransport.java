@@ -447,8 +447,12 @@ public final class V2HostTransport implements TaggedTransport {
         long rto = INITIAL_RTO_NANOS;
         long lastProgress = System.nanoTime();
         s.sendResult = MpiErrors.SUCCESS;
+        boolean probe = false;
         while (s.sendAcked < end) {
-            while (s.sendNext < end && s.sendNext < s.sendAcked + Math.max(1, s.window)) {
+            // window 0: wait for the proxy's window update; only the retransmit timeout sends a probe
+            long limit = s.sendAcked + (s.window > 0 ? s.window : probe ? 1 : 0);
+            probe = false;
+            while (s.sendNext < end && s.sendNext < limit) {
                 long k = s.sendNext - first;
                 int from = (int) (k * perFragment);
                 int n = (int) Math.min(perFragment, count - (long) from);
@@ -478,6 +482,7 @@ public final class V2HostTransport implements TaggedTransport {
             } else if (System.nanoTime() - lastProgress >= rto) {
                 // go back: send again from the first fragment not acknowledged (a probe when the window is 0)
                 s.sendNext = s.sendAcked;
+                probe = true;
                 rto = Math.min(rto * 2, MAX_RTO_NANOS);
                 lastProgress = System.nanoTime();
             }

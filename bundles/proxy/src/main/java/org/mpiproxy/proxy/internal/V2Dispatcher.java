@@ -675,8 +675,9 @@ final class V2Dispatcher {
 
     /**
      * The window update (docs/protocol-v2.md 5.2): once the ring of a rank whose host was refused
-     * a fragment has room for one again, an unsolicited acknowledgement tells the host, which
-     * then sends again at once instead of after its retransmit timeout.
+     * a fragment has room again (for half the fragments the empty ring takes, at least one), an
+     * unsolicited acknowledgement tells the host, which then sends again at once instead of after
+     * its retransmit timeout.
      *
      * @return 1 when the update was sent
      */
@@ -688,7 +689,9 @@ final class V2Dispatcher {
             return 0;
         }
         int window = window(ring);
-        if (window == 0) {
+        // wait for room for half of what the empty ring takes, so one update lets the host send a batch
+        long whenEmpty = Math.min(MAX_WINDOW, ring.capacity() / (v2.maxPayload() + 24L));
+        if (window == 0 || window < whenEmpty / 2) {
             return 0;
         }
         rank.sendStalled = false;

@@ -214,7 +214,13 @@ class V2DispatcherTest {
         assertTrue(dispatcher.hasPendingWork(), "the receive thread keeps watching the ring");
         dispatcher.doWork(transport);
         assertEquals(0, transport.take().size(), "still full: no update");
+        assertTrue(s >= 4, "stored " + s);
         assertEquals(300, channel.toRank.pollInts(300).length);
+        dispatcher.doWork(transport);
+        assertEquals(0, transport.take().size(), "room for one of " + s + " fragments: no update yet");
+        for (long i = 1; i < s; i++) {
+            assertEquals(300, channel.toRank.pollInts(300).length);
+        }
         dispatcher.doWork(transport);
         V2HeaderFlyweight update = single();
         assertEquals(V2HeaderDescriptor.OP_SEND, update.operation());
@@ -246,7 +252,9 @@ class V2DispatcherTest {
         dispatcher.doWork(transport);
         transport.take();
         // room again, but nobody will read what the host would send: no update
-        assertEquals(300, channel.toRank.pollInts(300).length);
+        for (long i = 0; i < s; i++) {
+            assertEquals(300, channel.toRank.pollInts(300).length);
+        }
         dispatcher.doWork(transport);
         assertEquals(0, transport.take().size());
         assertEquals(0, dispatcher.counter(V2Counter.SEND_WINDOW_UPDATES));
