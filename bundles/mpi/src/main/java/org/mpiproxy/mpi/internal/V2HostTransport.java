@@ -858,7 +858,7 @@ public final class V2HostTransport implements TaggedTransport {
                 } else if (inHeader.ack() > s.sendAcked) {
                     s.sendAcked = inHeader.ack();
                     s.window = (int) inHeader.argument();
-                    s.sendStalled = false;
+                    s.sendStalled = s.window == 0;
                 } else if (inHeader.ack() == s.sendAcked) {
                     onWindow(s, (int) inHeader.argument());
                 }

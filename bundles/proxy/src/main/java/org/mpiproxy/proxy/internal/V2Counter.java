@@ -33,6 +33,7 @@ enum V2Counter {
     RECV_REQUESTS("v2.recv.requests"),
     RECV_FRAGMENTS("v2.recv.fragments"),
     RECV_RESENT("v2.recv.resent"),
+    RECV_IN_FLIGHT("v2.recv.in.flight"),
     /** Fragments the host had from a previous proxy instance, cut again from the ring and skipped. */
     RECV_SKIPPED("v2.recv.skipped"),
     RECV_BYTES("v2.recv.bytes"),

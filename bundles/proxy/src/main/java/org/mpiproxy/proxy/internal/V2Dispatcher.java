@@ -66,6 +66,12 @@ final class V2Dispatcher {
     /** Result for a job id this node does not know. */
     static final int UNKNOWN_JOB = MpiErrors.ERR_COMM;
     static final int MAX_WINDOW = 256;
+    /**
+     * A RECV that acknowledges progress resends a retained fragment only when it was sent at least
+     * this long ago (half the host's first retransmit timeout): younger ones are still on their
+     * way, and the host asked early only to acknowledge (docs/protocol-v2.md 5.3).
+     */
+    static final long RESEND_AFTER_MILLIS = 10;
 
     private static final Logger LOG = LoggerFactory.getLogger(V2Dispatcher.class);
     private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -85,7 +91,7 @@ final class V2Dispatcher {
     // guarded by lock
     private final Map<Long, V2Job> jobs = new HashMap<>();
     private final ArrayList<V2Rank> active = new ArrayList<>();
-    /** Ranks whose host was refused a SEND fragment for a full ring and is owed a window update. */
+    /** Ranks whose host was told window 0 (a full ring) and is owed a window update. */
     private final ArrayList<V2Rank> stalled = new ArrayList<>();
     private final long[] counters = new long[V2Counter.values().length];
     private final long[] lastLog = new long[V2Counter.values().length];
@@ -350,15 +356,17 @@ final class V2Dispatcher {
                     add(V2Counter.SEND_BYTES, payload);
                 } else if (problem == MpiErrors.SUCCESS) {
                     count(V2Counter.SEND_RING_FULL);
-                    if (!rank.sendStalled) {
-                        rank.sendStalled = true;
-                        stalled.add(rank);
-                    }
                 }
             }
         }
+        int window = window(ring);
+        if (problem == MpiErrors.SUCCESS && window == 0 && ring != null && !rank.sendStalled) {
+            // the host now waits: it is owed a window update once the rank has made room
+            rank.sendStalled = true;
+            stalled.add(rank);
+        }
         putReply(OP_SEND, 0, job, rank.rankId, rank.coreId);
-        reply.result(problem).sequence(s).ack(expected).argument(problem == MpiErrors.SUCCESS ? window(ring)
+        reply.result(problem).sequence(s).ack(expected).argument(problem == MpiErrors.SUCCESS ? window
                 : problem == MpiErrors.ERR_MESSAGE_TOO_LARGE ? MessageSizeLimit.argument(v2.maxMessageBytes()) : 0);
         send(replies, 0, job.owner);
     }
@@ -395,14 +403,21 @@ final class V2Dispatcher {
             invalid(V2Counter.INVALID_SEQUENCE, source, header.payloadLength());
             return;
         }
+        // the same f again: the host lost something and asks for everything from f
+        boolean repeated = from == rank.acked;
         acknowledge(rank, from);
         long window = Math.max(1, Math.min(header.argument(), rank.slots));
         rank.pullEnd = from + window;
         rank.truncateSent = false;
         int sent = 0;
+        long now = clock.getAsLong();
         for (long s = from; s < rank.next && s < rank.pullEnd; s++) {
-            sendRetained(replies, rank, s);
-            count(V2Counter.RECV_RESENT);
+            if (repeated || now - rank.sentAt[rank.slot(s)] >= RESEND_AFTER_MILLIS) {
+                sendRetained(replies, rank, s);
+                count(V2Counter.RECV_RESENT);
+            } else {
+                count(V2Counter.RECV_IN_FLIGHT);
+            }
             sent++;
         }
         sent += pump(replies, rank);
@@ -506,6 +521,7 @@ final class V2Dispatcher {
         slot.wrap(rank.retained, base).keyId(rank.job.keyId).nodeId(authenticator.nodeId())
                 .timestamp(clock.getAsLong()).nonce(random.nextLong());
         int length = authenticator.sign(rank.retained, base);
+        rank.sentAt[rank.slot(sequence)] = clock.getAsLong();
         ByteBuffer b = rank.retained;
         b.limit(base + length).position(base);
         if (replies != null && !replies.send(b, rank.job.owner)) {
@@ -674,8 +690,8 @@ final class V2Dispatcher {
     }
 
     /**
-     * The window update (docs/protocol-v2.md 5.2): once the ring of a rank whose host was refused
-     * a fragment has room again (for half the fragments the empty ring takes, at least one), an
+     * The window update (docs/protocol-v2.md 5.2): once the ring of a rank whose host was told
+     * window 0 has room again (for half the fragments the empty ring takes, at least one), an
      * unsolicited acknowledgement tells the host, which then sends again at once instead of after
      * its retransmit timeout.
      *

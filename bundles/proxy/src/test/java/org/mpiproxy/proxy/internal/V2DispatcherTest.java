@@ -262,6 +262,35 @@ class V2DispatcherTest {
     }
 
     @Test
+    void shouldNotResendFragmentsStillInFlightWhenARecvOnlyAcknowledges() {
+        FakeChannel channel = startRank(1);
+        offerInts(channel.fromRank, 9, true, 1);
+        offerInts(channel.fromRank, 9, true, 2);
+        offerInts(channel.fromRank, 9, true, 3);
+        deliver(host.recv(JOB, 1, 0, 8));
+        assertEquals(3, replies().size());
+        // an early acknowledgement of fragment 0 while 1 and 2 are on their way: nothing again
+        now += V2Dispatcher.RESEND_AFTER_MILLIS - 1;
+        deliver(host.recv(JOB, 1, 1, 8));
+        assertEquals(0, replies().size(), "no duplicates and no empty reply");
+        assertEquals(1, channel.fromRank.consumerMark());
+        assertEquals(2, dispatcher.counter(V2Counter.RECV_IN_FLIGHT));
+        // the same request again: the host lost them; sent again at once
+        deliver(host.recv(JOB, 1, 1, 8));
+        List<V2HeaderFlyweight> r = replies();
+        assertEquals(2, r.size());
+        assertEquals(List.of(2), ints(r.get(0)));
+        assertEquals(List.of(3), ints(r.get(1)));
+        // progress, and a fragment sent long enough ago: sent again
+        now += V2Dispatcher.RESEND_AFTER_MILLIS;
+        deliver(host.recv(JOB, 1, 2, 8));
+        r = replies();
+        assertEquals(1, r.size());
+        assertEquals(2, r.get(0).sequence());
+        assertEquals(3, dispatcher.counter(V2Counter.RECV_RESENT));
+    }
+
+    @Test
     void shouldPullRankDataBySequenceAndResendWithoutConsumingTwice() {
         FakeChannel channel = startRank(1);
         offerInts(channel.fromRank, 9, false, 1, 2, 3);
@@ -277,7 +306,8 @@ class V2DispatcherTest {
         assertEquals(3, r.get(2).tag());
         assertEquals(2, r.get(2).argument());
         assertEquals(List.of(5, 6), ints(r.get(2)));
-        // the replies were lost: ask again from 1
+        // the replies were lost: after its retransmit timeout the host asks again from 1
+        now += 20;
         deliver(host.recv(JOB, 1, 1, 8));
         r = replies();
         assertEquals(2, r.size());
