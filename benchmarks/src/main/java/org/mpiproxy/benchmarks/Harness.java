@@ -35,8 +35,10 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * The end-to-end harness: measures each anchor and the proxy side by side in one run, prints
  * the ratios and writes {@code docs/benchmarks.md} with PNG plots of the growth curves.
  * <p>
- * Usage: {@code Harness [--quick] [--out docs/benchmarks.md]}; {@code benchmarks/run.sh}
- * builds and starts it. {@code --loss-child <programs>} is the part that runs inside a
+ * Usage: {@code Harness [--quick] [--only <phase>,...] [--out docs/benchmarks.md]};
+ * {@code benchmarks/run.sh} builds and starts it. {@code --only} runs the phases whose names
+ * contain one of the comma-separated entries (the names are listed in the generated page's
+ * "How to run"). {@code --loss-child <programs>} is the part that runs inside a
  * network namespace.
  */
 public final class Harness {

@@ -172,7 +172,7 @@ final class Report {
     }
 
     void large(List<UdpBenchmarks.Stream> raw, List<UdpBenchmarks.Stream> proxied) {
-        body.append("\n## 64 KiB messages host to rank\n\n");
+        body.append("\n## 64 KiB messages host to rank, protocol v1\n\n");
         body.append("Raw: 65507-byte datagrams (the largest IPv4 UDP payload) over loopback. Proxy: protocol v1 "
                 + "caps a datagram at 1448 bytes, so each 64 KiB message travels as 1436-byte SENDs and is "
                 + "counted when all its bytes are in the rank's ring. MPICH over TCP loopback moved 64 KiB "
@@ -422,11 +422,19 @@ final class Report {
                 + "*anchors.md* were measured once on this kind of machine with C and MPI programs the harness "
                 + "cannot build.\n\n");
         doc.append("## How to run\n\n```\nbenchmarks/run.sh            # full run, about 15 minutes, rewrites docs/benchmarks.md\n"
-                + "benchmarks/run.sh --quick    # fewer rounds, for a smoke test\n```\n\n"
+                + "benchmarks/run.sh --quick    # fewer rounds, for a smoke test\n"
+                + "benchmarks/run.sh --only 'over protocol v2' --out /tmp/v2.md   # some phases only\n```\n\n"
+                + "`--only` takes a comma-separated list; a phase runs when its name contains one of the entries. "
+                + "Phases: `UDP streams`, `1448-byte streams over protocol v2`, `64 KiB messages host to rank over "
+                + "protocol v1`, `64 KiB messages host to rank over protocol v2`, `round trip`, `launch`, `8-rank job "
+                + "vs mpiexec`, `packet loss`, `idle CPU`, `growth`, `rings (JMH)`, `dispatch allocation (JMH -prof "
+                + "gc)`. A partial run should write elsewhere than docs/benchmarks.md (`--out`).\n\n"
                 + "It builds with `mvn -B -q package -DskipTests -pl benchmarks -am`, installs `mpich` and "
                 + "`iptables` with apt-get when they are missing and it runs as root, and starts the harness, which "
-                + "embeds the proxy (UDP transport, v1 dispatcher, mapped-file channels, local launcher) on an "
-                + "ephemeral loopback port and runs the JMH benchmarks in forked JVMs. JMH alone: "
+                + "embeds the proxy (UDP transport, the v1 and v2 dispatchers behind the protocol front, mapped-file "
+                + "channels, local launcher; for v2 a cluster key generated into a temporary file and node name "
+                + "127.0.0.1) on an ephemeral loopback port, drives v2 with the product's host library "
+                + "(`V2HostTransport`) and runs the JMH benchmarks in forked JVMs. JMH alone: "
                 + "`java -cp benchmarks/target/classes:$(cat benchmarks/target/classpath.txt) org.openjdk.jmh.Main "
                 + "RingBenchmark -prof gc`.\n\n");
         doc.append("## Machine\n\n").append(machine);
