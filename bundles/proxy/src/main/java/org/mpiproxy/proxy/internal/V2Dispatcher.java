@@ -326,6 +326,7 @@ final class V2Dispatcher {
         }
         MessageRing ring = rank.toRank;
         long expected = ring != null ? ring.producerMark() : 0;
+        boolean refused = false;
         if (problem == MpiErrors.SUCCESS) {
             if (s < expected) {
                 count(V2Counter.SEND_DUPLICATE);
@@ -356,10 +357,12 @@ final class V2Dispatcher {
                     add(V2Counter.SEND_BYTES, payload);
                 } else if (problem == MpiErrors.SUCCESS) {
                     count(V2Counter.SEND_RING_FULL);
+                    refused = true;
                 }
             }
         }
-        int window = window(ring);
+        // a refused fragment says window 0 whatever the free bytes (they may lie at both ends of the ring)
+        int window = refused ? 0 : window(ring);
         if (problem == MpiErrors.SUCCESS && window == 0 && ring != null && !rank.sendStalled) {
             // the host now waits: it is owed a window update once the rank has made room
             rank.sendStalled = true;
@@ -371,12 +374,23 @@ final class V2Dispatcher {
         send(replies, 0, job.owner);
     }
 
+    /**
+     * Fragments of the maximum payload the ring surely takes now: one less than its free bytes
+     * hold, because a record that does not fit before the ring's end leaves the rest unused
+     * (but one when the ring is empty).
+     */
     private int window(MessageRing ring) {
         if (ring == null) {
             return 0;
         }
-        long w = ring.freeBytes() / (v2.maxPayload() + 24L);
-        return (int) Math.min(MAX_WINDOW, w);
+        int w = window(ring.freeBytes());
+        // an empty ring takes its largest record: a ring of fewer than two still takes one at a time
+        return w == 0 && ring.isEmpty() ? 1 : w;
+    }
+
+    private int window(long freeBytes) {
+        long w = freeBytes / (v2.maxPayload() + 24L) - 1;
+        return (int) Math.max(0, Math.min(MAX_WINDOW, w));
     }
 
     private void onRecv(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
@@ -706,7 +720,7 @@ final class V2Dispatcher {
         }
         int window = window(ring);
         // wait for room for half of what the empty ring takes, so one update lets the host send a batch
-        long whenEmpty = Math.min(MAX_WINDOW, ring.capacity() / (v2.maxPayload() + 24L));
+        int whenEmpty = Math.max(1, window(ring.capacity()));
         if (window == 0 || window < whenEmpty / 2) {
             return 0;
         }
