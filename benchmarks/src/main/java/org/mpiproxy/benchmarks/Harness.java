@@ -295,35 +295,29 @@ public final class Harness {
         Duration d = Duration.ofSeconds(quick ? 1 : 2);
         int rounds = quick ? 2 : 3;
         List<UdpBenchmarks.Stream> raw = new ArrayList<>();
-        Map<String, List<UdpBenchmarks.Stream>> byRing = new LinkedHashMap<>();
+        Map<Integer, List<UdpBenchmarks.Stream>> byRing = new LinkedHashMap<>();
         Profiler profile = new Profiler();
-        int streaming = V2_LARGE_RINGS[V2_LARGE_RINGS.length - 1];
         for (int i = 0; i < rounds; i++) {
             raw.add(UdpBenchmarks.rawStream(65507, d));
-            for (int v = 0; v <= V2_LARGE_RINGS.length; v++) {
-                // every ring with the default send, then the streaming ring with eager sends
-                boolean eager = v == V2_LARGE_RINGS.length;
-                int ring = eager ? streaming : V2_LARGE_RINGS[v];
-                String label = "ring " + ring / 1024 + " KiB" + (eager ? ", eager send" : "");
-                boolean profiled = i == rounds - 1 && ring == streaming && !eager;
+            for (int ring : V2_LARGE_RINGS) {
+                boolean profiled = i == rounds - 1 && ring == V2_LARGE_RINGS[V2_LARGE_RINGS.length - 1];
                 try (ProxyFixture p = proxyV2(ring, V2_LARGE_DATAGRAM)) {
                     if (profiled) {
                         profile.start();
                     }
-                    UdpBenchmarks.Stream s = V2Benchmarks.sendStream(p, d, 65536, eager);
+                    UdpBenchmarks.Stream s = V2Benchmarks.sendStream(p, d, 65536);
                     if (profiled) {
                         profile.stop(work.resolve("large-v2.jfr"));
                     }
-                    byRing.computeIfAbsent(label, k -> new ArrayList<>()).add(s);
-                    System.out.printf(Locale.ROOT, "   raw %.0f MB/s  v2 %s %.0f MB/s  %s%n",
-                            raw.get(i).megabytesPerSecond(), label, s.megabytesPerSecond(), s.detail());
+                    byRing.computeIfAbsent(ring, k -> new ArrayList<>()).add(s);
+                    System.out.printf(Locale.ROOT, "   raw %.0f MB/s  v2 ring %d KiB %.0f MB/s  %s%n",
+                            raw.get(i).megabytesPerSecond(), ring / 1024, s.megabytesPerSecond(), s.detail());
                 }
             }
         }
         double signMicros = V2Benchmarks.signMicros(V2Benchmarks.keyFile(Files.createTempDirectory(work, "key-")),
                 V2_LARGE_DATAGRAM, quick ? 200 : 1000);
-        report.largeV2(V2_LARGE_DATAGRAM, raw, byRing, "ring " + streaming / 1024 + " KiB",
-                "ring " + streaming / 1024 + " KiB, eager send", signMicros);
+        report.largeV2(V2_LARGE_DATAGRAM, raw, byRing, signMicros);
         report.profile("64 KiB messages host to rank, protocol v2 (ring "
                 + V2_LARGE_RINGS[V2_LARGE_RINGS.length - 1] / 1024 + " KiB)", Profiler.summary(work.resolve("large-v2.jfr"), 12));
         return null;
@@ -335,15 +329,11 @@ public final class Harness {
         int payload = V2Benchmarks.maxPayload(1448);
         List<UdpBenchmarks.Stream> raw = new ArrayList<>();
         List<UdpBenchmarks.Stream> send = new ArrayList<>();
-        List<UdpBenchmarks.Stream> eager = new ArrayList<>();
         List<UdpBenchmarks.Stream> recv = new ArrayList<>();
         Profiler profile = new Profiler();
         for (int i = 0; i < rounds; i++) {
             boolean profiled = i == rounds - 1;
             raw.add(UdpBenchmarks.rawStream(UdpBenchmarks.V1_DATAGRAM, d));
-            try (ProxyFixture p = proxyV2(ProxyFixture.RING_CAPACITY, 1448)) {
-                eager.add(V2Benchmarks.sendStream(p, d, payload, true));
-            }
             try (ProxyFixture p = proxyV2(ProxyFixture.RING_CAPACITY, 1448)) {
                 if (profiled) {
                     profile.start();
@@ -362,11 +352,11 @@ public final class Harness {
                     profile.stop(work.resolve("recv-v2.jfr"));
                 }
             }
-            System.out.printf(Locale.ROOT, "   raw %.0f/s  v2 send %.0f/s (%s)  eager %.0f/s (%s)  v2 recv %.0f/s (%s)%n",
-                    raw.get(i).perSecond(), send.get(i).perSecond(), send.get(i).detail(), eager.get(i).perSecond(),
-                    eager.get(i).detail(), recv.get(i).perSecond(), recv.get(i).detail());
+            System.out.printf(Locale.ROOT, "   raw %.0f/s  v2 send %.0f/s (%s)  v2 recv %.0f/s (%s)%n",
+                    raw.get(i).perSecond(), send.get(i).perSecond(), send.get(i).detail(), recv.get(i).perSecond(),
+                    recv.get(i).detail());
         }
-        report.streamsV2(raw, send, eager, recv);
+        report.streamsV2(raw, send, recv);
         report.profile("v2 SEND stream (host to rank)", Profiler.summary(work.resolve("send-v2.jfr"), 12));
         report.profile("v2 RECV stream (rank to host)", Profiler.summary(work.resolve("recv-v2.jfr"), 12));
         return null;

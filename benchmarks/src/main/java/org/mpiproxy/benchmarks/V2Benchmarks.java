@@ -55,14 +55,8 @@ final class V2Benchmarks {
      * from the ring. Rate = messages per second between the first and the last arrival.
      */
     static UdpBenchmarks.Stream sendStream(ProxyFixture proxy, Duration duration, int messageBytes) throws Exception {
-        return sendStream(proxy, duration, messageBytes, false);
-    }
-
-    /** @param eager whether the host's sends return before their acknowledgement ({@code MPIPROXY_SEND=eager}) */
-    static UdpBenchmarks.Stream sendStream(ProxyFixture proxy, Duration duration, int messageBytes, boolean eager)
-            throws Exception {
         Map<String, Long> before = proxy.proxy.counters();
-        V2HostTransport host = start(proxy).eager(eager);
+        V2HostTransport host = start(proxy);
         try {
             Path file = proxy.channelFile(1);
             // the host sends one extra message after the timed ones, so the rank's last receive returns

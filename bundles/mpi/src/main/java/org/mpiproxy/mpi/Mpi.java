@@ -112,12 +112,6 @@ public final class Mpi implements AutoCloseable {
      * record per line, {@code O} or {@code E}, the tagged line, {@code \n}.
      */
     public static final String OUTPUT_PIPE_ENV = "MPIPROXY_OUTPUT_PIPE";
-    /**
-     * Environment variable: {@code eager} makes v2 sends return once transmitted, before the
-     * proxy acknowledged them (a refusal then fails the next call); anything else or unset: a send
-     * returns when the proxy has stored the message.
-     */
-    public static final String SEND_ENV = "MPIPROXY_SEND";
     /** Environment variable: {@code off} prints the ranks' lines without the {@code [rank] } tag. */
     public static final String OUTPUT_TAGS_ENV = "MPIPROXY_OUTPUT_TAGS";
     /** Key file used when {@value #KEY_FILE_ENV} is unset: the distribution's, seen from its programs directory. */
@@ -244,7 +238,6 @@ public final class Mpi implements AutoCloseable {
                         datagramSize(env.apply(DATAGRAM_SIZE_ENV)), timeout,
                         deadAfter(env.apply(DEAD_AFTER_ENV), timeout), diagnostics, outputs.apply(env),
                         jobId(env.apply(JOB_ID_ENV)), port);
-                transport.eager("eager".equals(env.apply(SEND_ENV) == null ? null : env.apply(SEND_ENV).strip()));
                 mpi = new Mpi(transport, 0, transport.size(), programArgs);
             }
         } else if (protocol.strip().equals("v1")) {

@@ -84,14 +84,6 @@ public final class V2HostTransport implements TaggedTransport {
         int window = INITIAL_WINDOW;
         /** A fragment was refused for a full ring (window 0): the next window above 0 sends again from sendAcked. */
         boolean sendStalled;
-        /** Eager sends: fragments below sendNext kept for retransmission, one datagram per slot. */
-        ByteBuffer store;
-        int storeSlots;
-        /** Eager sends: the next fragment of the store to transmit again (below sendNext after a go-back). */
-        long resendNext;
-        long sendRto = INITIAL_RTO_NANOS;
-        long sendLastProgress;
-        boolean sendProbe;
         int sendResult;
         /** The argument of a refused SEND's reply (the proxy's maximum message size for that refusal). */
         long sendRefusalArgument;
@@ -160,9 +152,6 @@ public final class V2HostTransport implements TaggedTransport {
     private final ByteBuffer ackOut;
     private final V2HeaderFlyweight ackHeader = new V2HeaderFlyweight();
     private volatile boolean closed;
-    /** Whether {@link #send} returns once its fragments are transmitted (see {@link #eager(boolean)}). */
-    private boolean eager;
-    private final V2HeaderFlyweight storeHeader = new V2HeaderFlyweight();
     private Selector outputSelector;
     private Thread outputThread;
 
@@ -368,44 +357,6 @@ public final class V2HostTransport implements TaggedTransport {
         return silenceNanos == Long.MAX_VALUE ? Duration.ZERO : Duration.ofNanos(silenceNanos);
     }
 
-    /**
-     * Chooses when {@link #send} returns. Not eager (the default): when the proxy has stored every
-     * fragment of the message, so a refusal (a message too large, a rank that ended) fails that
-     * call. Eager: as soon as every fragment has been transmitted; up to {@link #STORE_BYTES} of
-     * unacknowledged fragments per rank are kept and sent again when lost, acknowledgements are
-     * taken by later calls, and every {@code recv}, {@code nextMessage} and {@link #finish} first
-     * waits until everything sent was acknowledged. A refusal then fails the next call, and the
-     * fragments transmitted after the refused one (later messages included) are dropped, which
-     * the exception says. Eager sends let one message's authentication and transfer overlap the
-     * next one's, instead of a round trip per message.
-     *
-     * @param eager whether sends return before their acknowledgement
-     * @return this transport
-     */
-    public V2HostTransport eager(boolean eager) {
-        io.lock();
-        try {
-            flushSends();
-            this.eager = eager;
-        } finally {
-            io.unlock();
-        }
-        return this;
-    }
-
-    /**
-     * @param rank a rank
-     * @return fragments sent to it and not yet acknowledged (0 unless sends are eager)
-     */
-    public long unacknowledgedFragments(int rank) {
-        io.lock();
-        try {
-            return ranks[rank].sendNext - ranks[rank].sendAcked;
-        } finally {
-            io.unlock();
-        }
-    }
-
     /** @return datagrams received and refused (not authentic, not for this job, malformed) */
     public long refusedDatagrams() {
         return refused;
@@ -480,10 +431,6 @@ public final class V2HostTransport implements TaggedTransport {
     public void send(int datatype, int tag, ByteBuffer src, int offset, int count, int dest) {
         io.lock();
         try {
-            if (eager) {
-                sendEager(datatype, tag, src, offset, count, dest);
-                return;
-            }
             sendLocked(datatype, tag, src, offset, count, dest);
         } finally {
             io.unlock();
@@ -542,144 +489,10 @@ public final class V2HostTransport implements TaggedTransport {
         }
     }
 
-    /** Bytes of unacknowledged fragments an eager sender keeps per rank (at most {@link #RECV_WINDOW} fragments). */
-    static final int STORE_BYTES = 4 * 1024 * 1024;
-
-    private void sendEager(int datatype, int tag, ByteBuffer src, int offset, int count, int dest) {
-        RankState s = ranks[dest];
-        failOnRefusal(s, dest);
-        if (s.store == null) {
-            int slots = Math.max(INITIAL_WINDOW, Math.min(RECV_WINDOW, STORE_BYTES / datagramSize));
-            s.store = ByteBuffer.allocateDirect(slots * datagramSize).order(ByteOrder.LITTLE_ENDIAN);
-            s.storeSlots = slots;
-        }
-        int size = MpiDatatype.sizeOf(datatype);
-        int perFragment = maxPayload / size;
-        long first = s.sendNext;
-        long end = first + (count + (long) perFragment - 1) / perFragment;
-        if (s.sendAcked == s.sendNext) {
-            s.sendLastProgress = System.nanoTime();
-        }
-        while (true) {
-            long limit = transmitStored(s, dest);
-            while (s.resendNext == s.sendNext && s.sendNext < end && s.sendNext < limit) {
-                long k = s.sendNext - first;
-                int from = (int) (k * perFragment);
-                int n = (int) Math.min(perFragment, count - (long) from);
-                int base = storeSlot(s, s.sendNext) * datagramSize;
-                storeHeader.wrap(s.store, base).reset(OP_SEND, s.sendNext == end - 1 ? FLAG_END_OF_MESSAGE : 0)
-                        .keyId(keyId).nodeId(s.auth.nodeId()).jobId(jobId).rank(dest).datatype(datatype).tag(tag)
-                        .sequence(s.sendNext).ack(k == 0 ? (long) count * size : 0).argument(n).payloadLength(n * size);
-                s.store.put(base + HEADER_LENGTH, src, offset + from * size, n * size);
-                transmitStored(s, dest, s.sendNext);
-                s.sendNext++;
-                s.resendNext = s.sendNext;
-            }
-            if (s.sendNext >= end) {
-                return;
-            }
-            awaitAcks(s, dest);
-        }
-    }
-
-    private int storeSlot(RankState s, long sequence) {
-        return (int) Long.remainderUnsigned(sequence, s.storeSlots);
-    }
-
-    /**
-     * Transmits stored fragments again from {@code resendNext} (after a go-back) while the window
-     * allows.
-     *
-     * @return the first sequence number the window does not allow now
-     */
-    private long transmitStored(RankState s, int dest) {
-        long window = s.window > 0 ? s.window : s.sendProbe ? 1 : 0;
-        long limit = s.sendAcked + Math.min(s.storeSlots, window);
-        if (window > 0) {
-            s.sendProbe = false;
-        }
-        while (s.resendNext < s.sendNext && s.resendNext < limit) {
-            transmitStored(s, dest, s.resendNext++);
-        }
-        return limit;
-    }
-
-    /** Stamps, signs and sends the stored fragment {@code sequence} (built by {@link #sendEager}). */
-    private void transmitStored(RankState s, int dest, long sequence) {
-        int base = storeSlot(s, sequence) * datagramSize;
-        storeHeader.wrap(s.store, base).timestamp(System.currentTimeMillis()).nonce(random.nextLong());
-        int length = s.auth.sign(s.store, base);
-        s.store.limit(base + length).position(base);
-        try {
-            // 0 bytes sent (socket buffer full) is a loss like any other: retransmission recovers it
-            channel.send(s.store, s.address);
-        } catch (IOException e) {
-            throw new MpiException(MpiErrors.ERR_IO, "sending to " + s.node + " failed: " + e.getMessage(), e);
-        } finally {
-            s.store.clear();
-        }
-    }
-
-    /** Waits for acknowledgements of eager sends to {@code dest}; goes back after the retransmit timeout. */
-    private void awaitAcks(RankState s, int dest) {
-        long acked = s.sendAcked;
-        awaitReplies(s.sendRto, dest);
-        failOnRefusal(s, dest);
-        long now = System.nanoTime();
-        if (s.sendAcked > acked) {
-            s.sendRto = INITIAL_RTO_NANOS;
-            s.sendLastProgress = now;
-        } else if (s.sendAcked < s.sendNext && now - s.sendLastProgress >= s.sendRto) {
-            // go back: everything from the first fragment not acknowledged again (a probe when the window is 0)
-            s.resendNext = s.sendAcked;
-            s.sendProbe = true;
-            s.sendRto = Math.min(s.sendRto * 2, MAX_RTO_NANOS);
-            s.sendLastProgress = now;
-        }
-    }
-
-    /** Waits until every eager send to every rank was acknowledged. */
-    private void flushSends() {
-        if (!eager) {
-            return;
-        }
-        for (int r = 1; r < ranks.length; r++) {
-            RankState s = ranks[r];
-            failOnRefusal(s, r);
-            while (s.store != null && s.sendAcked < s.sendNext) {
-                transmitStored(s, r);
-                awaitAcks(s, r);
-            }
-        }
-    }
-
-    /** Throws a refusal of an eager send that arrived since; what was sent after it is dropped. */
-    private void failOnRefusal(RankState s, int dest) {
-        if (!eager || s.sendResult == MpiErrors.SUCCESS) {
-            return;
-        }
-        int result = s.sendResult;
-        long dropped = s.sendNext - s.sendAcked;
-        long messageBytes = s.store != null ? storeHeader.wrap(s.store, storeSlot(s, s.sendAcked) * datagramSize).ack()
-                : 0;
-        s.sendResult = MpiErrors.SUCCESS;
-        s.sendNext = s.sendAcked;
-        s.resendNext = s.sendAcked;
-        s.sendRto = INITIAL_RTO_NANOS;
-        String what = dropped + " fragments from sequence " + s.sendAcked + " on were not stored and are dropped";
-        if (result == MpiErrors.ERR_MESSAGE_TOO_LARGE) {
-            throw new MpiException(result, "rank " + dest + " on " + s.node + " refused a message of " + messageBytes
-                    + " bytes: the proxy's maximum message size (v2.max.message.bytes) is " + s.sendRefusalArgument
-                    + " bytes (" + MpiErrors.name(result) + "); " + what);
-        }
-        throw new MpiException(result, "rank " + dest + " refused data: " + MpiErrors.name(result) + "; " + what);
-    }
-
     @Override
     public void recv(int datatype, ByteBuffer dst, int offset, int count, int source) {
         io.lock();
         try {
-            flushSends();
             recvLocked(datatype, dst, offset, count, source);
         } finally {
             io.unlock();
@@ -758,7 +571,6 @@ public final class V2HostTransport implements TaggedTransport {
     public TaggedMessage nextMessage(int source, long waitNanos) {
         io.lock();
         try {
-            flushSends();
             return nextMessageLocked(source, waitNanos);
         } finally {
             io.unlock();
@@ -842,11 +654,6 @@ public final class V2HostTransport implements TaggedTransport {
         }
         int[] statuses = new int[ranks.length];
         try {
-            try {
-                flushSends();
-            } catch (MpiException e) {
-                diagnostics.println("mpi: " + e.getMessage());
-            }
             long rto = INITIAL_RTO_NANOS;
             long now = System.nanoTime();
             for (int r = 1; r < ranks.length; r++) {
@@ -1079,16 +886,12 @@ public final class V2HostTransport implements TaggedTransport {
      * one, the proxy's window update (docs/protocol-v2.md 5.2), which makes the fragments from
      * the refused one go out again now rather than after the retransmit timeout.
      */
-    private void onWindow(RankState s, int window) {
+    private static void onWindow(RankState s, int window) {
         if (window == 0) {
             s.sendStalled = true;
         } else if (s.sendStalled) {
             s.sendStalled = false;
-            if (eager) {
-                s.resendNext = s.sendAcked;
-            } else {
-                s.sendNext = s.sendAcked;
-            }
+            s.sendNext = s.sendAcked;
         }
         s.window = window;
     }

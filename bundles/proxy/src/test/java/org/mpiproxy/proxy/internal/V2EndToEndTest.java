@@ -176,45 +176,6 @@ class V2EndToEndTest {
     }
 
     @Test
-    void shouldReturnFromEagerSendsBeforeTheirAcknowledgementAndDeliverEveryMessageInOrder() throws Exception {
-        int messages = 3000;
-        int ints = 336; // 1344 bytes: one fragment of a 1448-byte datagram
-        // a 16 KiB ring holds about 11 of them: the host fills it, waits for window updates, and goes on
-        int port = start(1448, "127.0.0.1", 16384, (rank, request) -> {
-            ByteBuffer b = ByteBuffer.allocateDirect(ints * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-            int wrong = 0;
-            for (int m = 0; m < messages; m++) {
-                rank.recv(MpiDatatype.INT.code(), b, 0, ints, 0);
-                for (int i = 0; i < ints; i++) {
-                    wrong += b.getInt(i * Integer.BYTES) == m * ints + i ? 0 : 1;
-                }
-            }
-            b.putInt(0, wrong).putInt(4, messages);
-            rank.send(MpiDatatype.INT.code(), b, 0, 2, 0);
-        }, () -> { });
-        V2HostTransport host = V2HostTransport.start(hostfile(port, 1), "check", List.of(), V2Datagrams.KEYS, 1448,
-                Duration.ofSeconds(60), System.err).eager(true);
-        ByteBuffer out = ByteBuffer.allocateDirect(ints * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-        for (int m = 0; m < messages; m++) {
-            for (int i = 0; i < ints; i++) {
-                out.putInt(i * Integer.BYTES, m * ints + i);
-            }
-            host.send(MpiDatatype.INT.code(), out, 0, ints, 1);
-            if (m == 0) {
-                assertEquals(1, host.unacknowledgedFragments(1), "returned before the acknowledgement");
-            }
-        }
-        ByteBuffer back = ByteBuffer.allocateDirect(8).order(ByteOrder.LITTLE_ENDIAN);
-        host.recv(MpiDatatype.INT.code(), back, 0, 2, 1);
-        assertEquals(0, host.unacknowledgedFragments(1), "a receive waits for every acknowledgement first");
-        assertEquals(0, back.getInt(0), "elements out of place");
-        assertEquals(messages, back.getInt(4));
-        assertArrayEquals(new int[] {0, 10}, host.finish());
-        assertEquals((long) messages * ints * Integer.BYTES, dispatcher.counter(V2Counter.SEND_BYTES),
-                "every byte stored once");
-    }
-
-    @Test
     void shouldRunTwoJobsWithTwoRanksEachOverDefaultDatagrams() throws Exception {
         int count = 100_000;
         int port = start(1448, "127.0.0.1", (rank, request) -> {

@@ -119,33 +119,6 @@ class V2LimitsTest {
     }
 
     @Test
-    void shouldReportTheRefusalOfAnEagerSendByTheNextCallAndKeepWhatWasStoredBefore() throws IOException {
-        int port = start(MAX, rank -> {
-            ByteBuffer b = ByteBuffer.allocate(100 * 4).order(ByteOrder.LITTLE_ENDIAN);
-            rank.recv(MpiDatatype.INT.code(), b, 0, 100, 0);
-            rank.send(MpiDatatype.INT.code(), b, 0, 100, 0);
-        });
-        V2HostTransport host = V2HostTransport.start(oneRank(port), "echo", List.of(), V2Datagrams.KEYS, 1448,
-                Duration.ofSeconds(30), System.err).eager(true);
-        host.send(MpiDatatype.INT.code(), ints(100, 7), 0, 100, 1);
-        MpiException e = assertThrows(MpiException.class, () -> {
-            // returns once transmitted (or sooner learns of the refusal while its window is full) ...
-            host.send(MpiDatatype.INT.code(), ints(2000, 100_000), 0, 2000, 1);
-            // ... and at the latest the receive, which first waits for every acknowledgement, fails
-            host.recv(MpiDatatype.INT.code(), ByteBuffer.allocate(400), 0, 100, 1);
-        });
-        assertEquals(MpiErrors.ERR_MESSAGE_TOO_LARGE, e.errorCode());
-        assertTrue(e.getMessage().contains("message of 8000 bytes"), e.getMessage());
-        assertTrue(e.getMessage().contains("are dropped"), e.getMessage());
-        assertEquals(0, host.unacknowledgedFragments(1));
-        // the message stored before the refused one arrived whole
-        ByteBuffer back = ByteBuffer.allocate(100 * 4).order(ByteOrder.LITTLE_ENDIAN);
-        host.recv(MpiDatatype.INT.code(), back, 0, 100, 1);
-        assertEquals(-1, ints(100, 7).mismatch(back), "first differing byte");
-        assertArrayEquals(new int[] {0, 0}, host.finish());
-    }
-
-    @Test
     void shouldCountAMessageWhoseSizeIsNotStatedAndRefuseTheFragmentBeyondTheMaximum() {
         assertFalse(MessageSizeLimit.exceeds(MAX, 0, 0, 1344));
         assertFalse(MessageSizeLimit.exceeds(MAX, 2688, 0, 1344));
