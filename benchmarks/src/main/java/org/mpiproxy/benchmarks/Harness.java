@@ -35,8 +35,10 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * The end-to-end harness: measures each anchor and the proxy side by side in one run, prints
  * the ratios and writes {@code docs/benchmarks.md} with PNG plots of the growth curves.
  * <p>
- * Usage: {@code Harness [--quick] [--out docs/benchmarks.md]}; {@code benchmarks/run.sh}
- * builds and starts it. {@code --loss-child <programs>} is the part that runs inside a
+ * Usage: {@code Harness [--quick] [--only <phase>,...] [--out docs/benchmarks.md]};
+ * {@code benchmarks/run.sh} builds and starts it. {@code --only} runs the phases whose names
+ * contain one of the comma-separated entries (the names are listed in the generated page's
+ * "How to run"). {@code --loss-child <programs>} is the part that runs inside a
  * network namespace.
  */
 public final class Harness {
@@ -93,7 +95,9 @@ public final class Harness {
         writePrograms(programs);
         report.machine(quick);
         phase("UDP streams", Duration.ofMinutes(5), this::streams);
-        phase("64 KiB messages", Duration.ofMinutes(3), this::large);
+        phase("1448-byte streams over protocol v2", Duration.ofMinutes(5), this::streamsV2);
+        phase("64 KiB messages host to rank over protocol v1", Duration.ofMinutes(3), this::large);
+        phase("64 KiB messages host to rank over protocol v2", Duration.ofMinutes(5), this::largeV2);
         phase("round trip", Duration.ofMinutes(3), this::roundTrip);
         phase("launch", Duration.ofMinutes(5), this::launch);
         phase("8-rank job vs mpiexec", Duration.ofMinutes(5), this::job8);
@@ -273,6 +277,88 @@ public final class Harness {
             }
         }
         report.large(raw, proxied);
+        return null;
+    }
+
+    /** {@code v2.datagram.size} of the 64 KiB phase: the largest IPv4 UDP payload. */
+    static final int V2_LARGE_DATAGRAM = 65507;
+    /** Ring capacities of the 64 KiB v2 phase: the default, and what an operator sets for streaming jobs. */
+    static final int[] V2_LARGE_RINGS = {ProxyFixture.RING_CAPACITY, 4 << 20};
+
+    private ProxyFixture proxyV2(int ringCapacity, int datagramSize) throws IOException {
+        Path dir = Files.createTempDirectory(work, "key-");
+        return new ProxyFixture(programs, work, Duration.ZERO, ringCapacity,
+                V2Benchmarks.settings(V2Benchmarks.keyFile(dir), datagramSize));
+    }
+
+    private Void largeV2() throws Exception {
+        Duration d = Duration.ofSeconds(quick ? 1 : 2);
+        int rounds = quick ? 2 : 3;
+        List<UdpBenchmarks.Stream> raw = new ArrayList<>();
+        Map<Integer, List<UdpBenchmarks.Stream>> byRing = new LinkedHashMap<>();
+        Profiler profile = new Profiler();
+        for (int i = 0; i < rounds; i++) {
+            raw.add(UdpBenchmarks.rawStream(65507, d));
+            for (int ring : V2_LARGE_RINGS) {
+                boolean profiled = i == rounds - 1 && ring == V2_LARGE_RINGS[V2_LARGE_RINGS.length - 1];
+                try (ProxyFixture p = proxyV2(ring, V2_LARGE_DATAGRAM)) {
+                    if (profiled) {
+                        profile.start();
+                    }
+                    UdpBenchmarks.Stream s = V2Benchmarks.sendStream(p, d, 65536);
+                    if (profiled) {
+                        profile.stop(work.resolve("large-v2.jfr"));
+                    }
+                    byRing.computeIfAbsent(ring, k -> new ArrayList<>()).add(s);
+                    System.out.printf(Locale.ROOT, "   raw %.0f MB/s  v2 ring %d KiB %.0f MB/s  %s%n",
+                            raw.get(i).megabytesPerSecond(), ring / 1024, s.megabytesPerSecond(), s.detail());
+                }
+            }
+        }
+        double signMicros = V2Benchmarks.signMicros(V2Benchmarks.keyFile(Files.createTempDirectory(work, "key-")),
+                V2_LARGE_DATAGRAM, quick ? 200 : 1000);
+        report.largeV2(V2_LARGE_DATAGRAM, raw, byRing, signMicros);
+        report.profile("64 KiB messages host to rank, protocol v2 (ring "
+                + V2_LARGE_RINGS[V2_LARGE_RINGS.length - 1] / 1024 + " KiB)", Profiler.summary(work.resolve("large-v2.jfr"), 12));
+        return null;
+    }
+
+    private Void streamsV2() throws Exception {
+        Duration d = Duration.ofSeconds(quick ? 1 : 2);
+        int rounds = quick ? 2 : 5;
+        int payload = V2Benchmarks.maxPayload(1448);
+        List<UdpBenchmarks.Stream> raw = new ArrayList<>();
+        List<UdpBenchmarks.Stream> send = new ArrayList<>();
+        List<UdpBenchmarks.Stream> recv = new ArrayList<>();
+        Profiler profile = new Profiler();
+        for (int i = 0; i < rounds; i++) {
+            boolean profiled = i == rounds - 1;
+            raw.add(UdpBenchmarks.rawStream(UdpBenchmarks.V1_DATAGRAM, d));
+            try (ProxyFixture p = proxyV2(ProxyFixture.RING_CAPACITY, 1448)) {
+                if (profiled) {
+                    profile.start();
+                }
+                send.add(V2Benchmarks.sendStream(p, d, payload));
+                if (profiled) {
+                    profile.stop(work.resolve("send-v2.jfr"));
+                }
+            }
+            try (ProxyFixture p = proxyV2(ProxyFixture.RING_CAPACITY, 1448)) {
+                if (profiled) {
+                    profile.start();
+                }
+                recv.add(V2Benchmarks.recvStream(p, d, payload, 64));
+                if (profiled) {
+                    profile.stop(work.resolve("recv-v2.jfr"));
+                }
+            }
+            System.out.printf(Locale.ROOT, "   raw %.0f/s  v2 send %.0f/s (%s)  v2 recv %.0f/s (%s)%n",
+                    raw.get(i).perSecond(), send.get(i).perSecond(), send.get(i).detail(), recv.get(i).perSecond(),
+                    recv.get(i).detail());
+        }
+        report.streamsV2(raw, send, recv);
+        report.profile("v2 SEND stream (host to rank)", Profiler.summary(work.resolve("send-v2.jfr"), 12));
+        report.profile("v2 RECV stream (rank to host)", Profiler.summary(work.resolve("recv-v2.jfr"), 12));
         return null;
     }
 

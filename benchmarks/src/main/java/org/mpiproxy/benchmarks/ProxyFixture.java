@@ -16,8 +16,8 @@ import org.mpiproxy.transport.udp.internal.UdpTransport;
 import org.mpiproxy.transport.udp.internal.UdpTransportSettings;
 
 /**
- * The proxy as the distribution runs it (UDP transport, v1 dispatcher, mapped-file channels,
- * local launcher), embedded in this JVM on an ephemeral loopback port.
+ * The proxy as the distribution runs it (UDP transport, v1 dispatcher and optionally v2,
+ * mapped-file channels, local launcher), embedded in this JVM on an ephemeral loopback port.
  */
 final class ProxyFixture implements AutoCloseable {
 
@@ -27,12 +27,24 @@ final class ProxyFixture implements AutoCloseable {
     final EmbeddedProxy proxy;
     final UdpTransport transport;
     final InetSocketAddress address;
+    /** The v2 settings, {@code null} when only v1 is served. */
+    final EmbeddedProxy.V2 v2;
 
     ProxyFixture(Path programs, Path work, Duration terminateTimeout) throws IOException {
+        this(programs, work, terminateTimeout, RING_CAPACITY, null);
+    }
+
+    /**
+     * @param ringCapacity {@code ring.capacity} of the channel manager
+     * @param v2           protocol v2 next to v1; {@code null} for v1 only
+     */
+    ProxyFixture(Path programs, Path work, Duration terminateTimeout, int ringCapacity, EmbeddedProxy.V2 v2)
+            throws IOException {
         Path shm = Path.of("/dev/shm");
+        this.v2 = v2;
         channelBase = Files.createTempDirectory(Files.isWritable(shm) ? shm : work, "mpiproxy-bench-");
-        proxy = new EmbeddedProxy(BenchmarkChannels.mappedFiles(channelBase, RING_CAPACITY),
-                BenchmarkLaunchers.local(programs), work.resolve("logs"), null, terminateTimeout);
+        proxy = new EmbeddedProxy(BenchmarkChannels.mappedFiles(channelBase, ringCapacity),
+                BenchmarkLaunchers.local(programs), work.resolve("logs"), null, terminateTimeout, v2);
         transport = new UdpTransport(UdpTransportSettings.of("127.0.0.1", 0, 4 << 20, 4 << 20, 65507), () -> proxy);
         proxy.transport(transport);
         address = transport.localAddress();

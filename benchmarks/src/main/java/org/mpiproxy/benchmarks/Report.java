@@ -172,7 +172,7 @@ final class Report {
     }
 
     void large(List<UdpBenchmarks.Stream> raw, List<UdpBenchmarks.Stream> proxied) {
-        body.append("\n## 64 KiB messages host to rank\n\n");
+        body.append("\n## 64 KiB messages host to rank, protocol v1\n\n");
         body.append("Raw: 65507-byte datagrams (the largest IPv4 UDP payload) over loopback. Proxy: protocol v1 "
                 + "caps a datagram at 1448 bytes, so each 64 KiB message travels as 1436-byte SENDs and is "
                 + "counted when all its bytes are in the rank's ring. MPICH over TCP loopback moved 64 KiB "
@@ -187,10 +187,103 @@ final class Report {
             r.add(raw.get(i).megabytesPerSecond());
             p.add(proxied.get(i).megabytesPerSecond());
         }
-        goals.add(new Goal("64 KiB messages host to rank", f("MPICH TCP %.0f MB/s (anchors.md); raw UDP 64 KiB %.0f MB/s "
+        goals.add(new Goal("64 KiB messages host to rank, protocol v1 (1448-byte datagrams; for comparison)",
+                f("MPICH TCP %.0f MB/s (anchors.md); raw UDP 64 KiB %.0f MB/s "
                 + "(this run)", MPICH_TCP_64K_MBS, r.median()), f("%.0f MB/s", p.median()),
                 f("%.2fx MPICH TCP", p.median() / MPICH_TCP_64K_MBS), ">= 1.0x MPICH TCP",
                 p.median() / MPICH_TCP_64K_MBS >= 1.0));
+    }
+
+    /**
+     * The 64 KiB goal over protocol v2: raw 64 KiB datagrams and the host library's 64 KiB
+     * messages, alternating, per ring capacity.
+     */
+    void largeV2(int datagramSize, List<UdpBenchmarks.Stream> raw, Map<Integer, List<UdpBenchmarks.Stream>> byRing,
+                 double signMicros) {
+        body.append("\n## 64 KiB messages host to rank, protocol v2\n\n");
+        body.append(f("Raw: 65507-byte datagrams over loopback, as above. v2: the proxy serves protocol v2 "
+                + "(`v2.datagram.size` %d, a generated cluster key, node name 127.0.0.1); the host is the product's "
+                + "host library (`V2HostTransport`, what `Mpi.init` runs on rank 0), which sends each 65536-byte "
+                + "message as %d-byte fragments, signed, windowed and acknowledged; a rank thread receives each "
+                + "message whole with the mpi library's rank side (`ChannelRankTransport.recv`, mapping the rank's "
+                + "channel file). A message counts when all its bytes were read from the ring. Rounds alternate raw "
+                + "and v2 with each ring capacity (`ring.capacity` of the channel manager); resent = fragments "
+                + "the host sent again (refused for a full ring, duplicates, out of order).%n%n", datagramSize,
+                V2Benchmarks.maxPayload(datagramSize)));
+        StringBuilder head = new StringBuilder("| round | raw 64 KiB datagrams MB/s (loss) |");
+        StringBuilder rule = new StringBuilder("| --- | --- |");
+        for (int ring : byRing.keySet()) {
+            head.append(f(" v2, ring %d KiB: MB/s (loss) | fragments |", ring / 1024));
+            rule.append(" --- | --- |");
+        }
+        body.append(head).append('\n').append(rule).append('\n');
+        Samples r = new Samples();
+        Map<Integer, Samples> medians = new java.util.LinkedHashMap<>();
+        for (int i = 0; i < raw.size(); i++) {
+            body.append(f("| %d | %.0f (%.1f%%) |", i + 1, raw.get(i).megabytesPerSecond(), 100 * raw.get(i).loss()));
+            r.add(raw.get(i).megabytesPerSecond());
+            for (Map.Entry<Integer, List<UdpBenchmarks.Stream>> e : byRing.entrySet()) {
+                UdpBenchmarks.Stream s = e.getValue().get(i);
+                body.append(f(" %.0f (%.1f%%) | %s |", s.megabytesPerSecond(), 100 * s.loss(), s.detail()));
+                medians.computeIfAbsent(e.getKey(), k -> new Samples()).add(s.megabytesPerSecond());
+            }
+            body.append('\n');
+        }
+        body.append(f("| median | %.0f |", r.median()));
+        for (Samples m : medians.values()) {
+            body.append(f(" %.0f | |", m.median()));
+        }
+        body.append('\n');
+        body.append(f("%nAuthenticating one %d-byte datagram (HMAC-SHA256, `V2Authenticator.sign`, median of this run, "
+                + "after the phase): %.1f µs, i.e. %.0f MB/s for one thread. The host signs and the proxy verifies "
+                + "every fragment, and the host library's `send` returns only when the proxy has acknowledged the "
+                + "message's last fragment, so the two run one after the other: a bound of about %.0f MB/s before "
+                + "any copy, system call or wake-up. CPU = each thread's CPU time during the stream as a share "
+                + "of the wall time (JFR's samples below miss time spent in the SHA-256 intrinsics).%n",
+                datagramSize, signMicros, V2Benchmarks.maxPayload(datagramSize) / signMicros,
+                V2Benchmarks.maxPayload(datagramSize) / (2 * signMicros)));
+        // the goal row takes the ring an operator configures for streaming: the largest measured
+        int ring = 0;
+        for (int k : medians.keySet()) {
+            ring = Math.max(ring, k);
+        }
+        double p = medians.get(ring).median();
+        goals.add(new Goal("64 KiB messages host to rank", f("MPICH TCP %.0f MB/s (anchors.md); raw UDP 64 KiB %.0f MB/s "
+                + "(this run)", MPICH_TCP_64K_MBS, r.median()), f("%.0f MB/s (v2, %d-byte datagrams, ring %d KiB)", p,
+                datagramSize, ring / 1024), f("%.2fx MPICH TCP, %.2fx raw UDP", p / MPICH_TCP_64K_MBS, p / r.median()),
+                ">= 1.0x MPICH TCP", p / MPICH_TCP_64K_MBS >= 1.0));
+    }
+
+    /** The 1448-byte streams over protocol v2 (the host library, its default datagram size). */
+    void streamsV2(List<UdpBenchmarks.Stream> raw, List<UdpBenchmarks.Stream> send, List<UdpBenchmarks.Stream> recv) {
+        body.append("\n## 1448-byte streams, protocol v2\n\n");
+        body.append(f("Rounds alternate raw, v2 SEND, v2 RECV. Raw: 1448-byte datagrams as in the v1 streams. v2 SEND: "
+                + "the host library (`V2HostTransport`, datagram size 1448) sends messages of %d bytes (the largest "
+                + "v2 payload of a 1448-byte datagram: one fragment each); a rank thread receives each with "
+                + "`ChannelRankTransport.recv`. v2 RECV: a rank thread fills its ring with %d-byte records, the "
+                + "host library receives them (64 records per `recv` call, pulled with RECV windows of 256 "
+                + "fragments). Rate = datagrams (one per message or record) delivered per second; v2 has a "
+                + "window, so nothing should be lost: loss = 1 - delivered / sent, resent = fragments sent again.%n%n",
+                V2Benchmarks.maxPayload(1448), V2Benchmarks.maxPayload(1448)));
+        body.append("| round | raw datagrams/s (loss) | v2 SEND datagrams/s (loss) | v2 RECV datagrams/s | SEND fragments | RECV fragments |\n");
+        body.append("| --- | --- | --- | --- | --- | --- |\n");
+        Samples r = new Samples();
+        Samples s = new Samples();
+        Samples v = new Samples();
+        for (int i = 0; i < raw.size(); i++) {
+            body.append(f("| %d | %s | %s | %.0f | %s | %s |%n", i + 1, stream(raw.get(i)), stream(send.get(i)),
+                    recv.get(i).perSecond(), send.get(i).detail(), recv.get(i).detail()));
+            r.add(raw.get(i).perSecond());
+            s.add(send.get(i).perSecond());
+            v.add(recv.get(i).perSecond());
+        }
+        body.append(f("| median | %.0f | %.0f | %.0f | | |%n", r.median(), s.median(), v.median()));
+        goals.add(new Goal("host to rank stream, 1448 B, protocol v2", f("raw UDP %.0f k/s (this run)", r.median() / 1e3),
+                f("%.0f k/s", s.median() / 1e3), f("%.2fx raw", s.median() / r.median()), ">= 0.8x raw",
+                s.median() / r.median() >= 0.8));
+        goals.add(new Goal("rank to host stream, 1448 B, protocol v2", f("raw UDP %.0f k/s (this run)", r.median() / 1e3),
+                f("%.0f k/s", v.median() / 1e3), f("%.2fx raw", v.median() / r.median()), ">= 0.8x raw",
+                v.median() / r.median() >= 0.8));
     }
 
     void roundTrip(Samples raw, Samples proxied, Samples raw2) {
@@ -338,11 +431,19 @@ final class Report {
                 + "*anchors.md* were measured once on this kind of machine with C and MPI programs the harness "
                 + "cannot build.\n\n");
         doc.append("## How to run\n\n```\nbenchmarks/run.sh            # full run, about 15 minutes, rewrites docs/benchmarks.md\n"
-                + "benchmarks/run.sh --quick    # fewer rounds, for a smoke test\n```\n\n"
+                + "benchmarks/run.sh --quick    # fewer rounds, for a smoke test\n"
+                + "benchmarks/run.sh --only 'over protocol v2' --out /tmp/v2.md   # some phases only\n```\n\n"
+                + "`--only` takes a comma-separated list; a phase runs when its name contains one of the entries. "
+                + "Phases: `UDP streams`, `1448-byte streams over protocol v2`, `64 KiB messages host to rank over "
+                + "protocol v1`, `64 KiB messages host to rank over protocol v2`, `round trip`, `launch`, `8-rank job "
+                + "vs mpiexec`, `packet loss`, `idle CPU`, `growth`, `rings (JMH)`, `dispatch allocation (JMH -prof "
+                + "gc)`. A partial run should write elsewhere than docs/benchmarks.md (`--out`).\n\n"
                 + "It builds with `mvn -B -q package -DskipTests -pl benchmarks -am`, installs `mpich` and "
                 + "`iptables` with apt-get when they are missing and it runs as root, and starts the harness, which "
-                + "embeds the proxy (UDP transport, v1 dispatcher, mapped-file channels, local launcher) on an "
-                + "ephemeral loopback port and runs the JMH benchmarks in forked JVMs. JMH alone: "
+                + "embeds the proxy (UDP transport, the v1 and v2 dispatchers behind the protocol front, mapped-file "
+                + "channels, local launcher; for v2 a cluster key generated into a temporary file and node name "
+                + "127.0.0.1) on an ephemeral loopback port, drives v2 with the product's host library "
+                + "(`V2HostTransport`) and runs the JMH benchmarks in forked JVMs. JMH alone: "
                 + "`java -cp benchmarks/target/classes:$(cat benchmarks/target/classpath.txt) org.openjdk.jmh.Main "
                 + "RingBenchmark -prof gc`.\n\n");
         doc.append("## Machine\n\n").append(machine);

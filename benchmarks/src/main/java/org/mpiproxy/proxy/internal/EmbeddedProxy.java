@@ -15,15 +15,30 @@ import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.DatagramHandler;
 import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.protocol.ClusterKeys;
 
 /**
- * The proxy core as {@link ProxyComponent} wires it (the v1 dispatcher, a launch pool of two
- * threads, a terminate timer), but without OSGi, so that the benchmarks can run it in their
- * own JVM next to the anchors they are compared with.
+ * The proxy core as {@link ProxyComponent} wires it (the v1 dispatcher and, when asked, the v2
+ * dispatcher behind the {@link ProtocolFront}, a launch pool of two threads, a terminate
+ * timer), but without OSGi, so that the benchmarks can run it in their own JVM next to the
+ * anchors they are compared with.
  */
 public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
 
+    /** Node name of the embedded proxy: the address hosts send to, as in the demo hostfile. */
+    public static final String NODE_NAME = "127.0.0.1";
+
+    /**
+     * Protocol v2 as an operator configures it.
+     *
+     * @param keyFile      the cluster key file ({@code v2.key.files}); mode 0600
+     * @param datagramSize {@code v2.datagram.size}
+     */
+    public record V2(Path keyFile, int datagramSize) {
+    }
+
     private final V1Dispatcher dispatcher;
+    private final ProtocolFront front;
     private volatile DatagramTransport transport;
 
     /**
@@ -35,10 +50,31 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
      */
     public EmbeddedProxy(ChannelManager channels, ProcessLauncher launcher, Path logDirectory,
                          Executor launchExecutor, Duration terminateTimeout) {
+        this(channels, launcher, logDirectory, launchExecutor, terminateTimeout, null);
+    }
+
+    /**
+     * @param channels       the channel manager
+     * @param launcher       the launcher of every core
+     * @param logDirectory   where ranks' output goes
+     * @param launchExecutor runs launches; {@code null} for a pool of two threads like the component's
+     * @param terminateTimeout how long TERMINATE waits for a rank to exit before stopping it
+     * @param v2             protocol v2 next to v1, node name {@link #NODE_NAME}; {@code null} for v1 only
+     */
+    public EmbeddedProxy(ChannelManager channels, ProcessLauncher launcher, Path logDirectory,
+                         Executor launchExecutor, Duration terminateTimeout, V2 v2) {
         ProxySettings settings = new ProxySettings(logDirectory, 1 << 20, terminateTimeout, Duration.ofSeconds(1));
         Executor executor = launchExecutor != null ? launchExecutor : launchPool();
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, r -> daemon(r, "bench-terminate"));
         this.dispatcher = new V1Dispatcher(channels, settings, core -> launcher, this::wakeup, executor, timer);
+        V2Dispatcher second = null;
+        if (v2 != null) {
+            V2Settings v2Settings = new V2Settings(ClusterKeys.load(Map.of(1, v2.keyFile())), NODE_NAME,
+                    Duration.ofSeconds(30), 65536, v2.datagramSize(), Duration.ofSeconds(300));
+            second = new V2Dispatcher(channels, settings, v2Settings, core -> launcher, this::wakeup, executor, timer,
+                    System::currentTimeMillis);
+        }
+        this.front = new ProtocolFront(dispatcher, true, second);
     }
 
     /** @param transport the transport whose receive thread runs this handler; wakeups go to it */
@@ -55,28 +91,28 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
 
     @Override
     public void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
-        dispatcher.onDatagram(datagram, source, replies);
+        front.onDatagram(datagram, source, replies);
     }
 
     @Override
     public int doWork(DatagramTransport replies) {
-        return dispatcher.doWork(replies);
+        return front.doWork(replies);
     }
 
     @Override
     public boolean hasPendingWork() {
-        return dispatcher.hasPendingWork();
+        return front.hasPendingWork();
     }
 
-    /** @return the dispatcher's counters by name; any thread */
+    /** @return the dispatchers' counters by name (v2's start with {@code v2.}); any thread */
     public Map<String, Long> counters() {
-        return dispatcher.counters();
+        return front.counters();
     }
 
     /** Stops every rank and removes the channels. */
     @Override
     public void close() {
-        dispatcher.close();
+        front.close();
     }
 
     private static Executor launchPool() {

@@ -82,6 +82,8 @@ public final class V2HostTransport implements TaggedTransport {
         long sendNext;
         long sendAcked;
         int window = INITIAL_WINDOW;
+        /** A fragment was refused for a full ring (window 0): the next window above 0 sends again from sendAcked. */
+        boolean sendStalled;
         int sendResult;
         /** The argument of a refused SEND's reply (the proxy's maximum message size for that refusal). */
         long sendRefusalArgument;
@@ -445,8 +447,12 @@ public final class V2HostTransport implements TaggedTransport {
         long rto = INITIAL_RTO_NANOS;
         long lastProgress = System.nanoTime();
         s.sendResult = MpiErrors.SUCCESS;
+        boolean probe = false;
         while (s.sendAcked < end) {
-            while (s.sendNext < end && s.sendNext < s.sendAcked + Math.max(1, s.window)) {
+            // window 0: wait for the proxy's window update; only the retransmit timeout sends a probe
+            long limit = s.sendAcked + (s.window > 0 ? s.window : probe ? 1 : 0);
+            probe = false;
+            while (s.sendNext < end && s.sendNext < limit) {
                 long k = s.sendNext - first;
                 int from = (int) (k * perFragment);
                 int n = (int) Math.min(perFragment, count - (long) from);
@@ -476,6 +482,7 @@ public final class V2HostTransport implements TaggedTransport {
             } else if (System.nanoTime() - lastProgress >= rto) {
                 // go back: send again from the first fragment not acknowledged (a probe when the window is 0)
                 s.sendNext = s.sendAcked;
+                probe = true;
                 rto = Math.min(rto * 2, MAX_RTO_NANOS);
                 lastProgress = System.nanoTime();
             }
@@ -851,8 +858,9 @@ public final class V2HostTransport implements TaggedTransport {
                 } else if (inHeader.ack() > s.sendAcked) {
                     s.sendAcked = inHeader.ack();
                     s.window = (int) inHeader.argument();
+                    s.sendStalled = s.window == 0;
                 } else if (inHeader.ack() == s.sendAcked) {
-                    s.window = (int) inHeader.argument();
+                    onWindow(s, (int) inHeader.argument());
                 }
                 break;
             case OP_RECV:
@@ -871,6 +879,21 @@ public final class V2HostTransport implements TaggedTransport {
                 refused++;
                 break;
         }
+    }
+
+    /**
+     * An acknowledgement that stores nothing new: a refusal for a full ring (window 0) or, after
+     * one, the proxy's window update (docs/protocol-v2.md 5.2), which makes the fragments from
+     * the refused one go out again now rather than after the retransmit timeout.
+     */
+    private static void onWindow(RankState s, int window) {
+        if (window == 0) {
+            s.sendStalled = true;
+        } else if (s.sendStalled) {
+            s.sendStalled = false;
+            s.sendNext = s.sendAcked;
+        }
+        s.window = window;
     }
 
     /** One OUTPUT fragment: taken when it is the next of its stream, acknowledged in any case. */

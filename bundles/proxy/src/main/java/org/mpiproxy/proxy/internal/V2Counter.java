@@ -27,11 +27,13 @@ enum V2Counter {
     SEND_DUPLICATE("v2.send.duplicate"),
     SEND_OUT_OF_ORDER("v2.send.out.of.order"),
     SEND_RING_FULL("v2.send.ring.full"),
+    SEND_WINDOW_UPDATES("v2.send.window.updates"),
     SEND_TOO_LARGE("v2.send.too.large"),
     SEND_BYTES("v2.send.bytes"),
     RECV_REQUESTS("v2.recv.requests"),
     RECV_FRAGMENTS("v2.recv.fragments"),
     RECV_RESENT("v2.recv.resent"),
+    RECV_IN_FLIGHT("v2.recv.in.flight"),
     /** Fragments the host had from a previous proxy instance, cut again from the ring and skipped. */
     RECV_SKIPPED("v2.recv.skipped"),
     RECV_BYTES("v2.recv.bytes"),

@@ -66,6 +66,12 @@ final class V2Dispatcher {
     /** Result for a job id this node does not know. */
     static final int UNKNOWN_JOB = MpiErrors.ERR_COMM;
     static final int MAX_WINDOW = 256;
+    /**
+     * A RECV that acknowledges progress resends a retained fragment only when it was sent at least
+     * this long ago (half the host's first retransmit timeout): younger ones are still on their
+     * way, and the host asked early only to acknowledge (docs/protocol-v2.md 5.3).
+     */
+    static final long RESEND_AFTER_MILLIS = 10;
 
     private static final Logger LOG = LoggerFactory.getLogger(V2Dispatcher.class);
     private static final long LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
@@ -85,6 +91,8 @@ final class V2Dispatcher {
     // guarded by lock
     private final Map<Long, V2Job> jobs = new HashMap<>();
     private final ArrayList<V2Rank> active = new ArrayList<>();
+    /** Ranks whose host was told window 0 (a full ring) and is owed a window update. */
+    private final ArrayList<V2Rank> stalled = new ArrayList<>();
     private final long[] counters = new long[V2Counter.values().length];
     private final long[] lastLog = new long[V2Counter.values().length];
     private final long[] suppressed = new long[V2Counter.values().length];
@@ -351,6 +359,7 @@ final class V2Dispatcher {
         }
         MessageRing ring = rank.toRank;
         long expected = ring != null ? ring.producerMark() : 0;
+        boolean refused = false;
         if (problem == MpiErrors.SUCCESS) {
             if (s < expected) {
                 count(V2Counter.SEND_DUPLICATE);
@@ -381,21 +390,40 @@ final class V2Dispatcher {
                     add(V2Counter.SEND_BYTES, payload);
                 } else if (problem == MpiErrors.SUCCESS) {
                     count(V2Counter.SEND_RING_FULL);
+                    refused = true;
                 }
             }
         }
+        // a refused fragment says window 0 whatever the free bytes (they may lie at both ends of the ring)
+        int window = refused ? 0 : window(ring);
+        if (problem == MpiErrors.SUCCESS && window == 0 && ring != null && !rank.sendStalled) {
+            // the host now waits: it is owed a window update once the rank has made room
+            rank.sendStalled = true;
+            stalled.add(rank);
+        }
         putReply(OP_SEND, 0, job, rank.rankId, rank.coreId);
-        reply.result(problem).sequence(s).ack(expected).argument(problem == MpiErrors.SUCCESS ? window(ring)
+        reply.result(problem).sequence(s).ack(expected).argument(problem == MpiErrors.SUCCESS ? window
                 : problem == MpiErrors.ERR_MESSAGE_TOO_LARGE ? MessageSizeLimit.argument(v2.maxMessageBytes()) : 0);
         send(replies, 0, job.owner);
     }
 
+    /**
+     * Fragments of the maximum payload the ring surely takes now: one less than its free bytes
+     * hold, because a record that does not fit before the ring's end leaves the rest unused
+     * (but one when the ring is empty).
+     */
     private int window(MessageRing ring) {
         if (ring == null) {
             return 0;
         }
-        long w = ring.freeBytes() / (v2.maxPayload() + 24L);
-        return (int) Math.min(MAX_WINDOW, w);
+        int w = window(ring.freeBytes());
+        // an empty ring takes its largest record: a ring of fewer than two still takes one at a time
+        return w == 0 && ring.isEmpty() ? 1 : w;
+    }
+
+    private int window(long freeBytes) {
+        long w = freeBytes / (v2.maxPayload() + 24L) - 1;
+        return (int) Math.max(0, Math.min(MAX_WINDOW, w));
     }
 
     private void onRecv(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
@@ -422,14 +450,21 @@ final class V2Dispatcher {
             invalid(V2Counter.INVALID_SEQUENCE, source, header.payloadLength());
             return;
         }
+        // the same f again: the host lost something and asks for everything from f
+        boolean repeated = from == rank.acked;
         acknowledge(rank, from);
         long window = Math.max(1, Math.min(header.argument(), rank.slots));
         rank.pullEnd = from + window;
         rank.truncateSent = false;
         int sent = 0;
+        long now = clock.getAsLong();
         for (long s = from; s < rank.next && s < rank.pullEnd; s++) {
-            sendRetained(replies, rank, s);
-            count(V2Counter.RECV_RESENT);
+            if (repeated || now - rank.sentAt[rank.slot(s)] >= RESEND_AFTER_MILLIS) {
+                sendRetained(replies, rank, s);
+                count(V2Counter.RECV_RESENT);
+            } else {
+                count(V2Counter.RECV_IN_FLIGHT);
+            }
             sent++;
         }
         sent += pump(replies, rank);
@@ -536,6 +571,7 @@ final class V2Dispatcher {
         if (length < 0) {
             return;
         }
+        rank.sentAt[rank.slot(sequence)] = clock.getAsLong();
         ByteBuffer b = rank.retained;
         b.limit(base + length).position(base);
         if (replies != null && !replies.send(b, rank.job.owner)) {
@@ -685,6 +721,9 @@ final class V2Dispatcher {
                     active.remove(i);
                 }
             }
+            for (int i = stalled.size() - 1; i >= 0; i--) {
+                work += updateWindow(replies, stalled.get(i), i);
+            }
             long now = System.nanoTime();
             if (now - lastPurgeNanos > TimeUnit.SECONDS.toNanos(1)) {
                 lastPurgeNanos = now;
@@ -696,8 +735,39 @@ final class V2Dispatcher {
 
     boolean hasPendingWork() {
         synchronized (lock) {
-            return !active.isEmpty() || output.hasPendingWork();
+            return !active.isEmpty() || !stalled.isEmpty() || output.hasPendingWork();
         }
+    }
+
+    /**
+     * The window update (docs/protocol-v2.md 5.2): once the ring of a rank whose host was told
+     * window 0 has room again (for half the fragments the empty ring takes, at least one), an
+     * unsolicited acknowledgement tells the host, which then sends again at once instead of after
+     * its retransmit timeout.
+     *
+     * @return 1 when the update was sent
+     */
+    private int updateWindow(DatagramTransport replies, V2Rank rank, int index) {
+        MessageRing ring = rank.toRank;
+        if (ring == null || rank.removed || rank.isDone()) {
+            rank.sendStalled = false;
+            stalled.remove(index);
+            return 0;
+        }
+        int window = window(ring);
+        // wait for room for half of what the empty ring takes, so one update lets the host send a batch
+        int whenEmpty = Math.max(1, window(ring.capacity()));
+        if (window == 0 || window < whenEmpty / 2) {
+            return 0;
+        }
+        rank.sendStalled = false;
+        stalled.remove(index);
+        long expected = ring.producerMark();
+        putReply(OP_SEND, 0, rank.job, rank.rankId, rank.coreId);
+        reply.sequence(expected).ack(expected).argument(window);
+        send(replies, 0, rank.job.owner);
+        count(V2Counter.SEND_WINDOW_UPDATES);
+        return 1;
     }
 
     private void purge(long now) {
@@ -1008,6 +1078,7 @@ final class V2Dispatcher {
             }
             jobs.clear();
             active.clear();
+            stalled.clear();
             V1Dispatcher.Completion completion;
             while ((completion = completions.poll()) != null) {
                 completion.complete(null);

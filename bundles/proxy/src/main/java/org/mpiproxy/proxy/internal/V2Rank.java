@@ -51,12 +51,16 @@ final class V2Rank {
     long pullEnd;
     /** Whether the TRUNCATE answer for the current window was sent. */
     boolean truncateSent;
+    /** A SEND acknowledgement said window 0 (a full ring): the host waits for a window update. */
+    boolean sendStalled;
     final int slots;
     final int slotSize;
     /** Allocated with the first RECV: many ranks only ever receive. */
     ByteBuffer retained;
     /** Per slot: the ring's peek position where the slot's fragment starts (for the commit of its acknowledgement). */
     long[] starts;
+    /** Per slot: when its fragment was last sent, in the dispatcher's clock's milliseconds. */
+    long[] sentAt;
 
     /** Bytes stored of the host-to-rank message not yet complete (0 between messages). */
     long messageBytesIn;
@@ -84,6 +88,7 @@ final class V2Rank {
         if (retained == null) {
             retained = ByteBuffer.allocateDirect(slots * slotSize).order(ByteOrder.LITTLE_ENDIAN);
             starts = new long[slots];
+            sentAt = new long[slots];
         }
         return retained;
     }

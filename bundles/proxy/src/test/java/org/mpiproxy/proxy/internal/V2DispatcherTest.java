@@ -197,6 +197,100 @@ class V2DispatcherTest {
     }
 
     @Test
+    void shouldSendOneWindowUpdateOnceARingThatRefusedAFragmentHasRoomAgain() {
+        FakeChannel channel = startRank(1);
+        int[] big = new int[300];
+        long s = 0;
+        while (true) {
+            deliver(host.sendInts(JOB, 1, s, 0, true, big));
+            if (single().ack() == s) {
+                break;
+            }
+            s++;
+        }
+        // a second refusal of the same stall owes no second update
+        deliver(host.sendInts(JOB, 1, s, 0, true, big));
+        assertEquals(0, single().argument());
+        assertTrue(dispatcher.hasPendingWork(), "the receive thread keeps watching the ring");
+        dispatcher.doWork(transport);
+        assertEquals(0, transport.take().size(), "still full: no update");
+        assertTrue(s >= 4, "stored " + s);
+        assertEquals(300, channel.toRank.pollInts(300).length);
+        dispatcher.doWork(transport);
+        assertEquals(0, transport.take().size(), "room for one of " + s + " fragments: no update yet");
+        for (long i = 1; i < s; i++) {
+            assertEquals(300, channel.toRank.pollInts(300).length);
+        }
+        dispatcher.doWork(transport);
+        V2HeaderFlyweight update = single();
+        assertEquals(V2HeaderDescriptor.OP_SEND, update.operation());
+        assertEquals(MpiErrors.SUCCESS, update.result());
+        assertEquals(s, update.ack(), "the next sequence expected");
+        assertEquals(s, update.sequence());
+        assertTrue(update.argument() > 0, "a window above 0");
+        dispatcher.doWork(transport);
+        assertEquals(0, transport.take().size(), "one update per stall");
+        assertFalse(dispatcher.hasPendingWork());
+        assertEquals(1, dispatcher.counter(V2Counter.SEND_WINDOW_UPDATES));
+        deliver(host.sendInts(JOB, 1, s, 0, true, big));
+        assertEquals(s + 1, single().ack());
+    }
+
+    @Test
+    void shouldForgetAStalledSenderWhoseRankEnded() {
+        FakeChannel channel = startRank(1);
+        int[] big = new int[300];
+        long s = 0;
+        while (true) {
+            deliver(host.sendInts(JOB, 1, s, 0, true, big));
+            if (single().ack() == s) {
+                break;
+            }
+            s++;
+        }
+        launcher.processes.get(0).exitWith(0);
+        dispatcher.doWork(transport);
+        transport.take();
+        // room again, but nobody will read what the host would send: no update
+        for (long i = 0; i < s; i++) {
+            assertEquals(300, channel.toRank.pollInts(300).length);
+        }
+        dispatcher.doWork(transport);
+        assertEquals(0, transport.take().size());
+        assertEquals(0, dispatcher.counter(V2Counter.SEND_WINDOW_UPDATES));
+        assertFalse(dispatcher.hasPendingWork());
+    }
+
+    @Test
+    void shouldNotResendFragmentsStillInFlightWhenARecvOnlyAcknowledges() {
+        FakeChannel channel = startRank(1);
+        offerInts(channel.fromRank, 9, true, 1);
+        offerInts(channel.fromRank, 9, true, 2);
+        offerInts(channel.fromRank, 9, true, 3);
+        deliver(host.recv(JOB, 1, 0, 8));
+        assertEquals(3, replies().size());
+        // an early acknowledgement of fragment 0 while 1 and 2 are on their way: nothing again
+        now += V2Dispatcher.RESEND_AFTER_MILLIS - 1;
+        deliver(host.recv(JOB, 1, 1, 8));
+        assertEquals(0, replies().size(), "no duplicates and no empty reply");
+        assertEquals(1, channel.fromRank.consumerMark());
+        assertEquals(2, dispatcher.counter(V2Counter.RECV_IN_FLIGHT));
+        // the same request again: the host lost them; sent again at once
+        deliver(host.recv(JOB, 1, 1, 8));
+        List<V2HeaderFlyweight> r = replies();
+        assertEquals(2, r.size());
+        assertEquals(List.of(2), ints(r.get(0)));
+        assertEquals(List.of(3), ints(r.get(1)));
+        // progress, and a fragment sent long enough ago: sent again
+        now += V2Dispatcher.RESEND_AFTER_MILLIS;
+        deliver(host.recv(JOB, 1, 2, 8));
+        r = replies();
+        assertEquals(1, r.size());
+        assertEquals(2, r.get(0).sequence());
+        assertEquals(3, dispatcher.counter(V2Counter.RECV_RESENT));
+    }
+
+    @Test
     void shouldPullRankDataBySequenceAndResendWithoutConsumingTwice() {
         FakeChannel channel = startRank(1);
         offerInts(channel.fromRank, 9, false, 1, 2, 3);
@@ -212,7 +306,8 @@ class V2DispatcherTest {
         assertEquals(3, r.get(2).tag());
         assertEquals(2, r.get(2).argument());
         assertEquals(List.of(5, 6), ints(r.get(2)));
-        // the replies were lost: ask again from 1
+        // the replies were lost: after its retransmit timeout the host asks again from 1
+        now += 20;
         deliver(host.recv(JOB, 1, 1, 8));
         r = replies();
         assertEquals(2, r.size());

@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 
 import java.io.PrintStream;
+import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.file.Files;
@@ -20,6 +21,8 @@ import java.util.concurrent.atomic.AtomicReference;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.mpiproxy.api.DatagramHandler;
+import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.channel.shm.internal.MappedFileChannelManager;
@@ -54,9 +57,15 @@ class V2EndToEndTest {
     }
 
     private int start(int datagramSize, String node, RankBody body) throws Exception {
+        return start(datagramSize, node, 1 << 20, body, () -> { });
+    }
+
+    /** @param afterDatagram runs on the receive thread after each datagram was handled */
+    private int start(int datagramSize, String node, int ringCapacity, RankBody body, Runnable afterDatagram)
+            throws Exception {
         MappedFileChannelManager channels = new MappedFileChannelManager(TestConfigs.of(
                 MappedFileChannelManager.Config.class, Map.of("base.directory", dir.resolve("shm").toString(),
-                        "ring.capacity", 1 << 20)));
+                        "ring.capacity", ringCapacity)));
         ProcessLauncher launcher = ThreadRanks.launcher(body::run, request -> request.rankId() * 10);
         dispatcher = new V2Dispatcher(channels,
                 new ProxySettings(dir.resolve("logs"), 1 << 20, Duration.ofSeconds(30), Duration.ofSeconds(1)),
@@ -66,7 +75,24 @@ class V2EndToEndTest {
         ProtocolFront front = new ProtocolFront(new V1Dispatcher(channels,
                 new ProxySettings(dir.resolve("logs"), 1 << 20, Duration.ofSeconds(30), Duration.ofSeconds(1)),
                 core -> launcher, () -> { }, launches, timer), false, dispatcher);
-        transport = new UdpTransport(UdpTransportSettings.of("127.0.0.1", 0, 8 << 20, 8 << 20, 65507), () -> front);
+        DatagramHandler handler = new DatagramHandler() {
+            @Override
+            public void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
+                front.onDatagram(datagram, source, replies);
+                afterDatagram.run();
+            }
+
+            @Override
+            public int doWork(DatagramTransport replies) {
+                return front.doWork(replies);
+            }
+
+            @Override
+            public boolean hasPendingWork() {
+                return front.hasPendingWork();
+            }
+        };
+        transport = new UdpTransport(UdpTransportSettings.of("127.0.0.1", 0, 8 << 20, 8 << 20, 65507), () -> handler);
         transportRef.set(transport);
         return transport.localAddress().getPort();
     }
@@ -110,6 +136,43 @@ class V2EndToEndTest {
         host.recv(MpiDatatype.DOUBLE.code(), back, 0, doubles, 1);
         assertEquals(-1, out.mismatch(back), "first differing byte");
         assertArrayEquals(new int[] {0, 10}, host.finish());
+    }
+
+    @Test
+    void shouldSendAgainOnTheWindowUpdateWhenAFullRingRefusedFragmentsAndLoseNothing() throws Exception {
+        int ints = 64 * 1024;
+        java.util.concurrent.CountDownLatch refused = new java.util.concurrent.CountDownLatch(1);
+        AtomicReference<ByteBuffer> received = new AtomicReference<>();
+        // a 4 KiB ring holds two 1344-byte fragments, fewer than the host's first window of 8
+        int port = start(1448, "127.0.0.1", 4096, (rank, request) -> {
+            ByteBuffer b = ByteBuffer.allocateDirect(ints * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            try {
+                // read only once the proxy has refused a fragment: the host then waits for the window update
+                if (!refused.await(30, java.util.concurrent.TimeUnit.SECONDS)) {
+                    return;
+                }
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return;
+            }
+            rank.recv(MpiDatatype.INT.code(), b, 0, ints, 0);
+            received.set(b);
+        }, () -> {
+            if (dispatcher.counter(V2Counter.SEND_RING_FULL) > 0) {
+                refused.countDown();
+            }
+        });
+        ByteBuffer out = ByteBuffer.allocateDirect(ints * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < ints; i++) {
+            out.putInt(i * Integer.BYTES, i * 31 + 7);
+        }
+        V2HostTransport host = V2HostTransport.start(hostfile(port, 1), "sink", List.of(), V2Datagrams.KEYS, 1448,
+                Duration.ofSeconds(60), System.err);
+        host.send(MpiDatatype.INT.code(), out, 0, ints, 1);
+        assertArrayEquals(new int[] {0, 10}, host.finish());
+        assertEquals(-1, out.mismatch(received.get()), "first differing byte");
+        assertEquals(true, dispatcher.counter(V2Counter.SEND_WINDOW_UPDATES) > 0, "window updates sent");
+        assertEquals(ints * (long) Integer.BYTES, dispatcher.counter(V2Counter.SEND_BYTES), "every byte stored once");
     }
 
     @Test

@@ -37,6 +37,8 @@ class V2RecvRefreshTest {
     private static final InetSocketAddress HOST = new InetSocketAddress("127.0.0.1", 40001);
     private static final long JOB = 0x5eedL;
     private static final long NOW = 1_767_225_600_000L;
+    /** The dispatchers' clock: a host asks again for lost fragments only after its retransmit timeout. */
+    private long now = NOW;
     private static final int INT = MpiDatatype.INT.code();
 
     @TempDir
@@ -86,7 +88,7 @@ class V2RecvRefreshTest {
                 new ProxySettings(dir.resolve("logs"), 1 << 20, Duration.ofSeconds(30), Duration.ofSeconds(1)),
                 new V2Settings(V2Datagrams.KEYS, V2Datagrams.NODE, Duration.ofSeconds(30), 1024, 1448,
                         Duration.ofSeconds(300)),
-                coreId -> launcher, transport::wakeup, Runnable::run, timer, () -> NOW);
+                coreId -> launcher, transport::wakeup, Runnable::run, timer, () -> now);
         dispatchers.add(d);
         return d;
     }
@@ -159,6 +161,7 @@ class V2RecvRefreshTest {
         // (a) the host pulls 8 fragments and gets 0..4; it acknowledges them and gets 5..9 of the next
         take(deliver(first, host.recv(JOB, 1, 0, 8)), 5);
         assertEquals(5, hostNext);
+        now += 20;
         take(deliver(first, host.recv(JOB, 1, 5, 8)), 10);
         assertEquals(10, hostNext);
         int before = received.size();
