@@ -52,6 +52,7 @@ public class RingCostBenchmark {
     private Path file;
     private FileChannel channel;
     private MappedMessageRing ours;
+    private RingUnsafe20 unsafe;
     private OneToOneRingBuffer agrona;
     private ByteBuffer source;
     private ByteBuffer destination;
@@ -75,6 +76,9 @@ public class RingCostBenchmark {
         MappedByteBuffer oursRegion = channel.map(FileChannel.MapMode.READ_WRITE, 0, oursLength);
         MappedByteBuffer agronaRegion = channel.map(FileChannel.MapMode.READ_WRITE, oursLength,
                 RingBenchmark.CAPACITY + RingBufferDescriptor.TRAILER_LENGTH);
+        // after Agrona's region, at a multiple of 8
+        long unsafeStart = 2L * oursLength + 2L * RingBufferDescriptor.TRAILER_LENGTH;
+        unsafe = new RingUnsafe20(channel.map(FileChannel.MapMode.READ_WRITE, unsafeStart, oursLength));
         ours = new MappedMessageRing(oursRegion);
         agrona = new OneToOneRingBuffer(new UnsafeBuffer(agronaRegion));
         source = ByteBuffer.allocateDirect(65536).order(ByteOrder.LITTLE_ENDIAN);
@@ -102,6 +106,13 @@ public class RingCostBenchmark {
     public int ours() {
         ours.offer(datatype, count, source, 0, size);
         return ours.poll(datatype, destination, 0, count);
+    }
+
+    /** @return elements read back from the same layout through sun.misc.Unsafe (the experiment {@link RingUnsafe20}) */
+    @Benchmark
+    public int unsafe20() {
+        unsafe.offer(datatype, count, source, 0, size);
+        return unsafe.poll(datatype, destination, 0, count);
     }
 
     /** @return messages read back from Agrona's ring */
