@@ -6,10 +6,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Executor;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 
 import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.DatagramHandler;
@@ -17,8 +14,8 @@ import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.api.ProcessLauncher;
 
 /**
- * The proxy core as {@link ProxyComponent} wires it (the v1 dispatcher, a launch pool of two
- * threads, a terminate timer), but without OSGi, so that the benchmarks can run it in their
+ * The proxy core as {@link ProxyComponent} wires it (the v1 dispatcher, its launch pool, a
+ * terminate timer), but without OSGi, so that the benchmarks can run it in their
  * own JVM next to the anchors they are compared with.
  */
 public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
@@ -30,7 +27,7 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
      * @param channels       the channel manager
      * @param launcher       the launcher of every core
      * @param logDirectory   where ranks' output goes
-     * @param launchExecutor runs launches; {@code null} for a pool of two threads like the component's
+     * @param launchExecutor runs launches; {@code null} for a pool like the component's by default
      * @param terminateTimeout how long TERMINATE waits for a rank to exit before stopping it
      */
     public EmbeddedProxy(ChannelManager channels, ProcessLauncher launcher, Path logDirectory,
@@ -80,10 +77,7 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
     }
 
     private static Executor launchPool() {
-        ThreadPoolExecutor executor = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                r -> daemon(r, "bench-launch"));
-        executor.allowCoreThreadTimeOut(true);
-        return executor;
+        return LaunchPool.create(LaunchPool.threads(0, Runtime.getRuntime().availableProcessors()), "bench-launch-");
     }
 
     private static Thread daemon(Runnable r, String name) {
