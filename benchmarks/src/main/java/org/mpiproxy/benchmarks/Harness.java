@@ -35,11 +35,15 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * The end-to-end harness: measures each anchor and the proxy side by side in one run, prints
  * the ratios and writes {@code docs/benchmarks.md} with PNG plots of the growth curves.
  * <p>
- * Usage: {@code Harness [--quick] [--out docs/benchmarks.md]}; {@code benchmarks/run.sh}
- * builds and starts it. {@code --loss-child <programs>} is the part that runs inside a
+ * Usage: {@code Harness [--quick] [--only <phase>,...] [--out docs/benchmarks.md]};
+ * {@code --only} runs the phases whose names contain one of the words (e.g.
+ * {@code --only launch,8-rank}). {@code benchmarks/run.sh} builds and starts it. {@code --loss-child <programs>} is the part that runs inside a
  * network namespace.
  */
 public final class Harness {
+
+    /** The system property that chooses how Java spawns processes; run.sh sets VFORK like the distribution. */
+    static final String LAUNCH_MECHANISM = "jdk.lang.Process.launchMechanism";
 
     private final boolean quick;
     private String only;
@@ -302,7 +306,8 @@ public final class Harness {
             exec = LaunchBenchmarks.execToAck(p, "true", 20, rounds);
         }
         Samples pb2 = LaunchBenchmarks.processBuilder(programs.resolve("true"), 20, rounds);
-        report.launch(pb, exec, pb2);
+        Samples pbDefault = LaunchBenchmarks.processBuilderDefaultMechanism(programs.resolve("true"), 20, rounds);
+        report.launch(pb, exec, pb2, pbDefault, System.getProperty(LAUNCH_MECHANISM));
         return null;
     }
 
@@ -314,7 +319,13 @@ public final class Harness {
         try (ProxyFixture p = proxy()) {
             ours = LaunchBenchmarks.execJobs(p, "true", 8, 3, rounds);
         }
-        report.job8(mpiexec, mpich, ours);
+        // side by side: the launch pool of two threads the proxy had before launch.threads
+        Samples twoThreads;
+        java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try (ProxyFixture p = new ProxyFixture(programs, work, Duration.ZERO, two)) {
+            twoThreads = LaunchBenchmarks.execJobs(p, "true", 8, 3, rounds);
+        }
+        report.job8(mpiexec, mpich, ours, twoThreads);
         return null;
     }
 

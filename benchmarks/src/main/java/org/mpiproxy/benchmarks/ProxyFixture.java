@@ -29,10 +29,16 @@ final class ProxyFixture implements AutoCloseable {
     final InetSocketAddress address;
 
     ProxyFixture(Path programs, Path work, Duration terminateTimeout) throws IOException {
+        this(programs, work, terminateTimeout, null);
+    }
+
+    /** @param launches runs launches; {@code null} for the proxy's default pool */
+    ProxyFixture(Path programs, Path work, Duration terminateTimeout, java.util.concurrent.Executor launches)
+            throws IOException {
         Path shm = Path.of("/dev/shm");
         channelBase = Files.createTempDirectory(Files.isWritable(shm) ? shm : work, "mpiproxy-bench-");
         proxy = new EmbeddedProxy(BenchmarkChannels.mappedFiles(channelBase, RING_CAPACITY),
-                BenchmarkLaunchers.local(programs), work.resolve("logs"), null, terminateTimeout);
+                BenchmarkLaunchers.local(programs), work.resolve("logs"), launches, terminateTimeout);
         transport = new UdpTransport(UdpTransportSettings.of("127.0.0.1", 0, 4 << 20, 4 << 20, 65507), () -> proxy);
         proxy.transport(transport);
         address = transport.localAddress();
