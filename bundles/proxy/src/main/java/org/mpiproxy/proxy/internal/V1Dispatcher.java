@@ -698,7 +698,7 @@ final class V1Dispatcher implements DatagramHandler {
                 return false;
             }
             try {
-                done.complete(replies);
+                done.complete(new LaunchReplies(replies, this::post));
                 if (!active.isEmpty()) {
                     // the receive thread may be waiting in select() without knowing of that work
                     wakeup.run();

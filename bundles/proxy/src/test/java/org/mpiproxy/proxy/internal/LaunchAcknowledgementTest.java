@@ -44,9 +44,14 @@ class LaunchAcknowledgementTest {
     private static final class Replies implements DatagramTransport {
         final BlockingQueue<Reply> sent = new LinkedBlockingQueue<>();
         final Semaphore wakeups = new Semaphore(0);
+        /** A closed transport: every send fails. */
+        volatile boolean closed;
 
         @Override
         public boolean send(ByteBuffer datagram, InetSocketAddress target) {
+            if (closed) {
+                return false;
+            }
             V1HeaderFlyweight header = new V1HeaderFlyweight();
             ByteBuffer copy = ByteBuffer.allocate(datagram.remaining()).order(ByteOrder.LITTLE_ENDIAN);
             copy.put(datagram).flip();
@@ -127,5 +132,22 @@ class LaunchAcknowledgementTest {
         Reply recvReply = replies.sent.poll(10, TimeUnit.SECONDS);
         assertNotNull(recvReply, "the pending RECV is answered");
         assertEquals(V1HeaderDescriptor.OP_RECV, recvReply.operation());
+    }
+
+    @Test
+    void shouldAcknowledgeThroughTheReceiveThreadWhenTheTransportThatReceivedTheExecWasClosedMeanwhile()
+            throws Exception {
+        Replies old = new Replies();
+        dispatcher.onDatagram(exec(1, 0, 3, "prog a b"), HOST, old);
+        old.closed = true; // a hot update of the transport replaces it while the rank starts
+        launchMayRun.countDown();
+
+        assertTrue(replies.wakeups.tryAcquire(10, TimeUnit.SECONDS), "the receive thread is woken");
+        dispatcher.doWork(replies);
+        Reply ack = replies.sent.poll(10, TimeUnit.SECONDS);
+        assertNotNull(ack, "the acknowledgement goes out through the new transport");
+        assertEquals(new Reply(V1HeaderDescriptor.OP_EXEC, MpiErrors.SUCCESS, 1, Thread.currentThread().getName()),
+                ack, "sent by the thread that ran doWork");
+        assertTrue(old.sent.isEmpty());
     }
 }
