@@ -67,11 +67,6 @@ class DistributionArchiveIT {
     }
 
     @Test
-    void shouldSpawnRanksWithVforkInsteadOfJspawnhelper() throws IOException {
-        assertEquals("VFORK", properties("etc/system.properties").getProperty("jdk.lang.Process.launchMechanism"));
-    }
-
-    @Test
     void shouldBindConsolesToLoopbackOnly() throws IOException {
         assertEquals("127.0.0.1", properties("etc/org.apache.karaf.shell.cfg").getProperty("sshHost"));
         Properties management = properties("etc/org.apache.karaf.management.cfg");

@@ -63,12 +63,6 @@ public class FeatureIT extends MpiProxyTestSupport {
     }
 
     @Test
-    public void shouldSpawnRanksWithVfork() {
-        // read by Java when the first process is started: etc/system.properties must set it before
-        assertEquals("VFORK", System.getProperty("jdk.lang.Process.launchMechanism"));
-    }
-
-    @Test
     public void shouldShipExecutablePrograms() {
         for (String name : List.of("mpiping", "mpiprime", "mpiping.lz4", "mpiprime.lz4")) {
             Path program = programsDirectory().resolve(name);
