@@ -24,6 +24,7 @@ fi
 
 mvn -B -q package -DskipTests -pl benchmarks -am
 CP="benchmarks/target/classes:$(cat benchmarks/target/classpath.txt)"
-# ranks spawn with vfork as in the distribution (etc/system.properties)
-exec java -Djava.awt.headless=true -Djdk.lang.Process.launchMechanism=VFORK -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
+# MPIPROXY_BENCH_JAVA_OPTS: extra JVM options, e.g. -Djdk.lang.Process.launchMechanism=VFORK
+# shellcheck disable=SC2086
+exec java -Djava.awt.headless=true ${MPIPROXY_BENCH_JAVA_OPTS:-} -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
     -cp "$CP" org.mpiproxy.benchmarks.Harness "$@"

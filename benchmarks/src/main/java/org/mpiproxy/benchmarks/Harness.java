@@ -42,7 +42,7 @@ import org.openjdk.jmh.runner.options.TimeValue;
  */
 public final class Harness {
 
-    /** The system property that chooses how Java spawns processes; run.sh sets VFORK like the distribution. */
+    /** The system property that chooses how Java spawns processes (default posix_spawn; VFORK measurable). */
     static final String LAUNCH_MECHANISM = "jdk.lang.Process.launchMechanism";
 
     private final boolean quick;

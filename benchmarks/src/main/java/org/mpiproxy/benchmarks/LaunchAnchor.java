@@ -4,7 +4,7 @@ import java.nio.file.Path;
 
 /**
  * The ProcessBuilder anchor in a JVM of its own, so that it spawns with Java's default
- * mechanism while the harness's JVM (like the distribution's) uses VFORK: prints one
+ * mechanism whatever the harness JVM uses (e.g. VFORK): prints one
  * {@code ProcessBuilder.start()} time in microseconds per line.
  * <p>
  * Usage: {@code LaunchAnchor <executable> <warmup> <rounds>}.

@@ -220,9 +220,9 @@ final class Report {
                 + "returns (the exit is awaited outside the timing). EXEC: from sending EXEC (rank 1 of 2) to the "
                 + "proxy's acknowledgement, which comes when the launcher has started the same program with its "
                 + "channel, log files and environment; a TERMINATE follows outside the timing. The harness JVM, "
-                + "which embeds the proxy, spawns with " + m + " (`jdk.lang.Process.launchMechanism`, set by "
-                + "run.sh as the distribution's etc/system.properties sets it); the anchor row spawns from a JVM "
-                + "of its own with Java's default (posix_spawn through jspawnhelper). Microseconds.\n\n");
+                + "which embeds the proxy, spawns with " + m + " (`jdk.lang.Process.launchMechanism`; "
+                + "MPIPROXY_BENCH_JAVA_OPTS passes it to run.sh); the anchor row spawns from a JVM of its own "
+                + "with Java's default (posix_spawn through jspawnhelper). Microseconds.\n\n");
         body.append("| | median | p90 | min | max | rounds |\n| --- | --- | --- | --- | --- | --- |\n");
         row5("ProcessBuilder.start, " + m + " (before)", pb);
         row5("EXEC to ack", exec);
