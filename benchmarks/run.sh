@@ -2,6 +2,9 @@
 # Measures the proxy against its anchors (raw UDP, ProcessBuilder, MPICH, Agrona) in one run and
 # rewrites docs/benchmarks.md and docs/benchmarks/*.png.
 #   benchmarks/run.sh [--quick] [--only <phase>,...] [--out <file>]
+# --only runs the phases whose names contain one of the words, e.g. the launch figures alone:
+#   benchmarks/run.sh --only launch,8-rank --out /tmp/launch.md
+# (with --out elsewhere, docs/benchmarks.md stays as it is).
 # Run from anywhere inside a clone; needs Java 17 and Maven. As root it installs the Debian
 # packages mpich and iptables when they are missing (for mpiexec and the packet-loss run).
 set -euo pipefail
@@ -21,5 +24,7 @@ fi
 
 mvn -B -q package -DskipTests -pl benchmarks -am
 CP="benchmarks/target/classes:$(cat benchmarks/target/classpath.txt)"
-exec java -Djava.awt.headless=true -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
+# MPIPROXY_BENCH_JAVA_OPTS: extra JVM options, e.g. -Djdk.lang.Process.launchMechanism=VFORK
+# shellcheck disable=SC2086
+exec java -Djava.awt.headless=true ${MPIPROXY_BENCH_JAVA_OPTS:-} -Dorg.slf4j.simpleLogger.defaultLogLevel=error \
     -cp "$CP" org.mpiproxy.benchmarks.Harness "$@"

@@ -37,11 +37,14 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * <p>
  * Usage: {@code Harness [--quick] [--only <phase>,...] [--out docs/benchmarks.md]};
  * {@code benchmarks/run.sh} builds and starts it. {@code --only} runs the phases whose names
- * contain one of the comma-separated entries (the names are listed in the generated page's
- * "How to run"). {@code --loss-child <programs>} is the part that runs inside a
+ * contain one of the comma-separated entries (e.g. {@code --only launch,8-rank}; the names are
+ * listed in the generated page's "How to run"). {@code --loss-child <programs>} is the part that runs inside a
  * network namespace.
  */
 public final class Harness {
+
+    /** The system property that chooses how Java spawns processes (default posix_spawn; VFORK measurable). */
+    static final String LAUNCH_MECHANISM = "jdk.lang.Process.launchMechanism";
 
     private final boolean quick;
     private String only;
@@ -388,7 +391,8 @@ public final class Harness {
             exec = LaunchBenchmarks.execToAck(p, "true", 20, rounds);
         }
         Samples pb2 = LaunchBenchmarks.processBuilder(programs.resolve("true"), 20, rounds);
-        report.launch(pb, exec, pb2);
+        Samples pbDefault = LaunchBenchmarks.processBuilderDefaultMechanism(programs.resolve("true"), 20, rounds);
+        report.launch(pb, exec, pb2, pbDefault, System.getProperty(LAUNCH_MECHANISM));
         return null;
     }
 
@@ -400,7 +404,13 @@ public final class Harness {
         try (ProxyFixture p = proxy()) {
             ours = LaunchBenchmarks.execJobs(p, "true", 8, 3, rounds);
         }
-        report.job8(mpiexec, mpich, ours);
+        // side by side: the launch pool of two threads the proxy had before launch.threads
+        Samples twoThreads;
+        java.util.concurrent.ExecutorService two = java.util.concurrent.Executors.newFixedThreadPool(2);
+        try (ProxyFixture p = new ProxyFixture(programs, work, Duration.ZERO, two)) {
+            twoThreads = LaunchBenchmarks.execJobs(p, "true", 8, 3, rounds);
+        }
+        report.job8(mpiexec, mpich, ours, twoThreads);
         return null;
     }
 

@@ -1,6 +1,7 @@
 package org.mpiproxy.benchmarks;
 
 import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -28,6 +29,29 @@ final class LaunchBenchmarks {
             p.waitFor();
             if (i >= warmup) {
                 samples.add((t1 - t0) / 1e3);
+            }
+        }
+        return samples;
+    }
+
+    /**
+     * Microseconds for {@code ProcessBuilder.start()} in a JVM of its own that spawns with Java's
+     * default mechanism ({@link LaunchAnchor}), whatever this JVM's {@code jdk.lang.Process.launchMechanism}.
+     */
+    static Samples processBuilderDefaultMechanism(Path executable, int warmup, int rounds) throws Exception {
+        String javaCommand = ProcessHandle.current().info().command().orElse("java");
+        Process child = new ProcessBuilder(javaCommand, "-cp", System.getProperty("java.class.path"),
+                LaunchAnchor.class.getName(), executable.toString(), Integer.toString(warmup), Integer.toString(rounds))
+                .redirectError(ProcessBuilder.Redirect.INHERIT).start();
+        String out = new String(child.getInputStream().readAllBytes(), StandardCharsets.US_ASCII);
+        if (!child.waitFor(5, TimeUnit.MINUTES) || child.exitValue() != 0) {
+            child.destroyForcibly();
+            throw new IllegalStateException("the ProcessBuilder anchor JVM failed");
+        }
+        Samples samples = new Samples();
+        for (String line : out.split("\n")) {
+            if (!line.isBlank()) {
+                samples.add(Double.parseDouble(line.trim()));
             }
         }
         return samples;

@@ -31,7 +31,13 @@ final class ProxyFixture implements AutoCloseable {
     final EmbeddedProxy.V2 v2;
 
     ProxyFixture(Path programs, Path work, Duration terminateTimeout) throws IOException {
-        this(programs, work, terminateTimeout, RING_CAPACITY, null);
+        this(programs, work, terminateTimeout, RING_CAPACITY, null, null);
+    }
+
+    /** @param launches runs launches; {@code null} for the proxy's default pool */
+    ProxyFixture(Path programs, Path work, Duration terminateTimeout, java.util.concurrent.Executor launches)
+            throws IOException {
+        this(programs, work, terminateTimeout, RING_CAPACITY, null, launches);
     }
 
     /**
@@ -40,11 +46,22 @@ final class ProxyFixture implements AutoCloseable {
      */
     ProxyFixture(Path programs, Path work, Duration terminateTimeout, int ringCapacity, EmbeddedProxy.V2 v2)
             throws IOException {
+        this(programs, work, terminateTimeout, ringCapacity, v2, null);
+    }
+
+    /**
+     * @param ringCapacity {@code ring.capacity} of the channel manager
+     * @param v2           protocol v2 next to v1; {@code null} for v1 only
+     * @param launches     runs launches; {@code null} for the proxy's default pool
+     */
+    ProxyFixture(Path programs, Path work, Duration terminateTimeout, int ringCapacity, EmbeddedProxy.V2 v2,
+                 java.util.concurrent.Executor launches)
+            throws IOException {
         Path shm = Path.of("/dev/shm");
         this.v2 = v2;
         channelBase = Files.createTempDirectory(Files.isWritable(shm) ? shm : work, "mpiproxy-bench-");
         proxy = new EmbeddedProxy(BenchmarkChannels.mappedFiles(channelBase, ringCapacity),
-                BenchmarkLaunchers.local(programs), work.resolve("logs"), null, terminateTimeout, v2);
+                BenchmarkLaunchers.local(programs), work.resolve("logs"), launches, terminateTimeout, v2);
         transport = new UdpTransport(UdpTransportSettings.of("127.0.0.1", 0, 4 << 20, 4 << 20, 65507), () -> proxy);
         proxy.transport(transport);
         address = transport.localAddress();

@@ -306,18 +306,25 @@ final class Report {
                 s.percentile(99), s.min(), s.max(), s.size()));
     }
 
-    void launch(Samples pb, Samples exec, Samples pb2) {
+    void launch(Samples pb, Samples exec, Samples pb2, Samples pbDefault, String mechanism) {
+        String m = mechanism == null ? "Java's default" : mechanism;
         body.append("\n## Launch of one rank\n\n");
         body.append("ProcessBuilder: `start()` of a copy of /bin/true in the program directory, timed until it "
                 + "returns (the exit is awaited outside the timing). EXEC: from sending EXEC (rank 1 of 2) to the "
                 + "proxy's acknowledgement, which comes when the launcher has started the same program with its "
-                + "channel, log files and environment; a TERMINATE follows outside the timing. Microseconds.\n\n");
+                + "channel, log files and environment; a TERMINATE follows outside the timing. The harness JVM, "
+                + "which embeds the proxy, spawns with " + m + " (`jdk.lang.Process.launchMechanism`; "
+                + "MPIPROXY_BENCH_JAVA_OPTS passes it to run.sh); the anchor row spawns from a JVM of its own "
+                + "with Java's default (posix_spawn through jspawnhelper). Microseconds.\n\n");
         body.append("| | median | p90 | min | max | rounds |\n| --- | --- | --- | --- | --- | --- |\n");
-        row5("ProcessBuilder.start (before)", pb);
+        row5("ProcessBuilder.start, " + m + " (before)", pb);
         row5("EXEC to ack", exec);
-        row5("ProcessBuilder.start (after)", pb2);
-        double base = (pb.median() + pb2.median()) / 2;
-        goals.add(new Goal("EXEC to ack of one rank", f("ProcessBuilder %.0f us (this run)", base),
+        row5("ProcessBuilder.start, " + m + " (after)", pb2);
+        row5("ProcessBuilder.start, Java's default, own JVM (anchor)", pbDefault);
+        double same = (pb.median() + pb2.median()) / 2;
+        body.append(f("%nEXEC / ProcessBuilder with the same mechanism: %.2fx.%n", exec.median() / same));
+        double base = pbDefault.median();
+        goals.add(new Goal("EXEC to ack of one rank", f("ProcessBuilder %.0f us (this run, Java's default)", base),
                 f("%.0f us", exec.median()), f("%.2fx ProcessBuilder", exec.median() / base), "<= 1.5x ProcessBuilder",
                 exec.median() / base <= 1.5));
     }
@@ -327,7 +334,7 @@ final class Report {
                 s.size()));
     }
 
-    void job8(String mpiexec, Samples mpich, Samples ours) {
+    void job8(String mpiexec, Samples mpich, Samples ours, Samples twoThreads) {
         body.append("\n## A job of 8 ranks of a trivial program\n\n");
         body.append("MPICH: `" + (mpiexec == null ? "mpiexec" : mpiexec) + " -n 8 /bin/true`, start to exit. "
                 + "Proxy: 8 EXECs (ranks 1..8 of 9) of the copy of /bin/true sent at once, to the last "
@@ -339,6 +346,8 @@ final class Report {
         }
         body.append(f("| 8-rank EXEC to all acks | %.1f | %.1f | %.1f | %.1f | %d |%n", ours.median(),
                 ours.percentile(90), ours.min(), ours.max(), ours.size()));
+        body.append(f("| same, launch pool of 2 threads (before launch.threads) | %.1f | %.1f | %.1f | %.1f | %d |%n",
+                twoThreads.median(), twoThreads.percentile(90), twoThreads.min(), twoThreads.max(), twoThreads.size()));
         if (mpich == null) {
             body.append("\nMPICH is not installed (run.sh installs the `mpich` package with apt-get when it can).\n");
             goals.add(new Goal("job of 8 ranks, all acks", "mpiexec not installed", f("%.1f ms", ours.median()), "-",

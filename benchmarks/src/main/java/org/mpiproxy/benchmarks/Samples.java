@@ -14,6 +14,11 @@ final class Samples {
         values.add(value);
     }
 
+    /** @return the values in the order they were added */
+    List<Double> values() {
+        return Collections.unmodifiableList(values);
+    }
+
     int size() {
         return values.size();
     }

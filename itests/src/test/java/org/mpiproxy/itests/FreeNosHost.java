@@ -80,6 +80,11 @@ final class FreeNosHost implements AutoCloseable {
         return b.array();
     }
 
+    /** @param millis how long a receive waits from now on */
+    void timeout(int millis) throws IOException {
+        socket.setSoTimeout(millis);
+    }
+
     void sendRaw(byte[] datagram) throws IOException {
         socket.send(new DatagramPacket(datagram, datagram.length, proxy));
     }

@@ -74,7 +74,10 @@ public class HotUpdateIT extends MpiProxyTestSupport {
 
         List<String> updated = new ArrayList<>();
         try (FreeNosHost host = new FreeNosHost(udpPort(), SILENCE_MILLIS)) {
+            // the first spawn of a fresh container may take over a second on a loaded machine
+            host.timeout((int) TIMEOUT.toMillis());
             assertEquals(0, host.exec(1, 0, WORLD, "mpiprime " + N).result);
+            host.timeout(SILENCE_MILLIS);
             String owner = "127.0.0.1:" + host.localPort();
             long jobId = status.jobs().stream().filter(j -> owner.equals(j.owner())).findFirst()
                     .map(JobInfo::jobId).orElseThrow(() -> new AssertionError("no job of " + owner));

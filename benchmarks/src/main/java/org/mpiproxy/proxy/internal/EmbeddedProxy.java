@@ -6,10 +6,7 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Map;
 import java.util.concurrent.Executor;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 
 import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.DatagramHandler;
@@ -19,9 +16,9 @@ import org.mpiproxy.protocol.ClusterKeys;
 
 /**
  * The proxy core as {@link ProxyComponent} wires it (the v1 dispatcher and, when asked, the v2
- * dispatcher behind the {@link ProtocolFront}, a launch pool of two threads, a terminate
- * timer), but without OSGi, so that the benchmarks can run it in their own JVM next to the
- * anchors they are compared with.
+ * dispatcher behind the {@link ProtocolFront}, its launch pool, a terminate timer), but without
+ * OSGi, so that the benchmarks can run it in their own JVM next to the anchors they are
+ * compared with.
  */
 public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
 
@@ -45,7 +42,7 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
      * @param channels       the channel manager
      * @param launcher       the launcher of every core
      * @param logDirectory   where ranks' output goes
-     * @param launchExecutor runs launches; {@code null} for a pool of two threads like the component's
+     * @param launchExecutor runs launches; {@code null} for a pool like the component's by default
      * @param terminateTimeout how long TERMINATE waits for a rank to exit before stopping it
      */
     public EmbeddedProxy(ChannelManager channels, ProcessLauncher launcher, Path logDirectory,
@@ -57,7 +54,7 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
      * @param channels       the channel manager
      * @param launcher       the launcher of every core
      * @param logDirectory   where ranks' output goes
-     * @param launchExecutor runs launches; {@code null} for a pool of two threads like the component's
+     * @param launchExecutor runs launches; {@code null} for the component's default launch pool
      * @param terminateTimeout how long TERMINATE waits for a rank to exit before stopping it
      * @param v2             protocol v2 next to v1, node name {@link #NODE_NAME}; {@code null} for v1 only
      */
@@ -116,10 +113,7 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
     }
 
     private static Executor launchPool() {
-        ThreadPoolExecutor executor = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                r -> daemon(r, "bench-launch"));
-        executor.allowCoreThreadTimeOut(true);
-        return executor;
+        return LaunchPool.create(LaunchPool.threads(0, Runtime.getRuntime().availableProcessors()), "bench-launch-");
     }
 
     private static Thread daemon(Runnable r, String name) {

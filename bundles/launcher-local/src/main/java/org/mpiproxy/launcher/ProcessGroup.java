@@ -91,6 +91,10 @@ public final class ProcessGroup {
     public static boolean kill(long pgid, java.time.Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         try {
+            // a group whose leader has ended usually has no member left: then no kill is spawned
+            if (!hasMembers(pgid)) {
+                return true;
+            }
             while (true) {
                 signal(pgid, Signal.KILL);
                 if (!hasMembers(pgid)) {

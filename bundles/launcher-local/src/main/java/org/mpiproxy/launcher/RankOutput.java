@@ -9,12 +9,15 @@ import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.SynchronousQueue;
+import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.TimeUnit;
 
 import org.mpiproxy.api.RankOutputListener;
 
 /**
- * Reads one output stream of a rank (a pipe) on its own daemon thread, cuts it into whole
- * lines, appends them to the rank's log file up to a size cap, and hands each line to a
+ * Reads one output stream of a rank (a pipe) on a daemon thread of its own while the stream
+ * is open, cuts it into whole lines, appends them to the rank's log file up to a size cap, and hands each line to a
  * {@link RankOutputListener}. A line is complete at {@code '\n'} (a preceding {@code '\r'} is
  * dropped), or when it reaches {@link #MAX_LINE_BYTES}, or at the end of the stream; in raw
  * mode whatever has arrived is passed on at once. Bytes are read until the stream ends, even
@@ -24,6 +27,21 @@ public final class RankOutput {
 
     /** Longest line delivered whole; longer lines are delivered in pieces of this size. */
     public static final int MAX_LINE_BYTES = 64 * 1024;
+
+    private static final String IDLE_NAME = "mpiproxy-output-idle";
+
+    /**
+     * The threads that read ranks' streams: one per stream while it is open, but a
+     * thread that finished a stream serves the next one instead of ending, so a launch
+     * (two streams) hands its pipes to waiting threads instead of creating two threads, which
+     * on a loaded machine costs a scheduling round each. Idle threads end after 30 s.
+     */
+    private static final ThreadPoolExecutor PUMPS = new ThreadPoolExecutor(0, Integer.MAX_VALUE, 30,
+            TimeUnit.SECONDS, new SynchronousQueue<>(), r -> {
+                Thread thread = new Thread(r, IDLE_NAME);
+                thread.setDaemon(true);
+                return thread;
+            });
 
     private final InputStream in;
     private final Path file;
@@ -52,7 +70,8 @@ public final class RankOutput {
     }
 
     /**
-     * Starts reading a stream on a new daemon thread.
+     * Starts reading a stream on a daemon thread, named after the stream while it reads it:
+     * an idle one left by an earlier stream, or a new one.
      *
      * @param in       the rank's stream (a pipe); closed at its end
      * @param file     the log file, appended to (created when missing)
@@ -68,10 +87,17 @@ public final class RankOutput {
                                                 int rankId, RankOutputListener.Stream stream,
                                                 RankOutputListener listener) {
         RankOutput output = new RankOutput(in, file, capBytes, raw, jobId, rankId, stream, listener);
-        Thread thread = new Thread(output::run, "mpiproxy-output-" + RankCommand.jobIdHex(jobId) + "-" + rankId
-                + "-" + stream.name().toLowerCase(java.util.Locale.ROOT));
-        thread.setDaemon(true);
-        thread.start();
+        String name = "mpiproxy-output-" + RankCommand.jobIdHex(jobId) + "-" + rankId
+                + "-" + stream.name().toLowerCase(java.util.Locale.ROOT);
+        PUMPS.execute(() -> {
+            Thread thread = Thread.currentThread();
+            thread.setName(name);
+            try {
+                output.run();
+            } finally {
+                thread.setName(IDLE_NAME);
+            }
+        });
         return output.done;
     }
 

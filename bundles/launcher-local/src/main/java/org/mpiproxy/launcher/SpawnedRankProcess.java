@@ -31,6 +31,11 @@ public final class SpawnedRankProcess implements RankProcess {
     private final int coreId;
     private final boolean ownGroup;
     private final CompletableFuture<Integer> exit;
+    /**
+     * Set once the process has ended and its group was found empty: no process of the rank can
+     * appear any more (only members fork into a group), so stopping it signals nothing.
+     */
+    private volatile boolean groupGone;
 
     /**
      * A process in its parent's process group: only the process and its descendants are signalled.
@@ -65,7 +70,7 @@ public final class SpawnedRankProcess implements RankProcess {
         this.ownGroup = ownGroup;
         this.exit = process.onExit().thenApplyAsync(p -> {
             if (ownGroup) {
-                ProcessGroup.kill(p.pid(), GROUP_KILL_WAIT);
+                groupGone = ProcessGroup.kill(p.pid(), GROUP_KILL_WAIT);
             }
             try {
                 output.get(OUTPUT_DRAIN_WAIT.toMillis(), java.util.concurrent.TimeUnit.MILLISECONDS);
@@ -119,6 +124,10 @@ public final class SpawnedRankProcess implements RankProcess {
     @Override
     public void stop(Duration grace) {
         Objects.requireNonNull(grace, "grace");
+        if (groupGone) {
+            // ended with its whole group: spawning kill and scanning /proc would find nothing
+            return;
+        }
         List<ProcessHandle> tree = process.descendants().toList();
         if (ownGroup) {
             ProcessGroup.signal(process.pid(), ProcessGroup.Signal.TERM);
@@ -129,6 +138,15 @@ public final class SpawnedRankProcess implements RankProcess {
     }
 
     private void kill(List<ProcessHandle> earlierTree) {
+        if (groupGone) {
+            // the group is empty; descendants that left it may still run
+            for (ProcessHandle handle : earlierTree) {
+                if (handle.isAlive()) {
+                    handle.destroyForcibly();
+                }
+            }
+            return;
+        }
         List<ProcessHandle> tree = process.descendants().toList();
         if (ownGroup) {
             ProcessGroup.signal(process.pid(), ProcessGroup.Signal.KILL);

@@ -119,4 +119,33 @@ class RankOutputTest {
         assertEquals(new Output(1, 2, Stream.STDOUT, "tail without newline", true), all.get(100));
         assertEquals(Collections.nCopies(100, false), all.subList(0, 100).stream().map(Output::partial).toList());
     }
+
+    @Test
+    void shouldReadStreamsOneAfterAnotherOnReusedThreadsNamedAfterEachStreamWhileReadingIt() throws Exception {
+        int streams = 20;
+        List<Thread> threads = Collections.synchronizedList(new ArrayList<>());
+        List<String> names = Collections.synchronizedList(new ArrayList<>());
+        RankOutputListener recorder = new RankOutputListener() {
+            @Override
+            public void onOutput(long jobId, int rankId, Stream stream, String text, boolean partial) {
+                threads.add(Thread.currentThread());
+                names.add(Thread.currentThread().getName());
+            }
+        };
+        for (int i = 1; i <= streams; i++) {
+            RankOutput.start(new ByteArrayInputStream(("rank " + i + "\n").getBytes(StandardCharsets.UTF_8)),
+                    temp.resolve("rank-" + i + ".out"), 1024, false, 5, i, Stream.STDOUT, recorder)
+                    .get(10, TimeUnit.SECONDS);
+        }
+
+        assertEquals(streams, threads.size());
+        for (int i = 1; i <= streams; i++) {
+            assertEquals("mpiproxy-output-0000000000000005-" + i + "-stdout", names.get(i - 1));
+            assertEquals("rank " + i + "\n", Files.readString(temp.resolve("rank-" + i + ".out")));
+        }
+        // a finished stream's thread serves the next one: far fewer threads than streams
+        long distinct = threads.stream().distinct().count();
+        assertTrue(distinct <= streams / 2, distinct + " threads read " + streams + " streams one after another");
+        assertTrue(threads.stream().allMatch(Thread::isDaemon));
+    }
 }

@@ -5,11 +5,9 @@ import java.nio.ByteBuffer;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.ThreadPoolExecutor;
+import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
@@ -104,6 +102,11 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
                         + " never refused only because the node is still booting.", min = "0")
         int startup_wait_seconds() default 60;
 
+        @AttributeDefinition(name = "Launch threads",
+                description = "Ranks started at once (a spawn mostly waits for the kernel, so more than the cores"
+                        + " overlap); 0 means " + LaunchPool.DEFAULT_THREADS_PER_CORE + " per core.", min = "0")
+        int launch_threads() default 0;
+
         @AttributeDefinition(name = "v2 key files",
                 description = "Cluster key files as id:path, comma-separated; the first signs replies. A path alone"
                         + " is key id 1. Empty means ${karaf.etc}/mpiproxy.key.")
@@ -150,7 +153,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     /** Dynamic, so that updating or reconfiguring the channel bundle keeps the proxy and its jobs. */
     private volatile ChannelManager channels;
 
-    private final ExecutorService launches;
+    private final ThreadPoolExecutor launches;
     private final ScheduledThreadPoolExecutor timer;
     private final ChannelManager current;
     private final V1Dispatcher dispatcher;
@@ -174,7 +177,9 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
                     + " must be >= 0");
         }
         this.startupWaitNanos = TimeUnit.SECONDS.toNanos(config.startup_wait_seconds());
-        this.launches = launchExecutor();
+        this.launches = LaunchPool.create(
+                LaunchPool.threads(config.launch_threads(), Runtime.getRuntime().availableProcessors()),
+                "mpiproxy-launch-");
         this.timer = timer();
         this.current = new CurrentChannelManager(() -> channels);
         this.dispatcher = new V1Dispatcher(current, settings(config), this::launcher, this::wakeup, launches, timer);
@@ -286,9 +291,11 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         SupervisionSettings supervision;
         V2Settings v2Next = null;
         String v2Failure = null;
+        int launchThreads;
         try {
             next = settings(config);
             supervision = supervision(config);
+            launchThreads = LaunchPool.threads(config.launch_threads(), Runtime.getRuntime().availableProcessors());
         } catch (IllegalArgumentException e) {
             return e.getMessage();
         }
@@ -308,6 +315,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).error("protocol v2 is not started: {}",
                     v2Failure);
         }
+        LaunchPool.resize(launches, launchThreads);
         dispatcher.settings(next);
         dispatcher.supervision(supervision);
         front.v1Enabled(config.v1_enabled());
@@ -327,6 +335,11 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).info("protocol v2 started");
         }
         return null;
+    }
+
+    /** @return how many ranks are started at once */
+    int launchThreads() {
+        return launches.getMaximumPoolSize();
     }
 
     /** @return the settings in force and the supervision settings of new jobs */
@@ -377,20 +390,13 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         }
     }
 
-    private static ExecutorService launchExecutor() {
-        ThreadPoolExecutor executor = new ThreadPoolExecutor(2, 2, 30, TimeUnit.SECONDS, new LinkedBlockingQueue<>(),
-                daemonThreads("mpiproxy-launch-"));
-        executor.allowCoreThreadTimeOut(true);
-        return executor;
-    }
-
     private static ScheduledThreadPoolExecutor timer() {
         ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemonThreads("mpiproxy-terminate-"));
         timer.setRemoveOnCancelPolicy(true);
         return timer;
     }
 
-    private static ThreadFactory daemonThreads(String prefix) {
+    static ThreadFactory daemonThreads(String prefix) {
         AtomicInteger n = new AtomicInteger();
         return r -> {
             Thread t = new Thread(r, prefix + n.incrementAndGet());

@@ -80,6 +80,8 @@ final class V1Dispatcher implements DatagramHandler {
     private final ConcurrentLinkedQueue<Completion> completions = new ConcurrentLinkedQueue<>();
     private volatile ProxySettings settings;
     private volatile boolean closed;
+    /** Where acknowledgements of launches go when sent from the launch thread (see completeNow). */
+    private volatile DatagramTransport execReplies;
     private final JobSupervisor supervisor;
 
     // guarded by lock
@@ -343,6 +345,7 @@ final class V1Dispatcher implements DatagramHandler {
         LaunchRequest launch = new LaunchRequest(job.jobId, rankId, worldSize, coreId, command.program(),
                 command.args(), channel.path(), Map.of(), job.logDirectory);
         try {
+            execReplies = replies;
             launchExecutor.execute(() -> launch(launcher, launch, rank));
         } catch (RejectedExecutionException e) {
             onLaunched(replies, rank, null, "the proxy is shutting down");
@@ -522,6 +525,9 @@ final class V1Dispatcher implements DatagramHandler {
         RankProcess started = process;
         String reason = failure;
         Completion done = replies -> onLaunched(replies, rank, started, reason);
+        if (completeNow(done)) {
+            return;
+        }
         post(done);
         // close() drains the queue; if it already did, nobody else will stop this process.
         if (closed && started != null && completions.remove(done)) {
@@ -672,6 +678,37 @@ final class V1Dispatcher implements DatagramHandler {
 
     private void releaseQuietly(long jobId) {
         ChannelCleanup.release(channels, jobId);
+    }
+
+    /**
+     * Applies a launch's completion on the launch thread, so that the acknowledgement leaves as
+     * soon as the process runs rather than after the receive thread's next wake-up. Not after
+     * close, nor when the launch ran on a thread that holds the lock already (a launcher called
+     * from the receive thread): then the receive thread applies it.
+     *
+     * @return whether it was applied
+     */
+    private boolean completeNow(Completion done) {
+        DatagramTransport replies = execReplies;
+        if (replies == null || Thread.holdsLock(lock)) {
+            return false;
+        }
+        synchronized (lock) {
+            if (closed) {
+                return false;
+            }
+            try {
+                done.complete(new LaunchReplies(replies, this::post));
+                if (!active.isEmpty()) {
+                    // the receive thread may be waiting in select() without knowing of that work
+                    wakeup.run();
+                }
+            } catch (RuntimeException e) {
+                counters.increment(ProxyCounter.ERRORS);
+                LOG.error("failed to complete a launch", e);
+            }
+            return true;
+        }
     }
 
     private void post(Completion completion) {

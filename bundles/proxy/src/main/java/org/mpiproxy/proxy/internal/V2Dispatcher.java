@@ -87,6 +87,8 @@ final class V2Dispatcher {
     private final ConcurrentLinkedQueue<V1Dispatcher.Completion> completions = new ConcurrentLinkedQueue<>();
     private volatile ProxySettings settings;
     private volatile boolean closed;
+    /** Where acknowledgements of launches go when sent from the launch thread (see completeNow). */
+    private volatile DatagramTransport execReplies;
 
     // guarded by lock
     private final Map<Long, V2Job> jobs = new HashMap<>();
@@ -328,6 +330,7 @@ final class V2Dispatcher {
         LaunchRequest launch = new LaunchRequest(jobId, (int) rankId, (int) worldSize, coreId, command.program(),
                 command.args(), channel.path(), Map.of(), job.logDirectory);
         try {
+            execReplies = replies;
             launchExecutor.execute(() -> launch(launcher, launch, rank));
         } catch (RejectedExecutionException e) {
             onLaunched(replies, rank, null, "the proxy is shutting down");
@@ -803,6 +806,9 @@ final class V2Dispatcher {
         RankProcess started = process;
         String reason = failure;
         V1Dispatcher.Completion done = r -> onLaunched(r, rank, started, reason);
+        if (completeNow(done)) {
+            return;
+        }
         post(done);
         if (closed && started != null && completions.remove(done)) {
             started.stop(settings.stopGrace());
@@ -929,6 +935,37 @@ final class V2Dispatcher {
 
     private void releaseQuietly(long jobId) {
         ChannelCleanup.release(channels, jobId);
+    }
+
+    /**
+     * Applies a launch's completion on the launch thread, so that the acknowledgement leaves as
+     * soon as the process runs rather than after the receive thread's next wake-up. Not after
+     * close, nor when the launch ran on a thread that holds the lock already (a launcher called
+     * from the receive thread): then the receive thread applies it.
+     *
+     * @return whether it was applied
+     */
+    private boolean completeNow(V1Dispatcher.Completion done) {
+        DatagramTransport replies = execReplies;
+        if (replies == null || Thread.holdsLock(lock)) {
+            return false;
+        }
+        synchronized (lock) {
+            if (closed) {
+                return false;
+            }
+            try {
+                done.complete(new LaunchReplies(replies, this::post));
+                if (!active.isEmpty()) {
+                    // the receive thread may be waiting in select() without knowing of that work
+                    wakeup.run();
+                }
+            } catch (RuntimeException e) {
+                count(V2Counter.ERRORS);
+                LOG.error("failed to complete a v2 launch", e);
+            }
+            return true;
+        }
     }
 
     private void post(V1Dispatcher.Completion completion) {

@@ -242,12 +242,15 @@ class ProxyComponentTest {
         ProxyComponent component = new ProxyComponent(new FakeChannelManager(),
                 TestConfigs.of(ProxyComponent.Config.class, good));
         Map.Entry<ProxySettings, SupervisionSettings> before = component.settingsInForce();
+        int launchThreads = component.launchThreads();
+        assertEquals(LaunchPool.threads(0, Runtime.getRuntime().availableProcessors()), launchThreads);
         Map<String, Object[]> bad = new java.util.LinkedHashMap<>();
         bad.put("hold.limit.bytes=-1 must be >= 0", new Object[] {"hold.limit.bytes", -1L});
         bad.put("terminate.timeout.seconds=-5 must be >= 0", new Object[] {"terminate.timeout.seconds", -5});
         bad.put("stop.grace.seconds=-1 must be >= 0", new Object[] {"stop.grace.seconds", -1});
         bad.put("job.timeout.seconds=-2 must be >= 0", new Object[] {"job.timeout.seconds", -2});
         bad.put("host.silence.seconds=-3 must be >= 0", new Object[] {"host.silence.seconds", -3});
+        bad.put("launch.threads=-1 must be >= 0 (0: 4 per core)", new Object[] {"launch.threads", -1});
         bad.put("log.directory=/a\0b is not a valid path: Nul character not allowed",
                 new Object[] {"log.directory", "/a\0b"});
         for (Map.Entry<String, Object[]> e : bad.entrySet()) {
@@ -257,14 +260,17 @@ class ProxyComponentTest {
             assertEquals(e.getKey(), component.reconfigure(config), "the message names key and value");
             component.modified(config);
             assertEquals(before, component.settingsInForce(), "the last good configuration stays");
+            assertEquals(launchThreads, component.launchThreads());
         }
 
         Map<String, Object> changed = new java.util.HashMap<>(good);
         changed.put("hold.limit.bytes", 8192L);
         changed.put("job.timeout.seconds", 90);
+        changed.put("launch.threads", 3);
         assertEquals(null, component.reconfigure(TestConfigs.of(ProxyComponent.Config.class, changed)));
         assertEquals(8192L, component.settingsInForce().getKey().holdLimitBytes(), "a good limit applies at once");
         assertEquals(Duration.ofSeconds(90), component.settingsInForce().getValue().jobTimeout());
+        assertEquals(3, component.launchThreads(), "a new number of launch threads applies at once");
         component.deactivate();
     }
 }

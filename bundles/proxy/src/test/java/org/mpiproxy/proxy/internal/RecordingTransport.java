@@ -42,7 +42,8 @@ final class RecordingTransport implements DatagramTransport {
         }
     }
 
-    final List<Sent> sent = new ArrayList<>();
+    /** Any thread may send (launch threads acknowledge EXECs): the list is synchronized. */
+    final List<Sent> sent = java.util.Collections.synchronizedList(new ArrayList<>());
     final AtomicInteger wakeups = new AtomicInteger();
     boolean fail;
 
@@ -74,8 +75,10 @@ final class RecordingTransport implements DatagramTransport {
 
     /** @return the datagrams sent since the last call */
     List<Sent> take() {
-        List<Sent> list = new ArrayList<>(sent);
-        sent.clear();
-        return list;
+        synchronized (sent) {
+            List<Sent> list = new ArrayList<>(sent);
+            sent.clear();
+            return list;
+        }
     }
 }
