@@ -2,6 +2,7 @@ package org.mpiproxy.proxy.internal;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
+import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
 import org.mpiproxy.api.DatagramTransport;
@@ -25,13 +26,51 @@ final class LaunchReplies implements DatagramTransport {
         this.post = post;
     }
 
+    /**
+     * Applies a launch's completion on the launch thread, so that the acknowledgement leaves as
+     * soon as the process runs rather than after the receive thread's next wake-up. Not after
+     * close, nor when the launch ran on a thread that holds the lock already (a launcher called
+     * from the receive thread): then the receive thread applies it. Shared by both dispatchers.
+     *
+     * @param lock       the dispatcher's lock
+     * @param replies    the transport the EXEC came through; {@code null} before the first one
+     * @param closed     whether the dispatcher is closed; read under the lock
+     * @param post       hands work to the receive thread
+     * @param afterwards runs under the lock after the completion (wakes the receive thread when
+     *                   it has work it may not know of)
+     * @param failed     told of a completion that threw
+     * @param done       the completion
+     * @return whether it was applied
+     */
+    static boolean completeNow(Object lock, DatagramTransport replies, BooleanSupplier closed,
+                               Consumer<V1Dispatcher.Completion> post, Runnable afterwards,
+                               Consumer<RuntimeException> failed, V1Dispatcher.Completion done) {
+        if (replies == null || Thread.holdsLock(lock)) {
+            return false;
+        }
+        synchronized (lock) {
+            if (closed.getAsBoolean()) {
+                return false;
+            }
+            try {
+                done.complete(new LaunchReplies(replies, post));
+                afterwards.run();
+            } catch (RuntimeException e) {
+                failed.accept(e);
+            }
+            return true;
+        }
+    }
+
     @Override
     public boolean send(ByteBuffer datagram, InetSocketAddress target) {
-        ByteBuffer copy = ByteBuffer.allocate(datagram.remaining());
-        copy.put(datagram.duplicate()).flip();
+        // a view of the bytes as they are now; copied only when they must wait for the receive thread
+        ByteBuffer unsent = datagram.duplicate();
         if (direct.send(datagram, target)) {
             return true;
         }
+        ByteBuffer copy = ByteBuffer.allocate(unsent.remaining());
+        copy.put(unsent).flip();
         post.accept(replies -> {
             if (replies != null) {
                 replies.send(copy, target);

@@ -680,35 +680,17 @@ final class V1Dispatcher implements DatagramHandler {
         ChannelCleanup.release(channels, jobId);
     }
 
-    /**
-     * Applies a launch's completion on the launch thread, so that the acknowledgement leaves as
-     * soon as the process runs rather than after the receive thread's next wake-up. Not after
-     * close, nor when the launch ran on a thread that holds the lock already (a launcher called
-     * from the receive thread): then the receive thread applies it.
-     *
-     * @return whether it was applied
-     */
+    /** @return whether the completion was applied on this thread (see {@link LaunchReplies#completeNow}) */
     private boolean completeNow(Completion done) {
-        DatagramTransport replies = execReplies;
-        if (replies == null || Thread.holdsLock(lock)) {
-            return false;
-        }
-        synchronized (lock) {
-            if (closed) {
-                return false;
+        return LaunchReplies.completeNow(lock, execReplies, () -> closed, this::post, () -> {
+            if (!active.isEmpty()) {
+                // the receive thread may be waiting in select() without knowing of that work
+                wakeup.run();
             }
-            try {
-                done.complete(new LaunchReplies(replies, this::post));
-                if (!active.isEmpty()) {
-                    // the receive thread may be waiting in select() without knowing of that work
-                    wakeup.run();
-                }
-            } catch (RuntimeException e) {
-                counters.increment(ProxyCounter.ERRORS);
-                LOG.error("failed to complete a launch", e);
-            }
-            return true;
-        }
+        }, e -> {
+            counters.increment(ProxyCounter.ERRORS);
+            LOG.error("failed to complete a launch", e);
+        }, done);
     }
 
     private void post(Completion completion) {
