@@ -2,7 +2,6 @@ package org.mpiproxy.benchmarks;
 
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -168,7 +167,7 @@ final class LaunchBenchmarks {
                 check(host.await(V1HeaderDescriptor.OP_EXEC), proxy);
             }
             double ms = (System.nanoTime() - t0) / 1e6;
-            Growth g = new Growth(jobs, ms, Memory.selfRssMiB(), channelBytesAll(proxy) / 1048576.0,
+            Growth g = new Growth(jobs, ms, Memory.selfRssMiB(), proxy.channelBytes() / 1048576.0,
                     Memory.descendantsRssMiB());
             for (V1Host host : hosts) {
                 terminateJob(host, 2);
@@ -178,12 +177,6 @@ final class LaunchBenchmarks {
             for (V1Host host : hosts) {
                 host.close();
             }
-        }
-    }
-
-    private static long channelBytesAll(ProxyFixture proxy) throws IOException {
-        try (var files = Files.walk(proxy.channelBase)) {
-            return files.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
         }
     }
 

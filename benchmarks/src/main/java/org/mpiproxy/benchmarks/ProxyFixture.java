@@ -21,7 +21,7 @@ import org.mpiproxy.transport.udp.internal.UdpTransportSettings;
  */
 final class ProxyFixture implements AutoCloseable {
 
-    static final int RING_CAPACITY = 262144;
+    static final int RING_CAPACITY = 2097152;
 
     final Path channelBase;
     final EmbeddedProxy proxy;
@@ -80,9 +80,18 @@ final class ProxyFixture implements AutoCloseable {
 
     /** @return bytes of all channel files now */
     long channelBytes() throws IOException {
-        try (Stream<Path> files = Files.walk(channelBase)) {
-            return files.filter(Files::isRegularFile).mapToLong(p -> p.toFile().length()).sum();
+        // the files are sparse: their length says what is mapped, du what is in memory
+        Process du = new ProcessBuilder("du", "-s", "-B1", channelBase.toString()).redirectErrorStream(true).start();
+        String out = new String(du.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.US_ASCII).trim();
+        try {
+            if (du.waitFor() != 0) {
+                throw new IOException("du " + channelBase + " failed: " + out);
+            }
+        } catch (InterruptedException e) {
+            Thread.currentThread().interrupt();
+            throw new IOException("interrupted while running du", e);
         }
+        return Long.parseLong(out.split("\\s+")[0]);
     }
 
     @Override

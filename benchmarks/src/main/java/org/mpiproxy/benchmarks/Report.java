@@ -401,7 +401,8 @@ final class Report {
         body.append("\n## Growth\n\n");
         body.append("One job of N ranks of `idle` (a shell script that execs `sleep`), all EXECs sent at once: time "
                 + "to the last acknowledgement, then memory while all ranks run: the proxy JVM's resident set "
-                + "(the harness JVM, which embeds the proxy), the channel files (two 256 KiB rings per rank) and "
+                + "(the harness JVM, which embeds the proxy), the memory of the channel files (two rings of " + ProxyFixture.RING_CAPACITY / 1024 + " KiB per rank, "
+                + "sparse files: `du`, the pages actually used) and "
                 + "the ranks' resident sets.\n\n");
         body.append("![launch time by ranks](benchmarks/launch-ranks.png)\n![memory by ranks](benchmarks/memory-ranks.png)\n\n");
         body.append("| ranks | launch ms | ms per rank | proxy RSS MiB | channel files MiB | ranks RSS MiB |\n");

@@ -65,6 +65,19 @@ public interface MessageRing {
      */
     long availableElements(int datatype);
 
+    /**
+     * Counts the head run only as far as a caller needs it: a ring holding many records answers
+     * without walking all of them.
+     *
+     * @param datatype the datatype of the run
+     * @param limit    the count that is enough for the caller
+     * @return the same as {@link #availableElements(int)} when that is below {@code limit},
+     *         otherwise a number {@code >= limit}; consumer thread only
+     */
+    default long availableElements(int datatype, long limit) {
+        return availableElements(datatype);
+    }
+
     /** @return {@code true} when no record is waiting to be consumed */
     boolean isEmpty();
 

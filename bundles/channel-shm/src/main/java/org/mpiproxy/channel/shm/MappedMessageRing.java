@@ -460,13 +460,18 @@ public final class MappedMessageRing implements MessageRing {
 
     @Override
     public long availableElements(int datatype) {
+        return availableElements(datatype, Long.MAX_VALUE);
+    }
+
+    @Override
+    public long availableElements(int datatype, long limit) {
         final ByteBuffer buffer = this.buffer;
         final long startHead = (long) LONG.getAcquire(buffer, HEAD_POSITION_OFFSET);
-        final long limit = startHead + capacity;
+        final long end = startHead + capacity;
         long head = startHead;
         int consumed = (int) INT.getAcquire(buffer, HEAD_RECORD_OFFSET_OFFSET);
         long available = 0;
-        while (head < limit) {
+        while (head < end && available < limit) {
             final int index = (int) head & mask;
             final int recordLength = (int) INT.getAcquire(buffer, lengthOffset(index));
             if (recordLength == 0) {

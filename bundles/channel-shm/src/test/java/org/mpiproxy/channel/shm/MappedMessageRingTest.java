@@ -167,6 +167,29 @@ class MappedMessageRingTest {
     }
 
     @Test
+    void shouldCountTheHeadRunOnlyAsFarAsTheCallerNeeds() {
+        int next = 0;
+        for (int count : new int[] {3, 1, 5, 2}) {
+            fillInts(next, count);
+            assertTrue(ring.offer(INT, count, src, 0, 4 * count));
+            next += count;
+        }
+        // exact below the limit, across records and behind a partly read head record
+        assertEquals(11, ring.availableElements(INT, 12));
+        assertEquals(11, ring.availableElements(INT, Long.MAX_VALUE));
+        // enough once the limit is reached: the walk stops at the record that reaches it
+        assertEquals(4, ring.availableElements(INT, 4));
+        assertEquals(3, ring.availableElements(INT, 1));
+        assertEquals(2, ring.poll(INT, dst, 0, 2));
+        assertEquals(1, ring.availableElements(INT, 1));
+        assertEquals(9, ring.availableElements(INT, 9));
+        assertEquals(0, ring.availableElements(DOUBLE, 1));
+        // the count does not move the head
+        assertEquals(9, ring.poll(INT, dst, 0, 50));
+        assertEquals(0, ring.availableElements(INT, 1));
+    }
+
+    @Test
     void shouldReturnTypeMismatchAndLeaveTheRecordWhenTheHeadHoldsAnotherDatatype() {
         fillInts(0, 4);
         assertTrue(ring.offer(INT, 4, src, 0, 16));

@@ -471,7 +471,7 @@ final class V1Dispatcher implements DatagramHandler {
             int want = (int) Math.min(recvs.headRemaining(), MAX_PAYLOAD_LENGTH / size);
             // No dribbling: wait for a full datagram or the rest of the request, unless the rank
             // has ended and nothing more will come.
-            if (!rank.isDone() && ring.availableElements(datatype) < want) {
+            if (!rank.isDone() && ring.availableElements(datatype, want) < want) {
                 break;
             }
             int n = ring.poll(datatype, replyBuffer, HEADER_LENGTH, want);

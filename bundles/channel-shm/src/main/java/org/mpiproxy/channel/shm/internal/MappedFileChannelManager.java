@@ -65,7 +65,7 @@ public final class MappedFileChannelManager implements ChannelManager {
             description = "Bytes of each ring's data area, per direction and rank: a power of two between 4096 "
                 + "and 1073741824. Applies to channels created afterwards.",
             min = "4096", max = "1073741824")
-        int ring_capacity() default 262144;
+        int ring_capacity() default 2097152;
 
         /**
          * @return the owner of job directories and channel files

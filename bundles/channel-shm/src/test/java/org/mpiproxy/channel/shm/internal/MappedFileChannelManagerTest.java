@@ -159,7 +159,7 @@ class MappedFileChannelManagerTest {
     void shouldUseTheDocumentedDefaults() {
         MappedFileChannelManager manager = new MappedFileChannelManager(config(Map.of()));
         assertEquals(Path.of("/dev/shm/mpiproxy"), manager.baseDirectory());
-        assertEquals(262144, manager.ringCapacity());
+        assertEquals(2097152, manager.ringCapacity());
     }
 
     @Test
