@@ -143,12 +143,7 @@ class MappedMessageRingTest {
 
     @Test
     void shouldGatherElementsAcrossConsecutiveRecordsOfTheSameDatatype() {
-        int next = 0;
-        for (int count : new int[] {3, 1, 5, 2}) {
-            fillInts(next, count);
-            assertTrue(ring.offer(INT, count, src, 0, 4 * count));
-            next += count;
-        }
+        offerIntRecords(3, 1, 5, 2);
         src.putDouble(0, 9.25);
         assertTrue(ring.offer(DOUBLE, 1, src, 0, 8));
 
@@ -168,12 +163,7 @@ class MappedMessageRingTest {
 
     @Test
     void shouldCountTheHeadRunOnlyAsFarAsTheCallerNeeds() {
-        int next = 0;
-        for (int count : new int[] {3, 1, 5, 2}) {
-            fillInts(next, count);
-            assertTrue(ring.offer(INT, count, src, 0, 4 * count));
-            next += count;
-        }
+        offerIntRecords(3, 1, 5, 2);
         // exact below the limit, across records and behind a partly read head record
         assertEquals(11, ring.availableElements(INT, 12));
         assertEquals(11, ring.availableElements(INT, Long.MAX_VALUE));
@@ -187,6 +177,16 @@ class MappedMessageRingTest {
         // the count does not move the head
         assertEquals(9, ring.poll(INT, dst, 0, 50));
         assertEquals(0, ring.availableElements(INT, 1));
+    }
+
+    /** Offers one INT record per count, with the values 0, 1, 2, ... running on across records. */
+    private void offerIntRecords(int... counts) {
+        int next = 0;
+        for (int count : counts) {
+            fillInts(next, count);
+            assertTrue(ring.offer(INT, count, src, 0, 4 * count));
+            next += count;
+        }
     }
 
     @Test
