@@ -9,9 +9,11 @@ import java.util.concurrent.locks.LockSupport;
  * more than the other side of a ring usually needs to answer), then parks for a time
  * that doubles from {@code minParkNanos} (1 µs) up to {@code maxParkNanos} (1 ms by default).
  * Once it has parked for {@code deepIdleAfterNanos} in total without work (50 ms by default), the
- * park time keeps doubling up to {@code deepMaxParkNanos} (8 ms by default): a loop that waits a
- * long time wakes up about 125 times a second instead of 1000, at the price of answering up to
- * 8 ms late after such a wait. It never busy-loops forever.
+ * park time keeps doubling up to {@code deepMaxParkNanos} (8 ms by default), and after
+ * {@code longIdleAfterNanos} (1 s by default) up to {@code longMaxParkNanos} (16 ms by default):
+ * a loop that waits a long time wakes up about 60 times a second instead of 1000, at the price of
+ * answering up to 8 ms late after a wait of 50 ms, and up to 16 ms late after a wait of a second
+ * or more (at most 1.6% of the wait). It never busy-loops forever.
  * <p>
  * Not thread-safe: each polling thread owns one instance.
  */
@@ -38,6 +40,12 @@ public final class BackoffIdler {
     /** Default longest park time after a long wait: 8 ms. */
     public static final long DEFAULT_DEEP_MAX_PARK_NANOS = 8_000_000L;
 
+    /** Default time parked without work after which the park time may grow once more: 1 s. */
+    public static final long DEFAULT_LONG_IDLE_AFTER_NANOS = 1_000_000_000L;
+
+    /** Default longest park time after a wait of {@link #DEFAULT_LONG_IDLE_AFTER_NANOS}: 16 ms. */
+    public static final long DEFAULT_LONG_MAX_PARK_NANOS = 16_000_000L;
+
     private static final long MAX_DEEP_IDLE_AFTER_NANOS = 3_600_000_000_000L;
 
     private final int maxSpins;
@@ -46,6 +54,8 @@ public final class BackoffIdler {
     private final long maxParkNanos;
     private final long deepIdleAfterNanos;
     private final long deepMaxParkNanos;
+    private final long longIdleAfterNanos;
+    private final long longMaxParkNanos;
     private final long minYieldNanos;
 
     private int spins;
@@ -54,10 +64,11 @@ public final class BackoffIdler {
     private long parkNanos;
     private long parkedNanos;
 
-    /** An idler with the default limits, including the deep phase after a long wait. */
+    /** An idler with the default limits, including the deep and long phases after a long wait. */
     public BackoffIdler() {
         this(DEFAULT_MAX_SPINS, DEFAULT_MAX_YIELDS, DEFAULT_MIN_YIELD_NANOS, DEFAULT_MIN_PARK_NANOS,
-            DEFAULT_MAX_PARK_NANOS, DEFAULT_DEEP_IDLE_AFTER_NANOS, DEFAULT_DEEP_MAX_PARK_NANOS);
+            DEFAULT_MAX_PARK_NANOS, DEFAULT_DEEP_IDLE_AFTER_NANOS, DEFAULT_DEEP_MAX_PARK_NANOS,
+            DEFAULT_LONG_IDLE_AFTER_NANOS, DEFAULT_LONG_MAX_PARK_NANOS);
     }
 
     /**
@@ -89,17 +100,41 @@ public final class BackoffIdler {
      * @param maxParkNanos       longest park time until the deep phase, &gt;= {@code minParkNanos}
      * @param deepIdleAfterNanos total park time without work after which the deep phase starts,
      *                           0 .. one hour
-     * @param deepMaxParkNanos   longest park time in the deep phase, &gt;= {@code maxParkNanos}
+     * @param deepMaxParkNanos   longest park time in the deep phase, &gt;= {@code maxParkNanos}; no
+     *                           long phase
      * @throws IllegalArgumentException when out of range
      */
     public BackoffIdler(int maxSpins, int maxYields, long minYieldNanos, long minParkNanos, long maxParkNanos,
             long deepIdleAfterNanos, long deepMaxParkNanos) {
+        this(maxSpins, maxYields, minYieldNanos, minParkNanos, maxParkNanos, deepIdleAfterNanos, deepMaxParkNanos,
+            deepIdleAfterNanos, deepMaxParkNanos);
+    }
+
+    /**
+     * @param maxSpins           spins before yielding, &gt;= 0
+     * @param maxYields          yields before parking, &gt;= 0
+     * @param minYieldNanos      shortest time yielding before parking, &gt;= 0 (0: just
+     *                           {@code maxYields} yields)
+     * @param minParkNanos       first park time, &gt;= 1
+     * @param maxParkNanos       longest park time until the deep phase, &gt;= {@code minParkNanos}
+     * @param deepIdleAfterNanos total park time without work after which the deep phase starts,
+     *                           0 .. one hour
+     * @param deepMaxParkNanos   longest park time in the deep phase, &gt;= {@code maxParkNanos}
+     * @param longIdleAfterNanos total park time without work after which the long phase starts,
+     *                           {@code deepIdleAfterNanos} .. one hour
+     * @param longMaxParkNanos   longest park time in the long phase, &gt;= {@code deepMaxParkNanos}
+     * @throws IllegalArgumentException when out of range
+     */
+    public BackoffIdler(int maxSpins, int maxYields, long minYieldNanos, long minParkNanos, long maxParkNanos,
+            long deepIdleAfterNanos, long deepMaxParkNanos, long longIdleAfterNanos, long longMaxParkNanos) {
         if (maxSpins < 0 || maxYields < 0 || minYieldNanos < 0 || minParkNanos < 1 || maxParkNanos < minParkNanos
                 || deepIdleAfterNanos < 0 || deepIdleAfterNanos > MAX_DEEP_IDLE_AFTER_NANOS
-                || deepMaxParkNanos < maxParkNanos) {
+                || deepMaxParkNanos < maxParkNanos || longIdleAfterNanos < deepIdleAfterNanos
+                || longIdleAfterNanos > MAX_DEEP_IDLE_AFTER_NANOS || longMaxParkNanos < deepMaxParkNanos) {
             throw new IllegalArgumentException("invalid idler: maxSpins=" + maxSpins + " maxYields=" + maxYields
                 + " minYieldNanos=" + minYieldNanos + " minParkNanos=" + minParkNanos + " maxParkNanos=" + maxParkNanos + " deepIdleAfterNanos="
-                + deepIdleAfterNanos + " deepMaxParkNanos=" + deepMaxParkNanos);
+                + deepIdleAfterNanos + " deepMaxParkNanos=" + deepMaxParkNanos + " longIdleAfterNanos="
+                + longIdleAfterNanos + " longMaxParkNanos=" + longMaxParkNanos);
         }
         this.maxSpins = maxSpins;
         this.maxYields = maxYields;
@@ -107,6 +142,8 @@ public final class BackoffIdler {
         this.maxParkNanos = maxParkNanos;
         this.deepIdleAfterNanos = deepIdleAfterNanos;
         this.deepMaxParkNanos = deepMaxParkNanos;
+        this.longIdleAfterNanos = longIdleAfterNanos;
+        this.longMaxParkNanos = longMaxParkNanos;
         this.minYieldNanos = minYieldNanos;
         reset();
     }
@@ -137,10 +174,11 @@ public final class BackoffIdler {
             Thread.yield();
         } else {
             LockSupport.parkNanos(parkNanos);
-            if (parkedNanos < deepIdleAfterNanos) {
-                parkedNanos += Math.min(parkNanos, deepIdleAfterNanos);
+            if (parkedNanos < longIdleAfterNanos) {
+                parkedNanos += Math.min(parkNanos, longIdleAfterNanos);
             }
-            long cap = parkedNanos >= deepIdleAfterNanos ? deepMaxParkNanos : maxParkNanos;
+            long cap = parkedNanos >= longIdleAfterNanos ? longMaxParkNanos
+                : parkedNanos >= deepIdleAfterNanos ? deepMaxParkNanos : maxParkNanos;
             parkNanos = parkNanos > cap >> 1 ? cap : parkNanos << 1;
         }
     }
@@ -168,11 +206,17 @@ public final class BackoffIdler {
         return deepMaxParkNanos;
     }
 
+    /** @return the longest park time in the long phase, after a very long wait */
+    public long longMaxParkNanos() {
+        return longMaxParkNanos;
+    }
+
     @Override
     public String toString() {
         return "BackoffIdler[maxSpins=" + maxSpins + ", maxYields=" + maxYields + ", minYieldNanos=" + minYieldNanos
             + ", minParkNanos=" + minParkNanos
             + ", maxParkNanos=" + maxParkNanos + ", deepIdleAfterNanos=" + deepIdleAfterNanos
-            + ", deepMaxParkNanos=" + deepMaxParkNanos + "]";
+            + ", deepMaxParkNanos=" + deepMaxParkNanos + ", longIdleAfterNanos=" + longIdleAfterNanos
+            + ", longMaxParkNanos=" + longMaxParkNanos + "]";
     }
 }

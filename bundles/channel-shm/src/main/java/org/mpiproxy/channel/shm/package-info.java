@@ -11,7 +11,7 @@
  * and {@link org.mpiproxy.channel.shm.RingDescriptor}.
  */
 @Export
-@Version("0.1.0")
+@Version("0.2.0")
 package org.mpiproxy.channel.shm;
 
 import org.osgi.annotation.bundle.Export;

@@ -76,24 +76,51 @@ class BackoffIdlerTest {
     }
 
     @Test
-    void shouldParkAtMostEightMillisecondsByDefaultAfterFiftyMillisecondsOfParking() {
+    void shouldGrowOnceMoreAfterTheLongWait() {
+        // parks of at most 4 us; after 10 us parked at most 32 us; after 100 us parked at most 64 us
+        BackoffIdler idler = new BackoffIdler(0, 0, 0L, 1_000L, 4_000L, 10_000L, 32_000L, 100_000L, 64_000L);
+        long[] expected = {2_000L, 4_000L, 4_000L, 8_000L, 16_000L, 32_000L, 32_000L, 32_000L, 64_000L, 64_000L};
+        for (long next : expected) {
+            idler.idle(0);
+            assertEquals(next, idler.nextParkNanos());
+        }
+        assertEquals(64_000L, idler.longMaxParkNanos());
+        idler.idle(1);
+        assertEquals(1_000L, idler.nextParkNanos(), "work ends the long phase");
+        // without a long phase (seven limits) the deep maximum stays the last word
+        BackoffIdler twoPhases = new BackoffIdler(0, 0, 0L, 1_000L, 4_000L, 10_000L, 32_000L);
+        assertEquals(32_000L, twoPhases.longMaxParkNanos());
+        assertThrows(IllegalArgumentException.class,
+            () -> new BackoffIdler(0, 0, 0L, 1_000L, 4_000L, 10_000L, 32_000L, 9_000L, 64_000L));
+        assertThrows(IllegalArgumentException.class,
+            () -> new BackoffIdler(0, 0, 0L, 1_000L, 4_000L, 10_000L, 32_000L, 100_000L, 16_000L));
+    }
+
+    @Test
+    void shouldParkAtMostEightMillisecondsAfterFiftyMillisecondsAndSixteenAfterOneSecondByDefault() {
         BackoffIdler idler = new BackoffIdler();
         assertEquals(BackoffIdler.DEFAULT_DEEP_MAX_PARK_NANOS, idler.deepMaxParkNanos());
+        assertEquals(BackoffIdler.DEFAULT_LONG_MAX_PARK_NANOS, idler.longMaxParkNanos());
         while (idler.nextParkNanos() == BackoffIdler.DEFAULT_MIN_PARK_NANOS) {
             idler.idle(0); // spins, yields, then the first park of 1 us
         }
         long parked = BackoffIdler.DEFAULT_MIN_PARK_NANOS;
-        while (idler.nextParkNanos() < BackoffIdler.DEFAULT_DEEP_MAX_PARK_NANOS) {
+        boolean sawDeepMaximum = false;
+        while (idler.nextParkNanos() < BackoffIdler.DEFAULT_LONG_MAX_PARK_NANOS) {
             long next = idler.nextParkNanos();
             assertTrue(next <= BackoffIdler.DEFAULT_MAX_PARK_NANOS || parked >= BackoffIdler.DEFAULT_DEEP_IDLE_AFTER_NANOS,
                 "park of " + next + " ns after " + parked + " ns");
+            assertTrue(next <= BackoffIdler.DEFAULT_DEEP_MAX_PARK_NANOS
+                || parked >= BackoffIdler.DEFAULT_LONG_IDLE_AFTER_NANOS, "park of " + next + " ns after " + parked + " ns");
+            sawDeepMaximum |= next == BackoffIdler.DEFAULT_DEEP_MAX_PARK_NANOS;
             idler.idle(0);
             parked += next;
-            assertTrue(parked < 200_000_000L, "reaches the deep maximum");
+            assertTrue(parked < 3_000_000_000L, "reaches the long maximum");
         }
-        assertTrue(parked >= BackoffIdler.DEFAULT_DEEP_IDLE_AFTER_NANOS);
+        assertTrue(sawDeepMaximum, "8 ms parks between 50 ms and 1 s");
+        assertTrue(parked >= BackoffIdler.DEFAULT_LONG_IDLE_AFTER_NANOS);
         idler.idle(0);
-        assertEquals(BackoffIdler.DEFAULT_DEEP_MAX_PARK_NANOS, idler.nextParkNanos());
+        assertEquals(BackoffIdler.DEFAULT_LONG_MAX_PARK_NANOS, idler.nextParkNanos());
     }
 
     @Test

@@ -310,6 +310,8 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
         static final long MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
         static final long DEEP_IDLE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
         static final long DEEP_MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(8);
+        static final long LONG_IDLE_AFTER_NANOS = TimeUnit.SECONDS.toNanos(1);
+        static final long LONG_MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(16);
 
         private int spins;
         private int yields;
@@ -345,11 +347,11 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
                 } else {
                     LockSupport.parkNanos(parkNanos);
                 }
-                if (parkedNanos < DEEP_IDLE_AFTER_NANOS) {
+                if (parkedNanos < LONG_IDLE_AFTER_NANOS) {
                     parkedNanos += parkNanos;
                 }
-                parkNanos = Math.min(parkNanos << 1,
-                        parkedNanos >= DEEP_IDLE_AFTER_NANOS ? DEEP_MAX_PARK_NANOS : MAX_PARK_NANOS);
+                parkNanos = Math.min(parkNanos << 1, parkedNanos >= LONG_IDLE_AFTER_NANOS ? LONG_MAX_PARK_NANOS
+                        : parkedNanos >= DEEP_IDLE_AFTER_NANOS ? DEEP_MAX_PARK_NANOS : MAX_PARK_NANOS);
             }
         }
 

@@ -220,24 +220,29 @@ class UdpTransportTest {
     }
 
     @Test
-    void shouldWaitLongerOnlyAfterFiftyMillisecondsWithoutWork() throws Exception {
+    void shouldWaitLongerOnlyAfterFiftyMillisecondsAndLongerStillAfterOneSecondWithoutWork() throws Exception {
         UdpTransport.Backoff backoff = new UdpTransport.Backoff();
         long yieldEnd = System.nanoTime() + UdpTransport.Backoff.YIELD_NANOS;
         while (System.nanoTime() - yieldEnd < 0 || backoff.parkNanos() == UdpTransport.Backoff.MIN_PARK_NANOS) {
             backoff.idle();
         }
         long parked = UdpTransport.Backoff.MIN_PARK_NANOS; // the first park, in the loop above
+        boolean sawDeepMaximum = false;
         try (java.nio.channels.Selector selector = java.nio.channels.Selector.open()) {
-            while (backoff.parkNanos() < UdpTransport.Backoff.DEEP_MAX_PARK_NANOS) {
+            while (backoff.parkNanos() < UdpTransport.Backoff.LONG_MAX_PARK_NANOS) {
                 long next = backoff.parkNanos();
                 assertTrue(next <= UdpTransport.Backoff.MAX_PARK_NANOS || parked >= UdpTransport.Backoff.DEEP_IDLE_AFTER_NANOS,
                     "wait of " + next + " ns after " + parked + " ns");
+                assertTrue(next <= UdpTransport.Backoff.DEEP_MAX_PARK_NANOS
+                    || parked >= UdpTransport.Backoff.LONG_IDLE_AFTER_NANOS, "wait of " + next + " ns after " + parked + " ns");
+                sawDeepMaximum |= next == UdpTransport.Backoff.DEEP_MAX_PARK_NANOS;
                 backoff.idle(selector);
                 parked += next;
-                assertTrue(parked < TimeUnit.SECONDS.toNanos(1), "reaches the deep maximum");
+                assertTrue(parked < TimeUnit.SECONDS.toNanos(3), "reaches the long maximum");
             }
         }
-        assertTrue(parked >= UdpTransport.Backoff.DEEP_IDLE_AFTER_NANOS);
+        assertTrue(sawDeepMaximum, "8 ms waits between 50 ms and 1 s");
+        assertTrue(parked >= UdpTransport.Backoff.LONG_IDLE_AFTER_NANOS);
         backoff.reset();
         assertEquals(UdpTransport.Backoff.MIN_PARK_NANOS, backoff.parkNanos());
     }
