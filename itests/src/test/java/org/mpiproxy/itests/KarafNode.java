@@ -61,6 +61,9 @@ final class KarafNode {
         edit(etc.resolve("org.mpiproxy.transport.udp.cfg"), "address", address);
         edit(etc.resolve("org.mpiproxy.transport.udp.cfg"), "port", Integer.toString(node.port));
         edit(etc.resolve("org.mpiproxy.channel.shm.cfg"), "base.directory", node.ringDirectory.toString());
+        // rings smaller than the default: a rank of the tests' long job (about 2 MB of results)
+        // then waits on its full ring until rank 0 reads it, so the tests find it running
+        edit(etc.resolve("org.mpiproxy.channel.shm.cfg"), "ring.capacity", "262144");
         edit(etc.resolve("org.mpiproxy.proxy.cfg"), "terminate.timeout.seconds", "1");
         // v2 requests name the node they are for: hosts name a node by its proxy's address
         edit(etc.resolve("org.mpiproxy.proxy.cfg"), "node.name", address);
