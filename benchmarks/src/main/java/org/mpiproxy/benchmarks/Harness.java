@@ -502,7 +502,7 @@ public final class Harness {
 
             // a rank blocked in a receive (Java, the mpi library) while the host waits for its data
             try (V1Host host = new V1Host(p.address)) {
-                host.exec(1, 2, "blocked");
+                host.exec(1, 2, "blocked " + LATE_ANSWERS);
                 int result = host.await(org.mpiproxy.protocol.V1HeaderDescriptor.OP_EXEC);
                 if (result != 0) {
                     throw new IllegalStateException("EXEC blocked failed: " + result);
@@ -517,9 +517,25 @@ public final class Harness {
                 Thread.sleep(seconds * 1000L);
                 double blockedRank = (Memory.cpuTicks(rank) - r0) / Memory.TICKS_PER_SECOND / seconds;
                 double pendingThread = (Memory.cpuTicks(receiveThread) - t0) / Memory.TICKS_PER_SECOND / seconds;
+                // how late an answer comes when rank and proxy have waited long: the host sends the
+                // int the rank waits for, the rank echoes it into the RECV the proxy holds
+                double[] lateMillis = new double[LATE_ANSWERS];
+                for (int i = 0; i < LATE_ANSWERS; i++) {
+                    if (i > 0) {
+                        host.recv(1, UdpBenchmarks.INT, 1);
+                    }
+                    Thread.sleep(LATE_AFTER_MILLIS);
+                    long t = System.nanoTime();
+                    host.sendInt(1, i);
+                    if (host.await(org.mpiproxy.protocol.V1HeaderDescriptor.OP_RECV) != 0) {
+                        throw new IllegalStateException("RECV of the echo failed");
+                    }
+                    lateMillis[i] = (System.nanoTime() - t) / 1e6;
+                }
                 host.terminate(1);
                 host.await(org.mpiproxy.protocol.V1HeaderDescriptor.OP_TERMINATE);
                 report.idle(seconds, idleThread, idleProcess, blockedRank, pendingThread);
+                report.lateAnswers(LATE_AFTER_MILLIS, lateMillis);
             }
         }
         return null;
@@ -564,6 +580,10 @@ public final class Harness {
     }
 
     // ------------------------------------------------------------------ programs
+
+    /** Echoes measured after a long wait, and how long rank and proxy wait before each. */
+    static final int LATE_ANSWERS = 5;
+    static final long LATE_AFTER_MILLIS = 2000;
 
     /** {@code true}: a copy of /bin/true; {@code idle}: sleeps; {@code blocked}: a Java rank blocked in recv. */
     static void writePrograms(Path programs) throws IOException {

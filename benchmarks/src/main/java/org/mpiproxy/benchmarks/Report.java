@@ -397,6 +397,15 @@ final class Report {
                 blockedRank < 0.01 && pendingThread < 0.01));
     }
 
+    void lateAnswers(long afterMillis, double[] millis) {
+        double[] sorted = millis.clone();
+        java.util.Arrays.sort(sorted);
+        body.append(f("%nAn answer after a long wait: the rank blocked in recv and the proxy holding the host's RECV "
+                + "both waited %d ms, then the host sent the int the rank waits for and timed the rank's echo "
+                + "(%d times): median %.2f ms, min %.2f ms, max %.2f ms.%n", afterMillis, millis.length,
+                sorted[sorted.length / 2], sorted[0], sorted[sorted.length - 1]));
+    }
+
     void growth(List<LaunchBenchmarks.Growth> ranks, List<LaunchBenchmarks.Growth> jobs) {
         body.append("\n## Growth\n\n");
         body.append("One job of N ranks of `idle` (a shell script that execs `sleep`), all EXECs sent at once: time "

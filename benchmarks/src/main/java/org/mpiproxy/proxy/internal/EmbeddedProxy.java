@@ -101,6 +101,11 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
         return front.hasPendingWork();
     }
 
+    @Override
+    public int armDoorbells(long doorbell, DatagramTransport replies) {
+        return front.armDoorbells(doorbell, replies);
+    }
+
     /** @return the dispatchers' counters by name (v2's start with {@code v2.}); any thread */
     public Map<String, Long> counters() {
         return front.counters();

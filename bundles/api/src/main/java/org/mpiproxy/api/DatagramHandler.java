@@ -39,4 +39,26 @@ public interface DatagramHandler {
      *         a wakeup, so the receive thread must keep polling (with back-off)
      */
     boolean hasPendingWork();
+
+    /** {@link #armDoorbells}: new work is there; do not sleep. */
+    int DO_NOT_SLEEP = -1;
+
+    /** {@link #armDoorbells}: some pending work is not covered by a doorbell; sleep as usual. */
+    int SLEEP_AS_USUAL = 0;
+
+    /** {@link #armDoorbells}: every pending wait rings the doorbell; the caller may sleep long. */
+    int SLEEP_UNTIL_RUNG = 1;
+
+    /**
+     * Called by the receive thread before a long sleep while {@link #hasPendingWork()}: the
+     * handler announces {@code doorbell} to the rings it waits on (a datagram to it wakes the
+     * receive thread) and checks them once more.
+     *
+     * @param doorbell the transport's own address, encoded ({@link Doorbell#encode}), 0 when it has none
+     * @param replies  the transport
+     * @return {@link #DO_NOT_SLEEP}, {@link #SLEEP_AS_USUAL} or {@link #SLEEP_UNTIL_RUNG}
+     */
+    default int armDoorbells(long doorbell, DatagramTransport replies) {
+        return SLEEP_AS_USUAL;
+    }
 }

@@ -78,6 +78,51 @@ public interface MessageRing {
         return availableElements(datatype);
     }
 
+    /**
+     * @return the consumer's doorbell ({@link Doorbell#encode}), 0 when it does not wait on one;
+     *         a volatile read, any thread. A producer reads it after a full fence that follows
+     *         its publication, so that it and a consumer going to sleep cannot miss each other.
+     */
+    default long doorbell() {
+        return 0;
+    }
+
+    /**
+     * Consumer: announces where it waits (before it checks the ring one last time and sleeps),
+     * or withdraws it with 0; a volatile write.
+     *
+     * @param encoded the encoded address, or 0
+     */
+    default void doorbell(long encoded) {
+    }
+
+    /**
+     * Producer: takes the doorbell it read, so that it is rung once.
+     *
+     * @param encoded the value {@link #doorbell()} returned
+     * @return {@code true} when it was still there (the caller rings it), {@code false} when the
+     *         consumer withdrew it or another call took it
+     */
+    default boolean takeDoorbell(long encoded) {
+        return false;
+    }
+
+    /**
+     * @return {@code true} when the producer promised to ring the doorbell after it publishes, so
+     *         that the consumer may sleep until it rings; any thread
+     */
+    default boolean producerRingsDoorbell() {
+        return false;
+    }
+
+    /**
+     * Producer: promises (or withdraws the promise) to ring the doorbell after it publishes.
+     *
+     * @param rings the promise
+     */
+    default void producerRingsDoorbell(boolean rings) {
+    }
+
     /** @return {@code true} when no record is waiting to be consumed */
     boolean isEmpty();
 

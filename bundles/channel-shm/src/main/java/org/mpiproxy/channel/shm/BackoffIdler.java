@@ -183,6 +183,16 @@ public final class BackoffIdler {
         }
     }
 
+    /**
+     * @return {@code true} when the next {@link #idle} parks for at least the longest park time
+     *         before the deep phase (a caller may sleep on something else instead, and leave the
+     *         back-off where it is)
+     */
+    public boolean sleepsLongNext() {
+        return spins >= maxSpins && yields >= maxYields
+            && (minYieldNanos == 0 || System.nanoTime() - yieldStart >= minYieldNanos) && parkNanos >= maxParkNanos;
+    }
+
     /** Starts the next back-off from spinning again. */
     public void reset() {
         spins = 0;

@@ -68,7 +68,7 @@ public final class ChannelDescriptor {
     public static final int MAJOR_VERSION = 2;
 
     /** Layout minor version: additions that readers of the same major version may ignore. */
-    public static final int MINOR_VERSION = 0;
+    public static final int MINOR_VERSION = 1;
 
     /** {@code MAJOR_VERSION << 16 | MINOR_VERSION}. */
     public static final int VERSION = MAJOR_VERSION << 16 | MINOR_VERSION;

@@ -3,6 +3,8 @@ package org.mpiproxy.channel.shm;
 import static org.mpiproxy.channel.shm.RingDescriptor.CONSUMER_MARK_OFFSET;
 import static org.mpiproxy.channel.shm.RingDescriptor.COUNT_OFFSET;
 import static org.mpiproxy.channel.shm.RingDescriptor.DATATYPE_OFFSET;
+import static org.mpiproxy.channel.shm.RingDescriptor.DOORBELL_OFFSET;
+import static org.mpiproxy.channel.shm.RingDescriptor.RINGS_DOORBELL_OFFSET;
 import static org.mpiproxy.channel.shm.RingDescriptor.END_MARK_LENGTH;
 import static org.mpiproxy.channel.shm.RingDescriptor.PRODUCER_MARK_OFFSET;
 import static org.mpiproxy.channel.shm.RingDescriptor.TAG_WORD_OFFSET;
@@ -281,6 +283,31 @@ public final class MappedMessageRing implements MessageRing {
             }
         }
         return index;
+    }
+
+    @Override
+    public long doorbell() {
+        return (long) LONG.getVolatile(buffer, DOORBELL_OFFSET);
+    }
+
+    @Override
+    public void doorbell(long encoded) {
+        LONG.setVolatile(buffer, DOORBELL_OFFSET, encoded);
+    }
+
+    @Override
+    public boolean takeDoorbell(long encoded) {
+        return encoded != 0 && LONG.compareAndSet(buffer, DOORBELL_OFFSET, encoded, 0L);
+    }
+
+    @Override
+    public boolean producerRingsDoorbell() {
+        return (int) INT.getVolatile(buffer, RINGS_DOORBELL_OFFSET) == 1;
+    }
+
+    @Override
+    public void producerRingsDoorbell(boolean rings) {
+        INT.setVolatile(buffer, RINGS_DOORBELL_OFFSET, rings ? 1 : 0);
     }
 
     @Override

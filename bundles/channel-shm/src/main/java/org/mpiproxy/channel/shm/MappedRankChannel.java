@@ -108,6 +108,8 @@ public final class MappedRankChannel implements RankChannel {
             header.order(ByteOrder.nativeOrder());
             MappedMessageRing toRank = new MappedMessageRing(mapRing(channel, toRankOffset, ringCapacity));
             MappedMessageRing fromRank = new MappedMessageRing(mapRing(channel, fromRankOffset, ringCapacity));
+            // the creator (the proxy) writes the host-to-rank ring and rings its doorbell
+            toRank.producerRingsDoorbell(true);
 
             header.putInt(FILE_HEADER_LENGTH_OFFSET, FILE_HEADER_LENGTH);
             header.putLong(JOB_ID_OFFSET, jobId);

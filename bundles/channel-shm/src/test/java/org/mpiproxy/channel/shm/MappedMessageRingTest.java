@@ -19,6 +19,7 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.mpiproxy.api.Doorbell;
 import org.mpiproxy.api.MessageRing;
 
 class MappedMessageRingTest {
@@ -177,6 +178,35 @@ class MappedMessageRingTest {
         // the count does not move the head
         assertEquals(9, ring.poll(INT, dst, 0, 50));
         assertEquals(0, ring.availableElements(INT, 1));
+    }
+
+    @Test
+    void shouldKeepTheConsumersDoorbellUntilAProducerTakesItOnce() {
+        long bell = Doorbell.encode(new java.net.InetSocketAddress("127.0.0.1", 41000));
+        assertEquals(0, ring.doorbell());
+        assertEquals(0, Doorbell.take(ring), "nobody sleeps");
+        assertFalse(Doorbell.arm(ring, bell), "empty: the consumer may sleep");
+        assertEquals(bell, ring.doorbell());
+        assertEquals(bell, Doorbell.take(ring));
+        assertEquals(0, ring.doorbell());
+        assertEquals(0, Doorbell.take(ring), "rung once");
+        ring.doorbell(bell);
+        ring.doorbell(0);
+        assertFalse(ring.takeDoorbell(bell), "withdrawn by the consumer");
+
+        offerIntRecords(1);
+        assertTrue(Doorbell.arm(ring, bell), "records wait: the consumer must not sleep");
+        // the field is outside the data area: the records are intact
+        assertEquals(1, ring.poll(INT, dst, 0, 1));
+        assertEquals(0, dst.getInt(0));
+    }
+
+    @Test
+    void shouldMarkTheHostToRankRingOfANewChannelAsRungByItsProducer() {
+        assertTrue(channel.toRank().producerRingsDoorbell(), "the proxy creates the channel and rings");
+        assertFalse(channel.fromRank().producerRingsDoorbell(), "until the rank's library says so");
+        channel.fromRank().producerRingsDoorbell(true);
+        assertTrue(channel.fromRank().producerRingsDoorbell());
     }
 
     /** Offers one INT record per count, with the values 0, 1, 2, ... running on across records. */

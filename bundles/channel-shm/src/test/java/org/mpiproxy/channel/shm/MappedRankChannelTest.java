@@ -47,7 +47,7 @@ class MappedRankChannelTest {
         if (ByteOrder.nativeOrder() == ByteOrder.LITTLE_ENDIAN) {
             assertEquals("MPX_CHAN", new String(Files.readAllBytes(file), 0, 8, java.nio.charset.StandardCharsets.US_ASCII));
         }
-        assertEquals(2 << 16, bytes.getInt(8));
+        assertEquals(2 << 16 | 1, bytes.getInt(8));
         assertEquals(128, bytes.getInt(12));
         assertEquals(0x1234_5678_9abc_def0L, bytes.getLong(16));
         assertEquals(3, bytes.getInt(24));

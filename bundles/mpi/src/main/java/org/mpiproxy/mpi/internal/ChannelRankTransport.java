@@ -3,6 +3,7 @@ package org.mpiproxy.mpi.internal;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 
+import org.mpiproxy.api.Doorbell;
 import org.mpiproxy.api.MessageRing;
 import org.mpiproxy.api.RankChannel;
 import org.mpiproxy.channel.shm.BackoffIdler;
@@ -25,7 +26,9 @@ public final class ChannelRankTransport implements TaggedTransport {
     private final MessageRing inbound;
     private final MessageRing outbound;
     private final BackoffIdler idler = new BackoffIdler();
+    private final RankDoorbell doorbell = new RankDoorbell();
     private final int maxRecordBytes;
+    private final long rungWaitMillis;
     private ProxyLifeline lifeline;
     private boolean closed;
     /** The message {@link #nextMessage} is assembling, kept when it returns before the message is whole. */
@@ -36,12 +39,27 @@ public final class ChannelRankTransport implements TaggedTransport {
      * @param channel the rank's channel; closed by {@link #finish()}
      */
     public ChannelRankTransport(RankChannel channel) {
+        this(channel, RUNG_WAIT_MILLIS);
+    }
+
+    /**
+     * @param channel        the rank's channel; closed by {@link #finish()}
+     * @param rungWaitMillis the longest sleep on the doorbell (tests make it long, so that only a
+     *                       doorbell ends it)
+     */
+    ChannelRankTransport(RankChannel channel, long rungWaitMillis) {
         this.channel = channel;
+        this.rungWaitMillis = rungWaitMillis;
         this.inbound = channel.toRank();
         this.outbound = channel.fromRank();
         // A quarter of the ring always fits one record with its header, wherever the ring wraps.
         this.maxRecordBytes = Math.max(8, Math.min(MAX_RECORD_BYTES, outbound.capacity() / 4));
+        // this side writes the rank-to-host ring and rings the proxy's doorbell after it
+        outbound.producerRingsDoorbell(true);
     }
+
+    /** Longest sleep on the doorbell: a safety net, a lost doorbell costs at most this. */
+    static final long RUNG_WAIT_MILLIS = 250;
 
     /**
      * @param file the channel file the proxy created for this rank
@@ -74,6 +92,38 @@ public final class ChannelRankTransport implements TaggedTransport {
         }
     }
 
+    /**
+     * Waits for the proxy to write: once the back-off would sleep a millisecond or more, and the
+     * proxy promised to ring, sleeps on the doorbell instead of a timer.
+     *
+     * @param maxMillis the longest sleep the caller allows
+     */
+    private void idleForData(long maxMillis) {
+        long bell;
+        if (!idler.sleepsLongNext() || !inbound.producerRingsDoorbell() || (bell = doorbell.address()) == 0) {
+            idle();
+            return;
+        }
+        try {
+            if (!Doorbell.arm(inbound, bell)) {
+                doorbell.await(Math.max(1, Math.min(rungWaitMillis, maxMillis)));
+            }
+        } finally {
+            inbound.doorbell(0);
+        }
+        if (lifeline != null) {
+            lifeline.check();
+        }
+    }
+
+    /** After records were written: wakes the proxy if it sleeps on its doorbell. */
+    private void ringProxy() {
+        long bell = Doorbell.take(outbound);
+        if (bell != 0) {
+            doorbell.ring(bell);
+        }
+    }
+
     @Override
     public void send(int datatype, ByteBuffer src, int offset, int count, int dest) {
         int size = MpiDatatype.sizeOf(datatype);
@@ -84,6 +134,7 @@ public final class ChannelRankTransport implements TaggedTransport {
                 idle();
             }
             idler.reset();
+            ringProxy();
             done += k;
         }
     }
@@ -100,7 +151,7 @@ public final class ChannelRankTransport implements TaggedTransport {
                         + " elements, expected MPI_" + MpiDatatype.ofCode(datatype));
             }
             if (n == 0) {
-                idle();
+                idleForData(rungWaitMillis);
             } else {
                 idler.reset();
                 got += n;
@@ -119,6 +170,7 @@ public final class ChannelRankTransport implements TaggedTransport {
                 idle();
             }
             idler.reset();
+            ringProxy();
             done += k;
         }
     }
@@ -128,10 +180,11 @@ public final class ChannelRankTransport implements TaggedTransport {
         long start = System.nanoTime();
         while (true) {
             if (inbound.isEmpty()) {
-                if (System.nanoTime() - start >= waitNanos) {
+                long left = waitNanos - (System.nanoTime() - start);
+                if (left <= 0) {
                     return null;
                 }
-                idle();
+                idleForData(java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(left));
                 continue;
             }
             idler.reset();
@@ -174,6 +227,7 @@ public final class ChannelRankTransport implements TaggedTransport {
     public int[] finish() {
         if (!closed) {
             closed = true;
+            doorbell.close();
             channel.close();
         }
         return new int[0];

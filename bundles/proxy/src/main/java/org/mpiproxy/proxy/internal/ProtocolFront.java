@@ -9,6 +9,7 @@ import java.util.Map;
 
 import org.mpiproxy.api.DatagramHandler;
 import org.mpiproxy.api.DatagramTransport;
+import org.mpiproxy.api.Doorbell;
 import org.mpiproxy.api.JobInfo;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 
@@ -25,6 +26,7 @@ final class ProtocolFront implements DatagramHandler {
     private volatile boolean v2Enabled = true;
     private volatile long v1Disabled;
     private volatile long v2Disabled;
+    private volatile long doorbellsHeard;
 
     /**
      * @param v1        the v1 dispatcher
@@ -65,6 +67,11 @@ final class ProtocolFront implements DatagramHandler {
 
     @Override
     public void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
+        if (Doorbell.isDoorbell(datagram)) {
+            // a rank woke the receive thread: the work loop that follows reads its ring
+            doorbellsHeard++;
+            return;
+        }
         boolean isV2 = datagram.hasRemaining()
                 && (datagram.get(datagram.position()) & 0xff) == V2HeaderDescriptor.MAGIC;
         if (isV2) {
@@ -97,6 +104,17 @@ final class ProtocolFront implements DatagramHandler {
         return v1.hasPendingWork() || (d != null && d.hasPendingWork());
     }
 
+    @Override
+    public int armDoorbells(long doorbell, DatagramTransport replies) {
+        V2Dispatcher d = v2;
+        // v2's pending work (windows, pulls, output, timers) is not announced by doorbells yet
+        if (d != null && d.hasPendingWork()) {
+            int v1Result = v1.hasPendingWork() ? v1.armDoorbells(doorbell, replies) : SLEEP_AS_USUAL;
+            return v1Result == DO_NOT_SLEEP ? DO_NOT_SLEEP : SLEEP_AS_USUAL;
+        }
+        return v1.hasPendingWork() ? v1.armDoorbells(doorbell, replies) : SLEEP_AS_USUAL;
+    }
+
     List<JobInfo> jobs() {
         List<JobInfo> all = new ArrayList<>(v1.jobs());
         V2Dispatcher d = v2;
@@ -110,6 +128,7 @@ final class ProtocolFront implements DatagramHandler {
         Map<String, Long> all = new LinkedHashMap<>(v1.counters());
         all.put("v1.disabled", v1Disabled);
         all.put("v2.disabled", v2Disabled);
+        all.put("doorbells.heard", doorbellsHeard);
         V2Dispatcher d = v2;
         if (d != null) {
             all.putAll(d.counters());

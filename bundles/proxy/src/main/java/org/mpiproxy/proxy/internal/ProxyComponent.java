@@ -446,6 +446,11 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         return front.hasPendingWork();
     }
 
+    @Override
+    public int armDoorbells(long doorbell, DatagramTransport replies) {
+        return front.armDoorbells(doorbell, replies);
+    }
+
     /**
      * Lines of ranks of v2 jobs that asked for them go to their host (V2OutputStreams), through
      * the {@link RankOutputBridge} the launchers call.

@@ -25,6 +25,7 @@ enum ProxyCounter {
     JOBS_CREATED("jobs.created"),
     JOBS_FINISHED("jobs.finished"),
     REPLIES_FAILED("replies.failed"),
+    DOORBELLS_RUNG("doorbells.rung"),
     INVALID_SHORT("invalid.short"),
     INVALID_OP("invalid.op"),
     INVALID_DATATYPE("invalid.datatype"),

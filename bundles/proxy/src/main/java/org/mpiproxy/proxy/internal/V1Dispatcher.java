@@ -30,6 +30,7 @@ import java.util.concurrent.TimeUnit;
 import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.DatagramHandler;
 import org.mpiproxy.api.DatagramTransport;
+import org.mpiproxy.api.Doorbell;
 import org.mpiproxy.api.JobInfo;
 import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
@@ -177,7 +178,7 @@ final class V1Dispatcher implements DatagramHandler {
         int operation = header.operation();
         switch (operation) {
             case OP_SEND:
-                onSend(header, length, source);
+                onSend(header, length, source, replies);
                 break;
             case OP_RECV:
                 onRecv(header, source, replies);
@@ -194,7 +195,7 @@ final class V1Dispatcher implements DatagramHandler {
         }
     }
 
-    private void onSend(V1HeaderFlyweight header, int length, InetSocketAddress source) {
+    private void onSend(V1HeaderFlyweight header, int length, InetSocketAddress source, DatagramTransport replies) {
         int datatype = header.datatype();
         int size = v1Size(datatype);
         if (size < 0) {
@@ -227,6 +228,7 @@ final class V1Dispatcher implements DatagramHandler {
         if (rank.held.isEmpty() && rank.toRank.offer(datatype, (int) count, buffer, payloadOffset, n)) {
             rank.bytesIn += n;
             counters.add(ProxyCounter.SEND_BYTES, n);
+            ringRank(rank, replies);
             return;
         }
         if (rank.held.add(datatype, (int) count, buffer, payloadOffset, n, settings.holdLimitBytes())) {
@@ -401,7 +403,11 @@ final class V1Dispatcher implements DatagramHandler {
             for (int i = 0; i < active.size();) {
                 Rank rank = active.get(i);
                 if (!rank.removed) {
-                    work += flushHeld(rank);
+                    int moved = flushHeld(rank);
+                    if (moved > 0) {
+                        ringRank(rank, replies);
+                    }
+                    work += moved;
                     work += serve(rank, replies);
                 }
                 if (rank.removed || !rank.hasPendingWork()) {
@@ -421,6 +427,47 @@ final class V1Dispatcher implements DatagramHandler {
     public boolean hasPendingWork() {
         synchronized (lock) {
             return !closed && !active.isEmpty();
+        }
+    }
+
+    private void ringRank(Rank rank, DatagramTransport replies) {
+        if (RankDoorbells.ringIfArmed(rank.toRank, replies)) {
+            counters.increment(ProxyCounter.DOORBELLS_RUNG);
+        }
+    }
+
+    /**
+     * Before the receive thread sleeps: the ranks whose RECVs wait for data get its doorbell.
+     * Held SENDs wait for room, which no doorbell announces: then the usual sleep.
+     */
+    @Override
+    public int armDoorbells(long doorbell, DatagramTransport replies) {
+        synchronized (lock) {
+            if (closed || !completions.isEmpty()) {
+                return completions.isEmpty() ? SLEEP_AS_USUAL : DO_NOT_SLEEP;
+            }
+            int result = doorbell == 0 ? SLEEP_AS_USUAL : SLEEP_UNTIL_RUNG;
+            for (Rank rank : active) {
+                if (rank.removed) {
+                    continue;
+                }
+                if (!rank.held.isEmpty()) {
+                    result = Math.min(result, SLEEP_AS_USUAL);
+                }
+                if (!rank.recvs.isEmpty()) {
+                    if (rank.fromRank == null || rank.isDone()) {
+                        return DO_NOT_SLEEP;
+                    }
+                    if (doorbell != 0 && Doorbell.arm(rank.fromRank, doorbell)) {
+                        return DO_NOT_SLEEP;
+                    }
+                    if (!rank.fromRank.producerRingsDoorbell()) {
+                        // a rank library without doorbells: wake on the timer as before
+                        result = Math.min(result, SLEEP_AS_USUAL);
+                    }
+                }
+            }
+            return result;
         }
     }
 

@@ -24,6 +24,7 @@ enum V2Counter {
     EXEC_DUPLICATE("v2.exec.duplicate"),
     SEND_FRAGMENTS("v2.send.fragments"),
     SEND_STORED("v2.send.stored"),
+    DOORBELLS_RUNG("v2.doorbells.rung"),
     SEND_DUPLICATE("v2.send.duplicate"),
     SEND_OUT_OF_ORDER("v2.send.out.of.order"),
     SEND_RING_FULL("v2.send.ring.full"),

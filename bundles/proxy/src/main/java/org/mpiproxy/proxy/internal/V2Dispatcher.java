@@ -390,6 +390,9 @@ final class V2Dispatcher {
                     rank.bytesIn += payload;
                     rank.messageBytesIn = (header.flags() & FLAG_END_OF_MESSAGE) != 0 ? 0 : rank.messageBytesIn + payload;
                     count(V2Counter.SEND_STORED);
+                    if (RankDoorbells.ringIfArmed(ring, replies)) {
+                        count(V2Counter.DOORBELLS_RUNG);
+                    }
                     add(V2Counter.SEND_BYTES, payload);
                 } else if (problem == MpiErrors.SUCCESS) {
                     count(V2Counter.SEND_RING_FULL);

@@ -295,4 +295,36 @@ final class HeapMessageRing implements MessageRing {
         }
         return out;
     }
+
+    private long doorbell;
+    private boolean producerRings;
+
+    @Override
+    public synchronized long doorbell() {
+        return doorbell;
+    }
+
+    @Override
+    public synchronized void doorbell(long encoded) {
+        doorbell = encoded;
+    }
+
+    @Override
+    public synchronized boolean takeDoorbell(long encoded) {
+        if (encoded == 0 || doorbell != encoded) {
+            return false;
+        }
+        doorbell = 0;
+        return true;
+    }
+
+    @Override
+    public synchronized boolean producerRingsDoorbell() {
+        return producerRings;
+    }
+
+    @Override
+    public synchronized void producerRingsDoorbell(boolean rings) {
+        producerRings = rings;
+    }
 }

@@ -3,12 +3,14 @@ package org.mpiproxy.proxy.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.mpiproxy.api.Doorbell;
 
 class ProtocolFrontTest {
 
@@ -49,6 +51,19 @@ class ProtocolFrontTest {
         front.onDatagram(V1Datagrams.exec(1, 0, 2, "prog"), HOST, transport);
         assertEquals(2, launcher.requests.size(), "v1 served again");
         assertEquals(2, front.jobs().size());
+    }
+
+    @Test
+    void shouldCountADoorbellAndAnswerNothing() {
+        front.onDatagram(Doorbell.datagram(), new InetSocketAddress("127.0.0.1", 45000), transport);
+        assertEquals(0, transport.take().size(), "a doorbell has no answer");
+        assertEquals(1L, front.counters().get("doorbells.heard"));
+        assertEquals(0L, v1.counter(ProxyCounter.INVALID_SHORT), "not a short v1 datagram");
+        // the same bytes plus one are a bad v1 datagram, not a doorbell
+        ByteBuffer longer = ByteBuffer.allocate(Doorbell.LENGTH + 1).put(Doorbell.datagram()).put((byte) 0).flip();
+        front.onDatagram(longer, HOST, transport);
+        assertEquals(1L, front.counters().get("doorbells.heard"));
+        assertEquals(1L, v1.counter(ProxyCounter.INVALID_SHORT));
     }
 
     @Test

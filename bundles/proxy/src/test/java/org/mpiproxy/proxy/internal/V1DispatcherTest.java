@@ -23,6 +23,8 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.mpiproxy.api.DatagramHandler;
+import org.mpiproxy.api.Doorbell;
 import org.mpiproxy.api.JobInfo;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.RankInfo;
@@ -239,6 +241,56 @@ class V1DispatcherTest {
         assertEquals(List.of(7, 8, 9), boxed(channel.toRank.pollInts(10)));
         assertEquals(12, rankInfo(1).bytesIn());
         assertFalse(dispatcher.hasPendingWork());
+    }
+
+    @Test
+    void shouldRingTheRanksDoorbellOnceAfterWritingASendIntoItsRing() {
+        FakeChannel channel = startRank(1, 2);
+        InetSocketAddress rankBell = new InetSocketAddress("127.0.0.1", 45678);
+        channel.toRank.doorbell(Doorbell.encode(rankBell));
+        deliver(sendInts(1, 7));
+        Sent rung = single();
+        assertEquals(rankBell, rung.target);
+        assertTrue(Doorbell.isDoorbell(rung.bytes.duplicate().clear()), "a doorbell datagram");
+        assertEquals(0, channel.toRank.doorbell(), "taken");
+        assertEquals(1, counter(ProxyCounter.DOORBELLS_RUNG));
+        deliver(sendInts(1, 8));
+        assertEquals(List.of(), transport.take(), "nobody sleeps on it any more");
+        assertEquals(List.of(7, 8), boxed(channel.toRank.pollInts(10)));
+    }
+
+    @Test
+    void shouldArmTheDoorbellOfTheRingAPendingRecvWaitsOn() {
+        FakeChannel channel = startRank(1, 2);
+        deliver(recv(1, MpiDatatype.INT, 1));
+        assertEquals(0, dispatcher.doWork(transport), "nothing to answer yet");
+        long proxyBell = Doorbell.encode(new InetSocketAddress("127.0.0.1", 45679));
+
+        // a rank library that does not ring: the receive thread keeps its timers
+        assertEquals(DatagramHandler.SLEEP_AS_USUAL, dispatcher.armDoorbells(proxyBell, transport));
+        channel.fromRank.producerRingsDoorbell(true);
+        channel.fromRank.doorbell(0);
+        assertEquals(DatagramHandler.SLEEP_UNTIL_RUNG, dispatcher.armDoorbells(proxyBell, transport));
+        assertEquals(proxyBell, channel.fromRank.doorbell(), "announced where the proxy sleeps");
+
+        // the rank wrote before the proxy slept: no sleep
+        ByteBuffer one = ByteBuffer.allocate(4).order(java.nio.ByteOrder.LITTLE_ENDIAN).putInt(0, 42);
+        assertTrue(channel.fromRank.offer(INT, 1, one, 0, 4));
+        assertEquals(DatagramHandler.DO_NOT_SLEEP, dispatcher.armDoorbells(proxyBell, transport));
+        assertEquals(1, dispatcher.doWork(transport), "the RECV is answered");
+        assertEquals(MpiErrors.SUCCESS, single().header.result());
+    }
+
+    @Test
+    void shouldSleepAsUsualWhileSendsWaitForRoomInTheRanksRing() {
+        channels.ringCapacity = 64;
+        startRank(1, 2);
+        deliver(sendInts(1, range(0, 16)));
+        deliver(sendInts(1, range(16, 4)));
+        assertTrue(dispatcher.hasPendingWork());
+        long proxyBell = Doorbell.encode(new InetSocketAddress("127.0.0.1", 45679));
+        assertEquals(DatagramHandler.SLEEP_AS_USUAL, dispatcher.armDoorbells(proxyBell, transport),
+                "no doorbell announces room");
     }
 
     @Test

@@ -21,6 +21,7 @@ import java.util.function.Supplier;
 
 import org.mpiproxy.api.DatagramHandler;
 import org.mpiproxy.api.DatagramTransport;
+import org.mpiproxy.api.Doorbell;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -29,6 +30,12 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
 
     /** Name of the receive thread. */
     public static final String THREAD_NAME = "mpiproxy-udp-receive";
+
+    /**
+     * Longest sleep while every ring the handler waits on rings this socket's doorbell (a
+     * safety net: a lost doorbell costs at most this).
+     */
+    static final long RUNG_WAIT_MILLIS = 250;
 
     /** Most datagrams received in one pass before the handler's {@code doWork} runs. */
     static final int RECEIVE_BATCH = 32;
@@ -51,6 +58,8 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
     private final LongAdder sendFailures = new LongAdder();
     private final LongAdder unhandled = new LongAdder();
     private final LongAdder loopErrors = new LongAdder();
+    private final LongAdder doorbellWaits = new LongAdder();
+    private final long doorbell;
 
     private long lastLoopErrorLog = System.nanoTime() - ERROR_LOG_INTERVAL_NANOS;
     private long suppressedLoopErrors;
@@ -109,6 +118,7 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
         this.channel = ch;
         this.selector = sel;
         this.localAddress = (InetSocketAddress) ch.getLocalAddress();
+        this.doorbell = Doorbell.encode(localAddress);
         // One more byte than the largest accepted datagram: a longer one arrives truncated to
         // this size, so the handler sees it is too long instead of reading a cut-off message.
         ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(maxDatagramSize + 1).order(ByteOrder.LITTLE_ENDIAN);
@@ -137,6 +147,19 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
                 if (work > 0) {
                     backoff.reset();
                 } else if (handler != null && handler.hasPendingWork()) {
+                    if (backoff.sleepsLongNext()) {
+                        int sleep = handler.armDoorbells(doorbell, this);
+                        if (sleep == DatagramHandler.DO_NOT_SLEEP) {
+                            continue;
+                        }
+                        if (sleep == DatagramHandler.SLEEP_UNTIL_RUNG) {
+                            // every ring waited on rings this socket: the timeout is only a safety net
+                            doorbellWaits.increment();
+                            selector.select(RUNG_WAIT_MILLIS);
+                            selector.selectedKeys().clear();
+                            continue;
+                        }
+                    }
                     backoff.idle(selector);
                 } else {
                     backoff.reset();
@@ -240,6 +263,7 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
         m.put("send.failures", sendFailures.sum());
         m.put("datagrams.unhandled", unhandled.sum());
         m.put("errors", loopErrors.sum());
+        m.put("doorbell.waits", doorbellWaits.sum());
         return m;
     }
 
@@ -353,6 +377,12 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
                 parkNanos = Math.min(parkNanos << 1, parkedNanos >= LONG_IDLE_AFTER_NANOS ? LONG_MAX_PARK_NANOS
                         : parkedNanos >= DEEP_IDLE_AFTER_NANOS ? DEEP_MAX_PARK_NANOS : MAX_PARK_NANOS);
             }
+        }
+
+        /** @return {@code true} when the next {@link #idle} waits a millisecond or more */
+        boolean sleepsLongNext() {
+            return spins >= SPINS && yields >= YIELDS && System.nanoTime() - yieldStart >= YIELD_NANOS
+                    && parkNanos >= MAX_PARK_NANOS;
         }
 
         void reset() {

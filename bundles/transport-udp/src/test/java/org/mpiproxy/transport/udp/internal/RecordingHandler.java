@@ -49,4 +49,16 @@ final class RecordingHandler implements DatagramHandler {
     public boolean hasPendingWork() {
         return pendingWork.get();
     }
+
+    /** What {@link #armDoorbells} answers, and the doorbell it was last given. */
+    volatile int armAnswer = SLEEP_AS_USUAL;
+    final java.util.concurrent.atomic.AtomicLong armedWith = new java.util.concurrent.atomic.AtomicLong();
+    final AtomicInteger armCalls = new AtomicInteger();
+
+    @Override
+    public int armDoorbells(long doorbell, DatagramTransport replies) {
+        armedWith.set(doorbell);
+        armCalls.incrementAndGet();
+        return armAnswer;
+    }
 }

@@ -201,6 +201,22 @@ class UdpTransportTest {
     }
 
     @Test
+    void shouldOfferItsOwnDoorbellBeforeALongSleepWithPendingWork() throws Exception {
+        handler.armAnswer = org.mpiproxy.api.DatagramHandler.SLEEP_UNTIL_RUNG;
+        handler.pendingWork.set(true);
+        start(1448);
+        // the first long sleep comes after about a millisecond of shorter ones
+        awaitCounter("doorbell.waits", 1L);
+        assertTrue(transport.counters().get("doorbell.waits") >= 1, "slept until rung");
+        assertEquals(org.mpiproxy.api.Doorbell.encode(transport.localAddress()), handler.armedWith.get());
+        assertTrue(handler.armCalls.get() >= 1);
+        // the doorbell datagram reaches the handler like any other
+        client.send(org.mpiproxy.api.Doorbell.datagram(), transport.localAddress());
+        assertNotNull(handler.received.poll(AWAIT_SECONDS, TimeUnit.SECONDS));
+        handler.pendingWork.set(false);
+    }
+
+    @Test
     void shouldGrowParkTimeToMaximumAndResetIt() {
         UdpTransport.Backoff backoff = new UdpTransport.Backoff();
         for (int i = 0; i < UdpTransport.Backoff.SPINS + UdpTransport.Backoff.YIELDS; i++) {
