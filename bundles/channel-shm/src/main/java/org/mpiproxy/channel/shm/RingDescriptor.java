@@ -73,17 +73,17 @@ public final class RingDescriptor {
 
     /**
      * Offset of the consumer's doorbell (int64, volatile; since version 2.1, zero before and when
-     * unused): 0, or the encoded UDP address where the consumer sleeps ({@code ipv4 << 16 | port}). The
-     * consumer writes it before it sleeps; a producer that published and reads it (after a full
-     * fence) sets it back to 0 with a compare-and-set and sends a datagram there. On a cache line
-     * of its own.
+     * unused): 0, or the encoded UDP address where the consumer sleeps
+     * ({@code ipv4 << 16 | port}). The consumer writes it before it sleeps; a producer that
+     * published and reads it (after a full fence) sets it back to 0 with a compare-and-set and
+     * sends a datagram there. On a cache line of its own.
      */
     public static final int DOORBELL_OFFSET = 64;
 
     /**
      * Offset of the producer's promise to ring the doorbell (int32; since version 2.1, zero
-     * before and when unused): 1 when the producer rings {@link #DOORBELL_OFFSET} after it publishes, so that its
-     * consumer may sleep longer than its timer-driven back-off would.
+     * before and when unused): 1 when the producer rings {@link #DOORBELL_OFFSET} after it
+     * publishes, so that its consumer may sleep longer than its timer-driven back-off would.
      */
     public static final int RINGS_DOORBELL_OFFSET = 72;
 

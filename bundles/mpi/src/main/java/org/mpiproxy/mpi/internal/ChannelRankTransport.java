@@ -22,6 +22,9 @@ public final class ChannelRankTransport implements TaggedTransport {
     /** Largest record this side writes, in bytes (smaller when the ring is small). */
     public static final int MAX_RECORD_BYTES = 64 * 1024;
 
+    /** Longest sleep on the doorbell: a safety net, a lost doorbell costs at most this. */
+    static final long RUNG_WAIT_MILLIS = 250;
+
     private final RankChannel channel;
     private final MessageRing inbound;
     private final MessageRing outbound;
@@ -57,9 +60,6 @@ public final class ChannelRankTransport implements TaggedTransport {
         // this side writes the rank-to-host ring and rings the proxy's doorbell after it
         outbound.producerRingsDoorbell(true);
     }
-
-    /** Longest sleep on the doorbell: a safety net, a lost doorbell costs at most this. */
-    static final long RUNG_WAIT_MILLIS = 250;
 
     /**
      * @param file the channel file the proxy created for this rank

@@ -106,13 +106,10 @@ final class ProtocolFront implements DatagramHandler {
 
     @Override
     public int armDoorbells(long doorbell, DatagramTransport replies) {
+        int result = v1.hasPendingWork() ? v1.armDoorbells(doorbell, replies) : SLEEP_AS_USUAL;
         V2Dispatcher d = v2;
         // v2's pending work (windows, pulls, output, timers) is not announced by doorbells yet
-        if (d != null && d.hasPendingWork()) {
-            int v1Result = v1.hasPendingWork() ? v1.armDoorbells(doorbell, replies) : SLEEP_AS_USUAL;
-            return v1Result == DO_NOT_SLEEP ? DO_NOT_SLEEP : SLEEP_AS_USUAL;
-        }
-        return v1.hasPendingWork() ? v1.armDoorbells(doorbell, replies) : SLEEP_AS_USUAL;
+        return d != null && d.hasPendingWork() ? Math.min(result, SLEEP_AS_USUAL) : result;
     }
 
     List<JobInfo> jobs() {
