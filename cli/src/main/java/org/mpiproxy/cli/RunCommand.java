@@ -19,8 +19,9 @@ import picocli.CommandLine.Parameters;
 @Command(name = "run", sortOptions = false, mixinStandardHelpOptions = true, showEndOfOptionsDelimiterInUsageHelp = true,
         description = {"Runs PROGRAM ARGS... as an MPI job: rank 0 here, ranks 1..N-1 started by the nodes' proxies.",
             "Exit status: 0 when every rank exited 0; else rank 0's status when it failed, else the status of the"
-                    + " lowest failing rank (1 when only unknown); 124 on --timeout, 130 on SIGINT, 143 on SIGTERM,"
-                    + " 2 for bad usage."})
+                    + " lowest failing rank (1 when only unknown); 1 when PROGRAM did not start ranks 1..N-1 (a plain"
+                    + " program, not using the org.mpiproxy.mpi library, runs as rank 0 only); 124 on --timeout, 130"
+                    + " on SIGINT, 143 on SIGTERM, 2 for bad usage."})
 final class RunCommand implements Callable<Integer> {
 
     /** Environment variable: directory searched for PROGRAM names without a slash, before PATH. */
