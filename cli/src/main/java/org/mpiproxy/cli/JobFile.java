@@ -4,6 +4,7 @@ import java.io.IOException;
 import java.io.Reader;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.util.ArrayList;
 import java.util.List;
@@ -35,12 +36,14 @@ record JobFile(long launcherPid, long rankZeroPid, int hostPort, List<Placement>
      * @param file the job file
      * @return its content
      * @throws IOException              when it cannot be read
-     * @throws IllegalArgumentException when it is malformed
+     * @throws IllegalArgumentException when it is malformed or does not exist
      */
     static JobFile read(Path file) throws IOException {
         Properties p = new Properties();
         try (Reader in = Files.newBufferedReader(file, StandardCharsets.UTF_8)) {
             p.load(in);
+        } catch (NoSuchFileException e) {
+            throw missing(file);
         }
         try {
             String protocol = p.getProperty("protocol");
@@ -67,5 +70,10 @@ record JobFile(long launcherPid, long rankZeroPid, int hostPort, List<Placement>
         } catch (RuntimeException e) {
             throw new IllegalArgumentException("job file " + file + " is malformed: " + e.getMessage(), e);
         }
+    }
+
+    private static IllegalArgumentException missing(Path file) {
+        return new IllegalArgumentException("job file " + file + " does not exist (written by 'mpiproxy run"
+                + " --job-file " + file + "' while the job runs, removed when it ends)");
     }
 }

@@ -26,11 +26,21 @@ import java.util.concurrent.TimeUnit;
  * (OUTPUT), which hands each line, tagged with its rank, to this launcher through a named pipe
  * ({@link RankLinesPipe}), apart from its own output. SIGINT/SIGTERM/timeout stop rank 0 (SIGTERM, SIGKILL after the
  * grace) and then the ranks; a second signal stops waiting at once.
+ * <p>
+ * Ranks 1..N-1 are started by rank 0 itself, in {@code Mpi.init} of the org.mpiproxy.mpi
+ * library, which first creates the file {@code MPIPROXY_INIT_FILE} names. A rank 0 that ends
+ * without it never started them (a plain program such as {@code hostname}): the launcher
+ * says so once and exits non-zero, since the N copies an {@code mpiexec} user expects did not run.
  */
 final class JobRunner {
 
     /** Exit status on {@code --timeout}, as timeout(1). */
     static final int EXIT_TIMEOUT = 124;
+    /**
+     * Exit status when rank 0 exited 0 but never started ranks 1..N-1 (a plain program): the
+     * job did not run N copies; rank 0's own failing status wins.
+     */
+    static final int EXIT_PLAIN_PROGRAM = 1;
     /** Exit status when PROGRAM cannot be started, as a shell. */
     static final int EXIT_CANNOT_START = 127;
 
@@ -65,6 +75,8 @@ final class JobRunner {
     private final Object lock = new Object();
     private int signals;
     private String firstSignal;
+    /** Set before the launcher stops rank 0: its output's last partial line was cut. */
+    private volatile boolean stopping;
 
     JobRunner(Settings settings, PrintStream out, PrintStream err) {
         this.settings = settings;
@@ -81,6 +93,7 @@ final class JobRunner {
         try {
             return run(ranks, size, hostPort, statusFile);
         } finally {
+            Files.deleteIfExists(workDir.resolve("init"));
             Files.deleteIfExists(workDir.resolve("exit-statuses.partial"));
             Files.deleteIfExists(workDir.resolve("output"));
             Files.deleteIfExists(statusFile);
@@ -118,6 +131,8 @@ final class JobRunner {
         builder.environment().put("MPIPROXY_HOSTS", hosts.toString());
         builder.environment().put("MPIPROXY_HOST_PORT", Integer.toString(hostPort));
         builder.environment().put("MPIPROXY_STATUS_FILE", statusFile.toString());
+        Path initFile = statusFile.resolveSibling("init");
+        builder.environment().put("MPIPROXY_INIT_FILE", initFile.toString());
         builder.redirectInput(ProcessBuilder.Redirect.INHERIT);
         if (!settings.tagOutput()) {
             builder.redirectOutput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT);
@@ -141,8 +156,8 @@ final class JobRunner {
         process.onExit().thenRun(this::wake);
         List<Thread> pumps = new ArrayList<>();
         if (settings.tagOutput()) {
-            pumps.add(pump(process.getInputStream(), out, "[0] ", "rank-0-stdout"));
-            pumps.add(pump(process.getErrorStream(), err, "[0] ", "rank-0-stderr"));
+            pumps.add(pump(process.getInputStream(), out, "[0] ", "rank-0-stdout", () -> stopping));
+            pumps.add(pump(process.getErrorStream(), err, "[0] ", "rank-0-stderr", () -> stopping));
         }
         if (settings.jobFile() != null) {
             writeJobFile(settings.jobFile(), process.pid(), hostPort, ranks, jobId);
@@ -161,6 +176,7 @@ final class JobRunner {
         if (process.isAlive() && stopReason != null) {
             info("stopping the job (" + (stopReason.equals("timeout") ? "--timeout " + settings.timeout().toSeconds()
                     + " s" : stopReason) + ")");
+            stopping = true;
             stopRankZero(process);
         }
         process.waitFor();
@@ -180,7 +196,15 @@ final class JobRunner {
         Arrays.fill(statuses, V1Control.NO_REPLY);
         statuses[0] = process.exitValue();
         boolean finalized = readStatuses(statusFile, statuses);
-        if (hasUnknown(statuses)) {
+        boolean plainProgram = size > 1 && !Files.exists(initFile);
+        if (plainProgram) {
+            // rank 0 never reached Mpi.init: no rank was started, so none is to be terminated
+            Arrays.fill(statuses, 1, size, V1Control.NOT_RUNNING);
+            if (stopReason == null) {
+                err.println("mpiproxy: " + plainProgramMessage(settings.program(), size));
+            }
+        }
+        if (!plainProgram && hasUnknown(statuses)) {
             boolean immediate = signalCount() >= 2;
             Duration wait = immediate ? Duration.ofMillis(300) : settings.terminateWait();
             if (settings.verbosity() >= 0) {
@@ -202,7 +226,17 @@ final class JobRunner {
                         + "): ranks may still run; see each node's mpi:jobs");
             }
         }
-        return report(statuses, ranks, stopReason);
+        int exit = report(statuses, ranks, stopReason);
+        return plainProgram && exit == 0 ? EXIT_PLAIN_PROGRAM : exit;
+    }
+
+    /** @return the one line that tells a world of {@code size} ran as rank 0 only */
+    static String plainProgramMessage(String program, int size) {
+        Path name = Path.of(program).getFileName();
+        return (name == null ? program : name.toString()) + " ran as rank 0 only: "
+                + (size == 2 ? "rank 1 is" : "ranks 1.." + (size - 1) + " are") + " started by the program's own"
+                + " Mpi.init (the org.mpiproxy.mpi library), which it never called; plain programs on every slot are"
+                + " not supported yet";
     }
 
     /** A node that does not answer a probe is not waited for (a launch may have failed on it). */
@@ -375,8 +409,9 @@ final class JobRunner {
         }
     }
 
-    private static Thread pump(java.io.InputStream in, OutputStream to, String tag, String name) {
-        Thread t = new Thread(new TaggedOutput(in, to, tag), name);
+    private static Thread pump(java.io.InputStream in, OutputStream to, String tag, String name,
+                               java.util.function.BooleanSupplier stopped) {
+        Thread t = new Thread(new TaggedOutput(in, to, tag, stopped), name);
         t.setDaemon(true);
         t.start();
         return t;

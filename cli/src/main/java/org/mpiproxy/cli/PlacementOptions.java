@@ -37,17 +37,18 @@ final class PlacementOptions {
      * @param worldSize     requested world size, 0 = from the source
      * @param ranksPerNode  ranks per node, 0 = from the source
      * @param bindCores     whether ranks are bound to their slot's core
+     * @param oversubscribe whether a world larger than the slots may wrap around them
      * @return the placements of ranks 1..N-1
      * @throws IllegalArgumentException for conflicting or malformed input
      * @throws IOException when a file cannot be read
      */
-    List<Placement> plan(Function<String, String> env, int worldSize, int ranksPerNode, boolean bindCores)
-            throws IOException {
+    List<Placement> plan(Function<String, String> env, int worldSize, int ranksPerNode, boolean bindCores,
+            boolean oversubscribe) throws IOException {
         Source source = source(env, ranksPerNode);
         if (source.freeNos() != null) {
-            return WorldPlan.fromPlacements(source.freeNos(), worldSize);
+            return WorldPlan.fromPlacements(source.freeNos(), worldSize, oversubscribe);
         }
-        return WorldPlan.fromSlots(source.nodes(), ranksPerNode, worldSize, bindCores, nodeMap(env));
+        return WorldPlan.fromSlots(source.nodes(), ranksPerNode, worldSize, bindCores, nodeMap(env), oversubscribe);
     }
 
     /**

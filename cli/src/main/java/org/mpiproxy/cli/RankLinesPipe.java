@@ -13,7 +13,9 @@ import java.util.concurrent.TimeUnit;
  * The named pipe through which rank 0 (over v2) hands the launcher the other ranks' output
  * lines, apart from its own output so that its block-buffered writes never cut into them.
  * Records are {@code O} or {@code E}, the line (already tagged), {@code \n}; each goes whole
- * to the launcher's stdout or stderr under that stream's lock. Reads on its own daemon thread.
+ * to the launcher's stdout or stderr under that stream's lock. A last record without its
+ * {@code \n} (rank 0 stopped while writing it) ends with {@link TaggedOutput#CUT_MARK}. Reads
+ * on its own daemon thread.
  */
 final class RankLinesPipe {
 
@@ -92,9 +94,10 @@ final class RankLinesPipe {
             // rank 0 is gone: what was read is written
         }
         if (length > 0) {
-            line = Arrays.copyOf(line, length + 1);
-            line[length++] = '\n';
-            emit(line, length);
+            byte[] end = (TaggedOutput.CUT_MARK + "\n").getBytes(java.nio.charset.StandardCharsets.UTF_8);
+            line = Arrays.copyOf(line, length + end.length);
+            System.arraycopy(end, 0, line, length, end.length);
+            emit(line, length + end.length);
         }
     }
 

@@ -19,23 +19,30 @@ import picocli.CommandLine.Parameters;
 @Command(name = "run", sortOptions = false, mixinStandardHelpOptions = true, showEndOfOptionsDelimiterInUsageHelp = true,
         description = {"Runs PROGRAM ARGS... as an MPI job: rank 0 here, ranks 1..N-1 started by the nodes' proxies.",
             "Exit status: 0 when every rank exited 0; else rank 0's status when it failed, else the status of the"
-                    + " lowest failing rank (1 when only unknown); 124 on --timeout, 130 on SIGINT, 143 on SIGTERM,"
-                    + " 2 for bad usage."})
+                    + " lowest failing rank (1 when only unknown); 1 when PROGRAM did not start ranks 1..N-1 (a plain"
+                    + " program, not using the org.mpiproxy.mpi library, runs as rank 0 only); 124 on --timeout, 130"
+                    + " on SIGINT, 143 on SIGTERM, 2 for bad usage."})
 final class RunCommand implements Callable<Integer> {
 
     /** Environment variable: directory searched for PROGRAM names without a slash, before PATH. */
     static final String PROGRAMS_ENV = "MPIPROXY_PROGRAMS";
 
-    @Option(names = {"-n", "--np"}, paramLabel = "N",
-            description = "World size, rank 0 included (default: the hostfile's lines + 1 for FreeNOS hostfiles,"
-                    + " else the number of slots).")
-    int worldSize;
+    @Option(names = {"-n", "-np", "--np"}, paramLabel = "N",
+            description = "World size, rank 0 included, at least 1 (default: the hostfile's lines + 1 for FreeNOS"
+                    + " hostfiles, else the number of slots). More ranks than slots need --oversubscribe.")
+    Integer worldSize;
+
+    @Option(names = "--oversubscribe",
+            description = "Allows -n larger than the slots: the ranks wrap around the slots, several on one slot's"
+                    + " core (default: refused, as Open MPI does).")
+    boolean oversubscribe;
 
     @Mixin
     PlacementOptions placement;
 
-    @Option(names = "--ppn", paramLabel = "N", description = "Ranks per node, replacing the nodes' slot counts.")
-    int ranksPerNode;
+    @Option(names = "--ppn", paramLabel = "N",
+            description = "Ranks per node, at least 1, replacing the nodes' slot counts.")
+    Integer ranksPerNode;
 
     @Option(names = "--bind", paramLabel = "POLICY", defaultValue = "none",
             description = "Core binding for node slots: none (every rank on core 0, the proxy's own) or core (a rank"
@@ -80,7 +87,8 @@ final class RunCommand implements Callable<Integer> {
     Path keyFile;
 
     @Option(names = "--job-file", paramLabel = "FILE",
-            description = "Writes what 'mpiproxy status' and 'mpiproxy kill' need to find this job.")
+            description = "Writes what 'mpiproxy status' and 'mpiproxy kill' need to find this job; the file"
+                    + " exists while the job runs and is removed when it ends.")
     Path jobFile;
 
     @Option(names = {"-q", "--quiet"}, description = "Only errors and the failure summary.")
@@ -131,8 +139,14 @@ final class RunCommand implements Callable<Integer> {
             err.println("mpiproxy: --bind " + bind + ": expected none or core");
             return 2;
         }
-        if (worldSize < 0 || ranksPerNode < 0 || timeoutSeconds < 0 || graceSeconds < 0 || terminateWaitSeconds < 0) {
-            err.println("mpiproxy: -n, --ppn, --timeout, --grace and --terminate-wait take numbers >= 0");
+        if (worldSize != null && worldSize < 1 || ranksPerNode != null && ranksPerNode < 1) {
+            err.println("mpiproxy: " + (worldSize != null && worldSize < 1 ? "-n " + worldSize + ": a world has at"
+                    + " least 1 rank (rank 0); leave -n out for one rank per slot" : "--ppn " + ranksPerNode
+                    + ": a node runs at least 1 rank; leave --ppn out for the nodes' slot counts"));
+            return 2;
+        }
+        if (timeoutSeconds < 0 || graceSeconds < 0 || terminateWaitSeconds < 0) {
+            err.println("mpiproxy: --timeout, --grace and --terminate-wait take numbers >= 0");
             return 2;
         }
         Map<String, String> extra = new LinkedHashMap<>();
@@ -152,7 +166,8 @@ final class RunCommand implements Callable<Integer> {
         }
         List<Placement> ranks;
         try {
-            ranks = placement.plan(launch.env()::get, worldSize, ranksPerNode, bind.equals("core"));
+            ranks = placement.plan(launch.env()::get, worldSize == null ? 0 : worldSize,
+                    ranksPerNode == null ? 0 : ranksPerNode, bind.equals("core"), oversubscribe);
         } catch (IllegalArgumentException e) {
             err.println("mpiproxy: " + e.getMessage());
             return 2;

@@ -12,7 +12,9 @@ import java.util.List;
  * takes the first slot (the launcher runs on the first node, as under Slurm), rank r takes
  * slot r. The world size defaults to the number of slots.</li>
  * </ul>
- * A larger world wraps around the placements or slots. With core binding, a rank's core is
+ * A larger world than the placements or slots is refused unless over-subscription is asked
+ * for ({@code --oversubscribe}, as Open MPI): then it wraps around them, several ranks sharing
+ * a slot's core. With core binding, a rank's core is
  * its slot's index on its node (slot 0 is the proxy's own core, core 0); without it every
  * rank runs on core 0, the proxy's local launcher.
  */
@@ -27,15 +29,20 @@ public final class WorldPlan {
     /**
      * @param placements FreeNOS placements in rank order
      * @param worldSize  requested world size, or 0 for lines + 1
+     * @param oversubscribe whether a world larger than lines + 1 may wrap around the lines
      * @return the placements of ranks 1..N-1
      * @throws IllegalArgumentException for an empty list or a bad world size
      */
-    public static List<Placement> fromPlacements(List<Placement> placements, int worldSize) {
+    public static List<Placement> fromPlacements(List<Placement> placements, int worldSize, boolean oversubscribe) {
         if (placements.isEmpty()) {
             throw new IllegalArgumentException("the hostfile names no nodes");
         }
         int size = worldSize == 0 ? placements.size() + 1 : worldSize;
         checkSize(size);
+        if (size > placements.size() + 1 && !oversubscribe) {
+            throw oversubscribed(size, placements.size() + 1, "the hostfile's " + placements.size()
+                    + (placements.size() == 1 ? " line" : " lines") + " and rank 0");
+        }
         List<Placement> ranks = new ArrayList<>(size - 1);
         for (int r = 1; r < size; r++) {
             ranks.add(placements.get((r - 1) % placements.size()));
@@ -49,11 +56,13 @@ public final class WorldPlan {
      * @param worldSize      requested world size, or 0 for the number of slots
      * @param bindCores      whether a rank's core is its slot's index on the node
      * @param map            resolves node names to proxies
+     * @param oversubscribe  whether a world larger than the slots may wrap around them
      * @return the placements of ranks 1..N-1
-     * @throws IllegalArgumentException for no nodes, a bad world size or an unknown node
+     * @throws IllegalArgumentException for no nodes, a bad world size, an unknown node or a
+     *                                  world larger than the slots without {@code oversubscribe}
      */
     public static List<Placement> fromSlots(List<NodeSlots> nodes, int ranksPerNode, int worldSize, boolean bindCores,
-            NodeMap map) {
+            NodeMap map, boolean oversubscribe) {
         if (nodes.isEmpty()) {
             throw new IllegalArgumentException("no nodes to run on");
         }
@@ -70,11 +79,32 @@ public final class WorldPlan {
         }
         int size = worldSize == 0 ? slots.size() : worldSize;
         checkSize(size);
+        if (size > slots.size() && !oversubscribe) {
+            throw oversubscribed(size, slots.size(), "the " + slots.size() + (slots.size() == 1 ? " slot" : " slots")
+                    + " of " + slotList(nodes, ranksPerNode));
+        }
         List<Placement> ranks = new ArrayList<>(size - 1);
         for (int r = 1; r < size; r++) {
             ranks.add(slots.get(r % slots.size()));
         }
         return ranks;
+    }
+
+    private static IllegalArgumentException oversubscribed(int size, int capacity, String what) {
+        return new IllegalArgumentException("-n " + size + " is more ranks than " + what + " (" + capacity
+                + "); give more slots, or --oversubscribe to put several ranks on one slot");
+    }
+
+    private static String slotList(List<NodeSlots> nodes, int ranksPerNode) {
+        StringBuilder text = new StringBuilder();
+        for (NodeSlots node : nodes) {
+            if (text.length() > 60) {
+                return text.append(",...").toString();
+            }
+            text.append(text.length() == 0 ? "" : ",").append(node.name()).append(':')
+                    .append(ranksPerNode > 0 ? ranksPerNode : node.slots());
+        }
+        return text.toString();
     }
 
     private static void checkSize(int size) {

@@ -127,7 +127,7 @@ class MpiproxyCommandTest {
     @Test
     void shouldStopRankZeroOnTimeoutAndExitWith124() throws Exception {
         Path program = dir.resolve("sleeper");
-        Files.writeString(program, "#!/bin/sh\necho started\nexec sleep 60\n");
+        Files.writeString(program, "#!/bin/sh\necho started\nprintf 'half a li'\nexec sleep 60\n");
         assertTrue(program.toFile().setExecutable(true));
         long start = System.nanoTime();
 
@@ -136,7 +136,7 @@ class MpiproxyCommandTest {
         long seconds = java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
         assertEquals(124, status, err());
         assertTrue(seconds < 20, "took " + seconds + " s");
-        assertEquals("[0] started\n", out.toString(StandardCharsets.UTF_8));
+        assertEquals("[0] started\n[0] half a li [mpiproxy: line cut]\n", out.toString(StandardCharsets.UTF_8));
         assertTrue(err().contains("mpiproxy: stopping the job (--timeout 1 s)"), err());
         assertTrue(err().contains("rank 0 (here) exited with status 143 (signal 15)"), err());
     }
@@ -144,7 +144,8 @@ class MpiproxyCommandTest {
     @Test
     void shouldNotWaitForANodeThatDoesNotAnswer() throws Exception {
         Path program = dir.resolve("no-start");
-        Files.writeString(program, "#!/bin/sh\necho 'cannot start the job' >&2\nexit 1\n");
+        // a rank 0 whose Mpi.init fails after it began
+        Files.writeString(program, "#!/bin/sh\n: > \"$MPIPROXY_INIT_FILE\"\necho 'cannot start the job' >&2\nexit 1\n");
         assertTrue(program.toFile().setExecutable(true));
         try (java.nio.channels.DatagramChannel silent = java.nio.channels.DatagramChannel.open()) {
             silent.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
@@ -159,6 +160,118 @@ class MpiproxyCommandTest {
             assertTrue(err().contains("rank 1 (127.0.0.1:" + port + ":0) unknown: its node's proxy does not answer"),
                     err());
         }
+    }
+
+    /** A rank 0 that does what the library does under the launcher: marks init, writes every rank's status. */
+    private Path libraryLikeRankZero(String name) throws Exception {
+        Path program = dir.resolve(name);
+        Files.writeString(program, "#!/bin/sh\n: > \"$MPIPROXY_INIT_FILE\"\necho \"hosts=[$MPIPROXY_HOSTS]\"\n"
+                + "r=0; for h in 0 $(echo \"$MPIPROXY_HOSTS\" | tr , ' '); do echo \"$r 0\"; r=$((r+1)); done"
+                + " > \"$MPIPROXY_STATUS_FILE\"\n");
+        assertTrue(program.toFile().setExecutable(true));
+        return program;
+    }
+
+    @Test
+    void shouldTakeMinusNpAsMpiexecDoes() throws Exception {
+        Path program = libraryLikeRankZero("world");
+
+        assertEquals(0, run("run", "-q", "-np", "1", "--hosts", "127.0.0.1:2", program.toString()), err());
+        assertEquals(0, run("run", "-q", "-np=2", "--hosts", "127.0.0.1:2", program.toString()), err());
+        assertEquals(0, run("run", "-q", "--np", "1", "--hosts", "127.0.0.1:2", program.toString()), err());
+
+        assertEquals("[0] hosts=[]\n[0] hosts=[127.0.0.1:6660:0]\n[0] hosts=[]\n", out.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void shouldRefuseAWorldOfNoRanksAndNodesOfNoRanks() {
+        assertEquals(2, run("run", "-n", "0", "--hosts", "127.0.0.1:2", "p"));
+        assertTrue(err().contains("mpiproxy: -n 0: a world has at least 1 rank (rank 0); leave -n out for one rank"
+                + " per slot\n"), err());
+        assertEquals(2, run("run", "-np", "0", "--hosts", "127.0.0.1:2", "p"));
+        assertEquals(2, run("run", "--np=-1", "--hosts", "127.0.0.1:2", "p"));
+        assertTrue(err().contains("mpiproxy: -n -1: a world has at least 1 rank"), err());
+        assertEquals(2, run("run", "--ppn", "0", "--hosts", "127.0.0.1:2", "p"));
+        assertTrue(err().contains("mpiproxy: --ppn 0: a node runs at least 1 rank"), err());
+    }
+
+    @Test
+    void shouldRefuseMoreRanksThanSlotsUnlessOversubscribing() throws Exception {
+        Path program = libraryLikeRankZero("world");
+
+        assertEquals(2, run("run", "-n", "3", "--hosts", "127.0.0.1:2", program.toString()));
+        assertTrue(err().contains("mpiproxy: -n 3 is more ranks than the 2 slots of 127.0.0.1:2 (2); give more slots,"
+                + " or --oversubscribe to put several ranks on one slot\n"), err());
+        assertEquals("", out.toString(StandardCharsets.UTF_8), "nothing ran");
+
+        assertEquals(0, run("run", "-q", "-n", "3", "--oversubscribe", "--hosts", "127.0.0.1:2", program.toString()),
+                err());
+        assertEquals("[0] hosts=[127.0.0.1:6660:0,127.0.0.1:6660:0]\n", out.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void shouldSayOnceThatAPlainProgramRanAsRankZeroOnlyAndExitNonZero() throws Exception {
+        Path program = dir.resolve("hostname");
+        Files.writeString(program, "#!/bin/sh\necho node1\n");
+        assertTrue(program.toFile().setExecutable(true));
+        try (java.nio.channels.DatagramChannel silent = java.nio.channels.DatagramChannel.open()) {
+            silent.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+            String port = Integer.toString(((java.net.InetSocketAddress) silent.getLocalAddress()).getPort());
+
+            assertEquals(1, run("run", "-n", "3", "--hosts", "127.0.0.1:3", "--port", port, program.toString()));
+
+            assertEquals("[0] node1\n", out.toString(StandardCharsets.UTF_8));
+            String message = "mpiproxy: hostname ran as rank 0 only: ranks 1..2 are started by the program's own"
+                    + " Mpi.init (the org.mpiproxy.mpi library), which it never called; plain programs on every slot"
+                    + " are not supported yet\n";
+            assertEquals(1, err().split(java.util.regex.Pattern.quote(message), -1).length - 1, err());
+            assertTrue(!err().contains("does not answer") && !err().contains("terminating"),
+                    "no rank was started, so none is terminated: " + err());
+            err.reset();
+
+            Path fails = dir.resolve("fails");
+            Files.writeString(fails, "#!/bin/sh\nexit 3\n");
+            assertTrue(fails.toFile().setExecutable(true));
+            assertEquals(3, run("run", "-q", "-n", "2", "--hosts", "127.0.0.1:3", "--port", port, fails.toString()),
+                    "rank 0's own failure wins");
+            assertTrue(err().contains("mpiproxy: fails ran as rank 0 only: rank 1 is started by"), err());
+        }
+    }
+
+    @Test
+    void shouldRunAPlainProgramAloneAsAWorldOfOne() throws Exception {
+        Path program = dir.resolve("hostname");
+        Files.writeString(program, "#!/bin/sh\necho node1\n");
+        assertTrue(program.toFile().setExecutable(true));
+
+        assertEquals(0, run("run", "-n", "1", "--hosts", "127.0.0.1:3", program.toString()));
+
+        assertEquals("[0] node1\n", out.toString(StandardCharsets.UTF_8));
+        assertTrue(!err().contains("rank 0 only"), err());
+    }
+
+    @Test
+    void shouldSayWhereAMissingJobFileComesFrom() {
+        String missing = dir.resolve("job").toString();
+        String message = "mpiproxy: job file " + missing + " does not exist (written by 'mpiproxy run --job-file "
+                + missing + "' while the job runs, removed when it ends)\n";
+
+        assertEquals(2, run("status", "--job-file", missing));
+        assertEquals(message, err());
+        err.reset();
+        assertEquals(2, run("kill", "--job-file", missing));
+        assertEquals(message, err());
+    }
+
+    @Test
+    void shouldMarkARankLineRankZeroLeftUnfinishedInThePipe() throws Exception {
+        Path program = dir.resolve("cut-pipe");
+        Files.writeString(program, "#!/bin/sh\nprintf 'O[3] whole\\nO[3] half a li' > \"$MPIPROXY_OUTPUT_PIPE\"\n");
+        assertTrue(program.toFile().setExecutable(true));
+
+        assertEquals(0, run("run", "-q", "--hosts", "127.0.0.1:1", program.toString()));
+
+        assertEquals("[3] whole\n[3] half a li [mpiproxy: line cut]\n", out.toString(StandardCharsets.UTF_8));
     }
 
     @Test

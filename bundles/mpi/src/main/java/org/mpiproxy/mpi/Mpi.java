@@ -94,6 +94,12 @@ public final class Mpi implements AutoCloseable {
      * {@code <rank> <exit status>} per rank (-1 where unknown).
      */
     public static final String STATUS_FILE_ENV = "MPIPROXY_STATUS_FILE";
+    /**
+     * Environment variable naming a file rank 0 creates as {@link #init} begins, before it
+     * starts any rank (set by {@code mpiproxy run}: a rank 0 that ends without it never started
+     * ranks 1..N-1, so it was a program that does not use this library).
+     */
+    public static final String INIT_FILE_ENV = "MPIPROXY_INIT_FILE";
 
     /** Environment variable choosing the host's protocol: {@code v2} (default) or {@code v1}. */
     public static final String PROTOCOL_ENV = "MPIPROXY_PROTOCOL";
@@ -198,6 +204,7 @@ public final class Mpi implements AutoCloseable {
                     .watch(ProxyLifeline.fromEnvironment(env, launch.rank())), launch.rank(), launch.worldSize(),
                     launch.programArgs());
         }
+        markInit(env.apply(INIT_FILE_ENV), diagnostics);
         List<HostfileEntry> nodes;
         List<String> programArgs;
         if (fromEnvironment) {
@@ -250,6 +257,18 @@ public final class Mpi implements AutoCloseable {
         String statusFile = env.apply(STATUS_FILE_ENV);
         mpi.statusFile = statusFile == null || statusFile.isBlank() ? null : Path.of(statusFile);
         return mpi;
+    }
+
+    /** Tells the launcher that rank 0 reached {@link #init} (see {@value #INIT_FILE_ENV}). */
+    private static void markInit(String file, PrintStream diagnostics) {
+        if (file == null || file.isBlank()) {
+            return;
+        }
+        try {
+            Files.writeString(Path.of(file), "init\n");
+        } catch (IOException | RuntimeException e) {
+            diagnostics.println("mpi: cannot write " + INIT_FILE_ENV + "=" + file + ": " + e);
+        }
     }
 
     static long jobId(String text) {

@@ -142,12 +142,14 @@ class MpiHostTest {
                 hostPort = ((java.net.InetSocketAddress) probe.getLocalAddress()).getPort();
             }
             Path statuses = dir.resolve("statuses");
+            Path initFile = dir.resolve("init");
             String hosts = "127.0.0.1:" + proxy.port() + ":0,127.0.0.1:" + proxy.port() + ":1";
             Map<String, String> env = Map.of(Mpi.HOSTS_ENV, hosts, Mpi.PROGRAM_ENV, "mpiprime", Mpi.TIMEOUT_ENV, "5",
                     Mpi.HOST_PORT_ENV, Integer.toString(hostPort), Mpi.STATUS_FILE_ENV, statuses.toString(),
-                    Mpi.PROTOCOL_ENV, "v1");
+                    Mpi.PROTOCOL_ENV, "v1", Mpi.INIT_FILE_ENV, initFile.toString());
             assertEquals(List.of("1000"), Mpi.programArguments(new String[] {"1000"}, env::get));
             try (Mpi mpi = init(env, new Properties(), "1000")) {
+                assertTrue(Files.exists(initFile), "init tells the launcher it ran");
                 assertEquals(3, mpi.size());
                 assertEquals(List.of("1000"), mpi.args());
             }

@@ -143,6 +143,37 @@ class V2DocumentExamplesTest {
     }
 
     @Test
+    void shouldEncodeTheTerminateReplyWithTheRanksCoreExactlyAsDocumented() {
+        assertEquals(examples.get("terminate-reply"), V2Examples.hex(V2Examples.terminateReply()));
+        ByteBuffer b = documented("terminate-reply");
+        assertEquals(V2Authenticator.OK, V2Examples.authenticator().verifyReply(b, 0, b.limit(), V2Examples.TIME));
+        V2HeaderFlyweight h = new V2HeaderFlyweight().wrap(b, 0);
+        assertEquals(V2HeaderDescriptor.OP_TERMINATE, h.operation());
+        assertEquals(3, h.argument());
+        assertEquals(3, h.core(), "a reply about a rank carries its core");
+    }
+
+    @Test
+    void shouldEncodeTheEmptyAndTheTruncateRecvRepliesExactlyAsDocumented() {
+        assertEquals(examples.get("recv-empty"), V2Examples.hex(V2Examples.recvEmpty()));
+        assertEquals(examples.get("recv-truncate"), V2Examples.hex(V2Examples.recvTruncate()));
+        ByteBuffer empty = documented("recv-empty");
+        assertEquals(V2Authenticator.OK,
+                V2Examples.authenticator().verifyReply(empty, 0, empty.limit(), V2Examples.TIME));
+        V2HeaderFlyweight h = new V2HeaderFlyweight().wrap(empty, 0);
+        assertEquals(MpiErrors.SUCCESS, h.result());
+        assertEquals(4, h.sequence());
+        assertEquals(0, h.argument());
+        assertEquals(V2HeaderDescriptor.FLAG_REPLY, h.flags());
+        assertEquals(0, h.payloadLength());
+        ByteBuffer truncate = documented("recv-truncate");
+        h.wrap(truncate, 0);
+        assertEquals(MpiErrors.ERR_TRUNCATE, h.result());
+        assertEquals(4, h.sequence());
+        assertEquals(0, h.argument());
+    }
+
+    @Test
     void shouldDocumentTheNodeIdOfTheExampleNode() {
         assertEquals(0x0474205af00f5766L, NodeIds.of("node-a"));
     }

@@ -92,6 +92,30 @@ final class V2Examples {
         return finish(b);
     }
 
+    /** The proxy's TERMINATE reply for rank 1, started on core 3, which exited with status 3. */
+    static ByteBuffer terminateReply() {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_TERMINATE, V2HeaderDescriptor.FLAG_REPLY).rank(1).argument(3).core(3)
+                .timestamp(TIME + 6).nonce(0x8877665544332214L);
+        return finish(b);
+    }
+
+    /** The empty RECV reply: rank 1 (core 0) is alive, fragments 0..3 were taken, nothing new yet. */
+    static ByteBuffer recvEmpty() {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_RECV, V2HeaderDescriptor.FLAG_REPLY).rank(1).sequence(4).argument(0)
+                .timestamp(TIME + 7).nonce(0x8877665544332215L);
+        return finish(b);
+    }
+
+    /** The RECV reply once rank 1 ended after fragments 0..3: MPI_ERR_TRUNCATE at sequence 4. */
+    static ByteBuffer recvTruncate() {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_RECV, V2HeaderDescriptor.FLAG_REPLY).rank(1).result(MpiErrors.ERR_TRUNCATE)
+                .sequence(4).argument(0).timestamp(TIME + 8).nonce(0x8877665544332216L);
+        return finish(b);
+    }
+
     private static ByteBuffer buffer() {
         return ByteBuffer.allocate(V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
     }
@@ -115,7 +139,8 @@ final class V2Examples {
     /** Prints the examples as the hex dumps of the document. */
     public static void main(String[] args) {
         System.out.println("nodeId " + Long.toHexString(NodeIds.of(NODE)));
-        for (ByteBuffer b : new ByteBuffer[] {exec(), send(), sendAck(), output(), outputAck(), status(), statusReply()}) {
+        for (ByteBuffer b : new ByteBuffer[] {exec(), send(), sendAck(), output(), outputAck(), status(), statusReply(),
+            terminateReply(), recvEmpty(), recvTruncate()}) {
             System.out.println(dump(b));
         }
     }

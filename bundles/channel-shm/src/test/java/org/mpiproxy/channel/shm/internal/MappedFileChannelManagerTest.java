@@ -78,6 +78,16 @@ class MappedFileChannelManagerTest {
     }
 
     @Test
+    void shouldTakeAnyJobIdButZeroAndNameItsDirectoryUnsigned() throws IOException {
+        MappedFileChannelManager manager = new MappedFileChannelManager(dir, 4096);
+        long highBit = 0xf123_4567_89ab_cdefL;
+        try (RankChannel channel = manager.open(highBit, 1)) {
+            assertEquals(highBit, channel.jobId(), "a v2 job id need not be positive as an int64");
+        }
+        assertTrue(manager.jobDirectory(highBit).getFileName().toString().endsWith("-f123456789abcdef"));
+    }
+
+    @Test
     void shouldRefuseAJobDirectoryThatExistsAlready() throws IOException {
         MappedFileChannelManager manager = new MappedFileChannelManager(dir, 4096);
         Files.createDirectories(manager.jobDirectory(JOB));
