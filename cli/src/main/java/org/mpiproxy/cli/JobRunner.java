@@ -25,7 +25,9 @@ import java.util.concurrent.TimeUnit;
  * v2 by job id, signed with the cluster key). Over v2 the other ranks' output reaches rank 0
  * (OUTPUT), which hands each line, tagged with its rank, to this launcher through a named pipe
  * ({@link RankLinesPipe}), apart from its own output. SIGINT/SIGTERM/timeout stop rank 0 (SIGTERM, SIGKILL after the
- * grace) and then the ranks; a second signal stops waiting at once.
+ * grace) and then the ranks: over v2 with TERMINATE's STOP bit, so every proxy signals its ranks at
+ * once and answers within its stop grace (v1 has no such request: its proxies wait their terminate
+ * timeout first); a second signal stops waiting at once.
  * <p>
  * Ranks 1..N-1 are started by rank 0 itself, in {@code Mpi.init} of the org.mpiproxy.mpi
  * library, which first creates the file {@code MPIPROXY_INIT_FILE} names. A rank 0 that ends
@@ -206,16 +208,19 @@ final class JobRunner {
         }
         if (!plainProgram && hasUnknown(statuses)) {
             boolean immediate = signalCount() >= 2;
+            // a stopped job, or one whose rank 0 is gone without finalizing: nobody waits for its ranks' results
+            boolean stopNow = stopReason != null || !finalized;
             Duration wait = immediate ? Duration.ofMillis(300) : settings.terminateWait();
             if (settings.verbosity() >= 0) {
                 info((finalized ? "some ranks did not report their end" : "rank 0 ended without finalizing")
-                        + "; terminating the job's ranks on their nodes" + (immediate ? " (not waiting)" : ""));
+                        + (stopNow && settings.v2() ? "; stopping" : "; terminating")
+                        + " the job's ranks on their nodes" + (immediate ? " (not waiting)" : ""));
             }
             try {
                 if (settings.v2()) {
                     org.mpiproxy.protocol.ClusterKeys keys = V2Control.keys(settings.keySpec());
                     markUnreachableNodes(ranks, statuses, keys);
-                    V2Control.terminate(hostPort, jobId, keys, ranks, statuses, wait,
+                    V2Control.terminate(hostPort, jobId, keys, ranks, statuses, stopNow, wait, V2Control.DEAD_AFTER,
                             () -> !immediate && signalCount() >= 2, this::lateLine);
                 } else {
                     markUnreachableNodes(ranks, statuses, null);

@@ -17,6 +17,8 @@ import picocli.CommandLine.Option;
                 + " ranks on every node; when the launcher is gone, stops rank 0 and terminates the ranks itself"
                 + " (only the job's owner port can, which this command takes over; over v2 by the job's id, signed"
                 + " with the job's key).",
+            "Over v2 the proxies stop the ranks at once: SIGTERM, SIGKILL after their stop.grace.seconds. v1 has no"
+                + " such request: its proxies first wait their terminate.timeout.seconds for the ranks to exit.",
             "Exit status: 0 when the job is gone everywhere, 1 when some rank's state is unknown, 2 for bad usage."})
 final class KillCommand implements Callable<Integer> {
 
@@ -75,7 +77,7 @@ final class KillCommand implements Callable<Integer> {
             try {
                 V2Control.terminate(job.hostPort(), job.jobId(),
                         V2Control.keys(job.keySpec() != null ? job.keySpec() : V2Control.keySpec(null, launch.env())),
-                        job.ranks(), statuses, wait, () -> false);
+                        job.ranks(), statuses, true, wait, V2Control.DEAD_AFTER, () -> false, (r, stderr, line) -> { });
             } catch (IllegalArgumentException e) {
                 launch.err().println("mpiproxy: " + e.getMessage());
                 return 2;

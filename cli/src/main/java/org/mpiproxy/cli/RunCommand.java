@@ -64,9 +64,10 @@ final class RunCommand implements Callable<Integer> {
     long graceSeconds;
 
     @Option(names = "--terminate-wait", paramLabel = "SECONDS", defaultValue = "60",
-            description = "Seconds to wait for the proxies' TERMINATE replies when stopping ranks rank 0 left behind"
-                    + " (a proxy answers once the rank exited or was stopped after its terminate timeout and stop"
-                    + " grace). Default: ${DEFAULT-VALUE}.")
+            description = "Seconds to wait for the proxies' TERMINATE replies when stopping ranks rank 0 left behind."
+                    + " Over v2 a stopped job's ranks (--timeout, SIGINT, SIGTERM, rank 0 ended without finalizing)"
+                    + " get SIGTERM at once and SIGKILL after the proxy's stop.grace.seconds; over v1, which has no"
+                    + " such request, a proxy first waits its terminate.timeout.seconds. Default: ${DEFAULT-VALUE}.")
     long terminateWaitSeconds;
 
     @Option(names = "--tag-output", negatable = true, defaultValue = "true", fallbackValue = "true",

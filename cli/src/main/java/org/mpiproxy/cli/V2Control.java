@@ -47,6 +47,12 @@ final class V2Control {
     /** Environment variable naming the key file(s), as the MPI library reads it. */
     static final String KEY_FILE_ENV = "MPIPROXY_KEY_FILE";
 
+    /**
+     * The dead-node silence while TERMINATE replies are awaited (docs/protocol-v2.md 7 and 8): a
+     * node that sends no valid reply, not even the interim one, for this long is given up.
+     */
+    static final Duration DEAD_AFTER = Duration.ofSeconds(30);
+
     private static final long RESEND_NANOS = Duration.ofSeconds(1).toNanos();
     private static final long SKEW_MILLIS = 30_000;
 
@@ -253,7 +259,7 @@ final class V2Control {
      */
     static void terminate(int localPort, long jobId, ClusterKeys keys, List<Placement> ranks, int[] statuses,
                           Duration wait, BooleanSupplier stop) throws IOException {
-        terminate(localPort, jobId, keys, ranks, statuses, wait, stop, (rank, stderr, line) -> { });
+        terminate(localPort, jobId, keys, ranks, statuses, false, wait, DEAD_AFTER, stop, (rank, stderr, line) -> { });
     }
 
     /** Receives the ranks' last output lines while their TERMINATE replies are awaited. */
@@ -274,6 +280,23 @@ final class V2Control {
      */
     static void terminate(int localPort, long jobId, ClusterKeys keys, List<Placement> ranks, int[] statuses,
                           Duration wait, BooleanSupplier stop, Lines lines) throws IOException {
+        terminate(localPort, jobId, keys, ranks, statuses, false, wait, DEAD_AFTER, stop, lines);
+    }
+
+    /**
+     * As {@link #terminate(int, long, ClusterKeys, List, int[], Duration, BooleanSupplier, Lines)},
+     * with the STOP bit when the job is being stopped, and the dead-node rule: an interim reply
+     * (a STATUS reply for a rank whose TERMINATE is pending, docs/protocol-v2.md 5.4) shows its
+     * node alive, and a rank whose node sends nothing valid for {@code silence} is given up as
+     * {@link V1Control#NODE_DOWN}.
+     *
+     * @param stopNow {@code true}: TERMINATE with STOP, the proxies signal the ranks at once
+     *                (SIGTERM, SIGKILL after their stop grace) instead of waiting for their exit
+     * @param silence how long a node may stay silent; TERMINATE is repeated at least four times in it
+     */
+    static void terminate(int localPort, long jobId, ClusterKeys keys, List<Placement> ranks, int[] statuses,
+                          boolean stopNow, Duration wait, Duration silence, BooleanSupplier stop, Lines lines)
+            throws IOException {
         InetSocketAddress[] addresses = new InetSocketAddress[ranks.size() + 1];
         boolean[] pending = new boolean[ranks.size() + 1];
         int left = 0;
@@ -287,36 +310,51 @@ final class V2Control {
         }
         Signer signer = new Signer(keys);
         Map<Long, SeenStream> streams = new HashMap<>();
+        Map<InetSocketAddress, Long> lastHeard = new HashMap<>();
+        long argument = stopNow ? V2HeaderDescriptor.TERMINATE_STOP : 0;
+        long silenceNanos = silence.toNanos();
+        long resendNanos = Math.max(1_000_000L, Math.min(RESEND_NANOS, silenceNanos / 4));
         try (DatagramChannel channel = DatagramChannel.open(); Selector selector = Selector.open()) {
             channel.bind(new InetSocketAddress(localPort));
             channel.configureBlocking(false);
             channel.register(selector, SelectionKey.OP_READ);
             long deadline = System.nanoTime() + wait.toNanos();
             long nextSend = System.nanoTime();
+            for (int r = 1; r < pending.length; r++) {
+                lastHeard.put(addresses[r], nextSend);
+            }
             while (left > 0 && !stop.getAsBoolean()) {
                 long now = System.nanoTime();
                 if (now - deadline >= 0) {
+                    break;
+                }
+                left -= giveUpSilentNodes(pending, addresses, statuses, lastHeard, now, silenceNanos);
+                if (left == 0) {
                     break;
                 }
                 if (now - nextSend >= 0) {
                     for (int r = 1; r < pending.length; r++) {
                         if (pending[r]) {
                             int core = ranks.get(r - 1).coreId();
-                            channel.send(signer.request(addresses[r], OP_TERMINATE, jobId, r, core, h -> { }, null),
-                                    addresses[r]);
+                            channel.send(signer.request(addresses[r], OP_TERMINATE, jobId, r, core,
+                                    h -> h.argument(argument), null), addresses[r]);
                         }
                     }
-                    nextSend = now + RESEND_NANOS;
+                    nextSend = now + resendNanos;
                 }
                 selector.select(Math.max(1, Math.min(Math.min(deadline, nextSend) - now, 200_000_000L) / 1_000_000));
                 selector.selectedKeys().clear();
                 InetSocketAddress source;
                 while ((source = (InetSocketAddress) channel.receive(signer.in.clear())) != null) {
                     V2HeaderFlyweight h = signer.verify(source, jobId);
+                    if (h != null && lastHeard.containsKey(source)) {
+                        lastHeard.put(source, System.nanoTime());
+                    }
                     if (h != null && h.operation() == OP_OUTPUT) {
                         onOutput(channel, signer, source, h, jobId, streams, lines);
                         continue;
                     }
+                    // a STATUS reply is the interim answer (alive, still terminating): keep waiting
                     if (h == null || h.operation() != OP_TERMINATE) {
                         continue;
                     }
@@ -333,6 +371,20 @@ final class V2Control {
                 }
             }
         }
+    }
+
+    /** @return how many pending ranks were given up because their node stayed silent for the silence */
+    private static int giveUpSilentNodes(boolean[] pending, InetSocketAddress[] addresses, int[] statuses,
+                                         Map<InetSocketAddress, Long> lastHeard, long now, long silenceNanos) {
+        int given = 0;
+        for (int r = 1; r < pending.length; r++) {
+            if (pending[r] && now - lastHeard.get(addresses[r]) > silenceNanos) {
+                pending[r] = false;
+                statuses[r] = V1Control.NODE_DOWN;
+                given++;
+            }
+        }
+        return given;
     }
 
     /** Where an output stream continues, as far as this launcher has seen it. */

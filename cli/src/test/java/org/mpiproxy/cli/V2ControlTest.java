@@ -39,6 +39,9 @@ class V2ControlTest {
     private DatagramChannel proxy;
     private volatile boolean lateLine;
     private volatile long outputAck = -1;
+    /** When above 0: TERMINATE is answered only this long after the first, interim replies until then. */
+    private volatile long terminateAfterMillis;
+    private volatile long firstTerminateNanos;
     private Thread thread;
 
     /** Answers EXEC with MPI_ERR_ARG and TERMINATE of job {@link #JOB} from {@code owner} with status 7. */
@@ -57,7 +60,10 @@ class V2ControlTest {
                         continue;
                     }
                     V2HeaderFlyweight h = new V2HeaderFlyweight().wrap(in, 0);
-                    seen.add(V2HeaderDescriptor.operationName(h.operation()) + " rank " + h.rank());
+                    boolean stopBit = h.operation() == V2HeaderDescriptor.OP_TERMINATE
+                            && (h.argument() & V2HeaderDescriptor.TERMINATE_STOP) != 0;
+                    seen.add(V2HeaderDescriptor.operationName(h.operation()) + " rank " + h.rank()
+                            + (stopBit ? " STOP" : ""));
                     V2HeaderFlyweight r = new V2HeaderFlyweight().wrap(out.clear(), 0)
                             .reset(h.operation(), V2HeaderDescriptor.FLAG_REPLY).keyId(1).nodeId(auth.nodeId())
                             .jobId(h.jobId()).rank(h.rank()).timestamp(System.currentTimeMillis()).nonce(System.nanoTime());
@@ -65,7 +71,19 @@ class V2ControlTest {
                         outputAck = h.ack();
                         continue;
                     }
-                    if (h.operation() == V2HeaderDescriptor.OP_STATUS) {
+                    if (h.operation() == V2HeaderDescriptor.OP_TERMINATE && terminateAfterMillis > 0
+                            && stillTerminating()) {
+                        if (seen.stream().filter(x -> x.startsWith("TERMINATE")).count() == 1) {
+                            continue;
+                        }
+                        // the interim reply to a repetition, as a proxy sends it while the rank exits
+                        r.reset(V2HeaderDescriptor.OP_STATUS, V2HeaderDescriptor.FLAG_REPLY).keyId(1)
+                                .nodeId(auth.nodeId()).jobId(h.jobId()).rank(h.rank()).argument(1)
+                                .timestamp(System.currentTimeMillis()).nonce(System.nanoTime())
+                                .payloadLength(V2StatusDescriptor.ENTRY_LENGTH);
+                        V2StatusDescriptor.put(out, V2HeaderDescriptor.HEADER_LENGTH, h.rank(),
+                                V2StatusDescriptor.STATE_TERMINATING, 0, 4242, -1);
+                    } else if (h.operation() == V2HeaderDescriptor.OP_STATUS) {
                         statusReply(h, r, out);
                     } else if (h.operation() == V2HeaderDescriptor.OP_EXEC) {
                         r.result(MpiErrors.ERR_ARG);
@@ -91,6 +109,13 @@ class V2ControlTest {
         thread.setDaemon(true);
         thread.start();
         return (InetSocketAddress) proxy.getLocalAddress();
+    }
+
+    private boolean stillTerminating() {
+        if (firstTerminateNanos == 0) {
+            firstTerminateNanos = System.nanoTime();
+        }
+        return System.nanoTime() - firstTerminateNanos < terminateAfterMillis * 1_000_000L;
     }
 
     /** Job {@link #JOB} has ranks 1, 2 and 5 here, two entries a page; other jobs are unknown. */
@@ -154,6 +179,49 @@ class V2ControlTest {
         int[] another = {0, V1Control.NO_REPLY, V1Control.NO_REPLY};
         V2Control.terminate(JobRunner.freeUdpPort(), JOB, KEYS, ranks, another, Duration.ofSeconds(10), () -> false);
         assertEquals(V1Control.NOT_RUNNING, another[1], "another port is not the job's owner");
+    }
+
+    @Test
+    void shouldAskForAStopNowWithTheStopBit() throws Exception {
+        int ownerPort = JobRunner.freeUdpPort();
+        InetSocketAddress address = startProxy(KEYS, ownerPort);
+        int[] statuses = {0, V1Control.NO_REPLY};
+
+        V2Control.terminate(ownerPort, JOB, KEYS, List.of(new Placement("127.0.0.1", address.getPort(), 0, "n1")),
+                statuses, true, Duration.ofSeconds(10), V2Control.DEAD_AFTER, () -> false, (r, e, l) -> { });
+
+        assertEquals(7, statuses[1]);
+        assertEquals(List.of("TERMINATE rank 1 STOP"), seen);
+    }
+
+    @Test
+    void shouldKeepWaitingForTerminateWhileInterimRepliesShowTheNodeAliveBeyondTheSilence() throws Exception {
+        int ownerPort = JobRunner.freeUdpPort();
+        terminateAfterMillis = 1500;
+        InetSocketAddress address = startProxy(KEYS, ownerPort);
+        int[] statuses = {0, V1Control.NO_REPLY};
+
+        V2Control.terminate(ownerPort, JOB, KEYS, List.of(new Placement("127.0.0.1", address.getPort(), 0, "n1")),
+                statuses, true, Duration.ofSeconds(20), Duration.ofMillis(400), () -> false, (r, e, l) -> { });
+
+        assertEquals(7, statuses[1], "the final reply, not given up after 400 ms: " + seen);
+        assertTrue(seen.size() >= 4, "repeated at least four times per silence: " + seen);
+    }
+
+    @Test
+    void shouldGiveUpARankWhoseNodeStaysSilentForTheSilence() throws Exception {
+        try (DatagramChannel silent = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            int port = ((InetSocketAddress) silent.getLocalAddress()).getPort();
+            int[] statuses = {0, V1Control.NO_REPLY};
+            long start = System.nanoTime();
+
+            V2Control.terminate(JobRunner.freeUdpPort(), JOB, KEYS, List.of(new Placement("127.0.0.1", port, 0, "n1")),
+                    statuses, true, Duration.ofSeconds(60), Duration.ofMillis(400), () -> false, (r, e, l) -> { });
+
+            assertEquals(V1Control.NODE_DOWN, statuses[1]);
+            // the wait was 60 s: the silence ended it
+            assertTrue(System.nanoTime() - start < Duration.ofSeconds(20).toNanos());
+        }
     }
 
     @Test

@@ -18,7 +18,7 @@ import java.util.regex.Pattern;
 /**
  * One node of a test cluster: the distribution unpacked into its own directory, its proxy on its
  * own loopback address and a free port, its rings in its own directory, SSH and RMI on free
- * ports, short TERMINATE timeouts; run as {@code bin/karaf server} (exec'd, so stopping the
+ * ports, short TERMINATE timeouts (unless told otherwise), a stop grace of 2 s; run as {@code bin/karaf server} (exec'd, so stopping the
  * process stops Karaf).
  */
 final class KarafNode {
@@ -49,6 +49,16 @@ final class KarafNode {
      */
     static KarafNode create(String name, Path distribution, Path parent, String address)
             throws IOException, InterruptedException {
+        return create(name, distribution, parent, address, 1);
+    }
+
+    /**
+     * As {@link #create(String, Path, Path, String)} with a given {@code terminate.timeout.seconds}.
+     *
+     * @param terminateTimeoutSeconds how long a TERMINATE without STOP waits for a rank's exit
+     */
+    static KarafNode create(String name, Path distribution, Path parent, String address, int terminateTimeoutSeconds)
+            throws IOException, InterruptedException {
         Path home = parent.resolve(name);
         Files.createDirectories(home);
         Process tar = new ProcessBuilder("tar", "-xzf", distribution.toString(), "-C", home.toString(),
@@ -64,7 +74,7 @@ final class KarafNode {
         // rings smaller than the default: a rank of the tests' long job (about 2 MB of results)
         // then waits on its full ring until rank 0 reads it, so the tests find it running
         edit(etc.resolve("org.mpiproxy.channel.shm.cfg"), "ring.capacity", "262144");
-        edit(etc.resolve("org.mpiproxy.proxy.cfg"), "terminate.timeout.seconds", "1");
+        edit(etc.resolve("org.mpiproxy.proxy.cfg"), "terminate.timeout.seconds", Integer.toString(terminateTimeoutSeconds));
         // v2 requests name the node they are for: hosts name a node by its proxy's address
         edit(etc.resolve("org.mpiproxy.proxy.cfg"), "node.name", address);
         edit(etc.resolve("org.mpiproxy.proxy.cfg"), "stop.grace.seconds", "2");

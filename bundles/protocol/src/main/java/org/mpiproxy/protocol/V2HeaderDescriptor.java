@@ -111,6 +111,12 @@ public final class V2HeaderDescriptor {
     /** OUTPUT argument bit: the line has no line end (raw text, a piece of a cut line, a stream's last bytes). */
     public static final int OUTPUT_PARTIAL = 0x1;
 
+    /**
+     * TERMINATE request argument bit: stop the rank now (SIGTERM at once, SIGKILL after the proxy's
+     * stop grace) instead of waiting for it to exit. Other bits must be 0.
+     */
+    public static final int TERMINATE_STOP = 0x1;
+
     /** RECV tag that matches any tag. */
     public static final int ANY_TAG = -1;
 

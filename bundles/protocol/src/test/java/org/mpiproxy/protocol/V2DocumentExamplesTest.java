@@ -208,4 +208,37 @@ class V2DocumentExamplesTest {
         assertEquals(4243, V2StatusDescriptor.pid(reply, second));
         assertEquals(137, V2StatusDescriptor.exitStatus(reply, second));
     }
+
+    @Test
+    void shouldEncodeTerminateWithStopAndTheInterimReplyExactlyAsDocumented() {
+        assertEquals(examples.get("terminate-stop"), V2Examples.hex(V2Examples.terminateStop()));
+        assertEquals(examples.get("terminate-interim"), V2Examples.hex(V2Examples.terminateInterim()));
+    }
+
+    @Test
+    void shouldDecodeDocumentedTerminateStopAndInterimReply() {
+        ByteBuffer request = documented("terminate-stop");
+        assertEquals(V2Authenticator.OK, V2Examples.authenticator().verify(request, 0, request.limit(), V2Examples.TIME));
+        V2HeaderFlyweight h = new V2HeaderFlyweight().wrap(request, 0);
+        assertEquals(V2HeaderDescriptor.OP_TERMINATE, h.operation());
+        assertEquals(0, h.flags());
+        assertEquals(1, h.rank());
+        assertEquals(V2HeaderDescriptor.TERMINATE_STOP, h.argument());
+        assertEquals(0, h.payloadLength());
+
+        ByteBuffer reply = documented("terminate-interim").order(ByteOrder.LITTLE_ENDIAN);
+        h.wrap(reply, 0);
+        assertEquals(V2Authenticator.OK,
+                V2Examples.authenticator().verifyReply(reply, 0, reply.limit(), V2Examples.TIME));
+        // the operation tells the interim reply from the final TERMINATE reply
+        assertEquals(V2HeaderDescriptor.OP_STATUS, h.operation());
+        assertEquals(V2HeaderDescriptor.FLAG_REPLY, h.flags());
+        assertEquals(1, h.rank());
+        assertEquals(1, h.argument());
+        assertEquals(V2StatusDescriptor.ENTRY_LENGTH, h.payloadLength());
+        assertEquals(1, V2StatusDescriptor.rank(reply, V2HeaderDescriptor.HEADER_LENGTH));
+        assertEquals(V2StatusDescriptor.STATE_TERMINATING, V2StatusDescriptor.state(reply, V2HeaderDescriptor.HEADER_LENGTH));
+        assertEquals(4242, V2StatusDescriptor.pid(reply, V2HeaderDescriptor.HEADER_LENGTH));
+        assertEquals(-1, V2StatusDescriptor.exitStatus(reply, V2HeaderDescriptor.HEADER_LENGTH));
+    }
 }

@@ -116,6 +116,25 @@ final class V2Examples {
         return finish(b);
     }
 
+    /** The owner stops rank 1 now (a Ctrl-C of the job): TERMINATE with the STOP argument bit. */
+    static ByteBuffer terminateStop() {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_TERMINATE, 0).rank(1).argument(V2HeaderDescriptor.TERMINATE_STOP)
+                .timestamp(TIME + 9).nonce(0x112233445566778cL);
+        return finish(b);
+    }
+
+    /** The interim reply to a repeated TERMINATE: a STATUS reply for rank 1, still terminating (pid 4242). */
+    static ByteBuffer terminateInterim() {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_STATUS, V2HeaderDescriptor.FLAG_REPLY).rank(1).sequence(0).ack(0)
+                .argument(1).timestamp(TIME + 10).nonce(0x8877665544332217L)
+                .payloadLength(V2StatusDescriptor.ENTRY_LENGTH);
+        V2StatusDescriptor.put(b, V2HeaderDescriptor.HEADER_LENGTH, 1, V2StatusDescriptor.STATE_TERMINATING, 0, 4242,
+                V2StatusDescriptor.NO_EXIT_STATUS);
+        return finish(b);
+    }
+
     private static ByteBuffer buffer() {
         return ByteBuffer.allocate(V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
     }
@@ -140,7 +159,8 @@ final class V2Examples {
     public static void main(String[] args) {
         System.out.println("nodeId " + Long.toHexString(NodeIds.of(NODE)));
         for (ByteBuffer b : new ByteBuffer[] {exec(), send(), sendAck(), output(), outputAck(), status(), statusReply(),
-            terminateReply(), recvEmpty(), recvTruncate()}) {
+            terminateReply(), recvEmpty(), recvTruncate(),
+            terminateStop(), terminateInterim()}) {
             System.out.println(dump(b));
         }
     }

@@ -8,6 +8,7 @@ import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_OUTPUT;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_RECV;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_STATUS;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
 
 import java.io.IOException;
@@ -79,6 +80,10 @@ public final class V2HostTransport implements TaggedTransport {
         String execReason;
         long terminateStatus = Long.MIN_VALUE;
         int terminateResult = -1;
+        /** Interim replies to TERMINATE (STATUS: alive, still terminating) received. */
+        long terminateInterims;
+        /** The node stayed silent for the dead-node silence while TERMINATE waited: given up. */
+        boolean terminateGivenUp;
         long sendNext;
         long sendAcked;
         int window = INITIAL_WINDOW;
@@ -659,13 +664,13 @@ public final class V2HostTransport implements TaggedTransport {
             for (int r = 1; r < ranks.length; r++) {
                 ranks[r].lastHeard = now;
             }
-            // a proxy answers TERMINATE once the rank exited: it may stay silent for its terminate timeout
+            // a proxy answers TERMINATE once the rank exited; until then its interim replies show it alive
             long deadline = timeoutNanos == Long.MAX_VALUE ? Long.MAX_VALUE
                     : now + timeoutNanos + TimeUnit.SECONDS.toNanos(45);
             while (true) {
                 boolean pending = false;
                 for (int r = 1; r < ranks.length; r++) {
-                    if (ranks[r].terminateResult < 0 && ranks[r].execResult >= 0) {
+                    if (terminatePending(ranks[r])) {
                         pending = true;
                         header(OP_TERMINATE, r).core(ranks[r].node.coreId());
                         transmit(r);
@@ -680,13 +685,15 @@ public final class V2HostTransport implements TaggedTransport {
                     diagnostics.println("mpi: " + e.getMessage());
                     break;
                 }
-                rto = Math.min(rto * 2, MAX_RTO_NANOS);
+                giveUpSilentNodes();
+                // ask at least four times per silence: each repetition earns an interim reply from a live node
+                rto = Math.min(Math.min(rto * 2, MAX_RTO_NANOS), Math.max(INITIAL_RTO_NANOS, silenceNanos / 4));
             }
             for (int r = 1; r < ranks.length; r++) {
                 RankState s = ranks[r];
                 if (s.terminateResult < 0) {
                     statuses[r] = -1;
-                    if (s.execResult >= 0) {
+                    if (s.execResult >= 0 && !s.terminateGivenUp) {
                         diagnostics.println("mpi: no TERMINATE reply for rank " + r + " from " + s.node);
                     }
                 } else {
@@ -793,11 +800,45 @@ public final class V2HostTransport implements TaggedTransport {
 
     private boolean terminatesAnswered() {
         for (int r = 1; r < ranks.length; r++) {
-            if (ranks[r].terminateResult < 0 && ranks[r].execResult >= 0) {
+            if (terminatePending(ranks[r])) {
                 return false;
             }
         }
         return true;
+    }
+
+    private static boolean terminatePending(RankState s) {
+        return s.terminateResult < 0 && s.execResult >= 0 && !s.terminateGivenUp;
+    }
+
+    /**
+     * The dead-node rule while {@link #finish} waits (docs/protocol-v2.md 7): a rank whose node sent
+     * no valid reply, not even an interim one, for the dead-node silence is given up (status unknown).
+     */
+    private void giveUpSilentNodes() {
+        if (silenceNanos == Long.MAX_VALUE) {
+            return;
+        }
+        long now = System.nanoTime();
+        for (int r = 1; r < ranks.length; r++) {
+            RankState s = ranks[r];
+            if (terminatePending(s) && now - s.lastHeard > silenceNanos) {
+                s.terminateGivenUp = true;
+                diagnostics.println("mpi: the node of rank " + r + " (" + s.node + ") sent no valid reply for "
+                        + TimeUnit.NANOSECONDS.toMillis(silenceNanos) + " ms while terminating it: declared dead,"
+                        + " its exit status is unknown");
+            }
+        }
+    }
+
+    /** @return interim replies ("alive, still terminating") received for rank {@code rank}'s TERMINATE */
+    public long terminateInterims(int rank) {
+        io.lock();
+        try {
+            return ranks[rank].terminateInterims;
+        } finally {
+            io.unlock();
+        }
     }
 
     /** Handles every datagram waiting in the socket, then acknowledges the output streams that moved. */
@@ -874,6 +915,11 @@ public final class V2HostTransport implements TaggedTransport {
                     s.terminateResult = result;
                     s.terminateStatus = inHeader.argument();
                 }
+                break;
+            case OP_STATUS:
+                // the interim reply to a repeated TERMINATE (docs/protocol-v2.md 5.4): the node is
+                // alive (lastHeard moved above), the rank still terminating; keep waiting
+                s.terminateInterims++;
                 break;
             default:
                 refused++;

@@ -17,6 +17,8 @@ enum V2Counter {
     INVALID_OP("v2.invalid.op"),
     INVALID_FLAGS("v2.invalid.flags"),
     INVALID_SEQUENCE("v2.invalid.sequence"),
+    /** TERMINATE refused for argument bits other than STOP. */
+    INVALID_ARGUMENT("v2.invalid.argument"),
     EXEC_REQUESTS("v2.exec.requests"),
     EXEC_STARTED("v2.exec.started"),
     EXEC_FAILED("v2.exec.failed"),
@@ -40,6 +42,10 @@ enum V2Counter {
     RECV_BYTES("v2.recv.bytes"),
     TERMINATE_REQUESTS("v2.terminate.requests"),
     TERMINATE_FORCED("v2.terminate.forced"),
+    /** Ranks stopped at once by a TERMINATE with STOP. */
+    TERMINATE_STOPPED("v2.terminate.stopped"),
+    /** Interim replies (STATUS) to repeated TERMINATEs of ranks still terminating. */
+    TERMINATE_INTERIM("v2.terminate.interim"),
     STATUS_REQUESTS("v2.status.requests"),
     UNKNOWN_JOB("v2.unknown.job"),
     UNKNOWN_RANK("v2.unknown.rank"),

@@ -592,6 +592,11 @@ final class V2Dispatcher {
         if (job == null) {
             return;
         }
+        if ((header.argument() & ~V2HeaderDescriptor.TERMINATE_STOP) != 0) {
+            refuseTerminateArgument(replies, header, job);
+            return;
+        }
+        boolean stop = (header.argument() & V2HeaderDescriptor.TERMINATE_STOP) != 0;
         V2Rank rank = job.rank(header.rank());
         if (rank == null) {
             V2Job.Finished f = header.rank() <= Integer.MAX_VALUE ? job.finished.get((int) header.rank()) : null;
@@ -605,9 +610,15 @@ final class V2Dispatcher {
             return;
         }
         if (rank.terminateRequested) {
+            // a retransmission: the rank is still being terminated
+            if (stop) {
+                stopNow(rank);
+            }
+            sendInterim(replies, rank);
             return;
         }
         rank.terminateRequested = true;
+        rank.stopRequested = stop;
         switch (rank.phase) {
             case EXITED:
             case FAILED:
@@ -615,11 +626,42 @@ final class V2Dispatcher {
                 break;
             case RUNNING:
                 rank.phase = Rank.Phase.TERMINATING;
-                startTerminateTimer(rank);
+                if (stop) {
+                    stopNow(rank);
+                } else {
+                    startTerminateTimer(rank);
+                }
                 break;
             default:
+                // STARTING: onLaunched stops or waits once the process exists
                 break;
         }
+    }
+
+    /**
+     * Answers a repeated TERMINATE of a rank still being terminated with the interim reply
+     * (docs/protocol-v2.md 5.4): a STATUS reply for the rank, so its host hears that the node is alive.
+     */
+    private void sendInterim(DatagramTransport replies, V2Rank rank) {
+        V2Job job = rank.job;
+        int length = statusReport.write(job, rank.rankId, 0, replyBuffer, HEADER_LENGTH, v2.maxPayload());
+        if (length < 0) {
+            return;
+        }
+        count(V2Counter.TERMINATE_INTERIM);
+        reply.reset(OP_STATUS, FLAG_REPLY).keyId(job.keyId).nodeId(authenticator.nodeId()).jobId(job.jobId)
+                .rank(rank.rankId).argument(statusReport.entries).ack(statusReport.next);
+        send(replies, length, job.owner);
+    }
+
+    /** A TERMINATE with argument bits this proxy does not know: refused, the rank is left alone. */
+    private void refuseTerminateArgument(DatagramTransport replies, V2HeaderFlyweight header, V2Job job) {
+        if (permit(V2Counter.INVALID_ARGUMENT)) {
+            LOG.warn("v2 TERMINATE of job {} rank {} refused with MPI_ERR_ARG: argument 0x{} has bits other than"
+                    + " STOP (0x1) ({} similar lines suppressed)", Job.hex(job.jobId), header.rank(),
+                    Long.toHexString(header.argument()), takeSuppressed(V2Counter.INVALID_ARGUMENT));
+        }
+        refuse(replies, header, job.owner, MpiErrors.ERR_ARG, V2Counter.INVALID_ARGUMENT);
     }
 
     /** The host's acknowledgement of an OUTPUT stream (docs/protocol-v2.md 5.5); not answered. */
@@ -848,7 +890,9 @@ final class V2Dispatcher {
                 rank.program, rank.coreId, process.pid());
         replyExec(replies, rank);
         process.onExit().whenComplete((status, error) -> post(r -> onExited(r, rank, status != null ? status : -1)));
-        if (rank.terminateRequested) {
+        if (rank.stopRequested) {
+            stopNow(rank);
+        } else if (rank.terminateRequested) {
             startTerminateTimer(rank);
         }
     }
@@ -882,10 +926,31 @@ final class V2Dispatcher {
         }
     }
 
-    private void onTerminateTimeout(V2Rank rank) {
-        if (rank.removed || rank.phase != Rank.Phase.TERMINATING || rank.process == null) {
+    /**
+     * TERMINATE with STOP: SIGTERM now, SIGKILL after the stop grace, without waiting for the
+     * terminate timeout. Once per rank; before its process exists it only marks the rank.
+     */
+    private void stopNow(V2Rank rank) {
+        rank.stopRequested = true;
+        if (rank.stopped || rank.process == null || rank.phase != Rank.Phase.TERMINATING) {
             return;
         }
+        rank.stopped = true;
+        if (rank.terminateTimer != null) {
+            rank.terminateTimer.cancel(false);
+            rank.terminateTimer = null;
+        }
+        count(V2Counter.TERMINATE_STOPPED);
+        LOG.info("v2 job {} rank {}: stopping {} (pid {}) now: SIGTERM, SIGKILL after {} s", Job.hex(rank.job.jobId),
+                rank.rankId, rank.program, rank.process.pid(), settings.stopGrace().toSeconds());
+        rank.process.stop(settings.stopGrace());
+    }
+
+    private void onTerminateTimeout(V2Rank rank) {
+        if (rank.removed || rank.phase != Rank.Phase.TERMINATING || rank.process == null || rank.stopped) {
+            return;
+        }
+        rank.stopped = true;
         count(V2Counter.TERMINATE_FORCED);
         LOG.warn("v2 job {} rank {}: {} did not exit within {} s of TERMINATE; stopping it", Job.hex(rank.job.jobId),
                 rank.rankId, rank.program, settings.terminateTimeout().toSeconds());

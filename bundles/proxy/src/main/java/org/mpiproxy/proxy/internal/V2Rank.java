@@ -38,6 +38,10 @@ final class V2Rank {
     Rank.Phase phase = Rank.Phase.STARTING;
     int exitStatus = -1;
     boolean terminateRequested;
+    /** A TERMINATE asked to stop the rank now (STOP), not to wait for its exit. */
+    boolean stopRequested;
+    /** The process was told to stop (SIGTERM sent, SIGKILL scheduled after the grace). */
+    boolean stopped;
     boolean removed;
     int execResult = -1;
     String execReason;

@@ -98,6 +98,13 @@ final class V2Datagrams {
         return finish(b);
     }
 
+    /** A TERMINATE with the given argument ({@code V2HeaderDescriptor.TERMINATE_STOP}: stop now). */
+    ByteBuffer terminate(long jobId, int rank, long argument) {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_TERMINATE, jobId, rank).argument(argument);
+        return finish(b);
+    }
+
     ByteBuffer status(long jobId, int rank, long from) {
         ByteBuffer b = buffer();
         header(b, V2HeaderDescriptor.OP_STATUS, jobId, rank).sequence(from);

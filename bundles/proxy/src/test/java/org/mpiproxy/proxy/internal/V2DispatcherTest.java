@@ -48,11 +48,15 @@ class V2DispatcherTest {
     }
 
     private V2Dispatcher create(int datagramSize) {
+        return create(datagramSize, Runnable::run);
+    }
+
+    private V2Dispatcher create(int datagramSize, java.util.concurrent.Executor launches) {
         return new V2Dispatcher(channels,
                 new ProxySettings(Path.of("logs"), 1 << 20, Duration.ofSeconds(30), Duration.ofSeconds(1)),
                 new V2Settings(V2Datagrams.KEYS, V2Datagrams.NODE, Duration.ofSeconds(30), 1024, datagramSize,
                         Duration.ofSeconds(300)),
-                coreId -> launcher, transport::wakeup, Runnable::run, timer, () -> now);
+                coreId -> launcher, transport::wakeup, launches, timer, () -> now);
     }
 
     @AfterEach
@@ -409,7 +413,7 @@ class V2DispatcherTest {
         deliver(host.terminate(JOB, 1));
         assertEquals(0, replies().size());
         deliver(host.terminate(JOB, 1));
-        assertEquals(0, replies().size());
+        assertEquals(V2HeaderDescriptor.OP_STATUS, single().operation(), "the repetition gets the interim reply");
         launcher.processes.get(0).exitWith(3);
         dispatcher.doWork(transport);
         V2HeaderFlyweight r = single();
@@ -421,6 +425,106 @@ class V2DispatcherTest {
         assertEquals(3, r.argument());
         assertEquals(1, launcher.requests.size());
         assertTrue(channels.released.contains(JOB));
+    }
+
+    @Test
+    void shouldStopARankAtOnceOnTerminateWithStopWithoutWaitingForTheTerminateTimeout() {
+        startRank(1);
+        deliver(host.terminate(JOB, 1, V2HeaderDescriptor.TERMINATE_STOP));
+        assertEquals(0, replies().size(), "no reply before the rank exited");
+        FakeLauncher.FakeProcess process = launcher.processes.get(0);
+        // the terminate timeout is 30 s: a stop now signals at once, with the stop grace (1 s here)
+        assertEquals(List.of(Duration.ofSeconds(1)), process.stops);
+        assertEquals(1, dispatcher.counter(V2Counter.TERMINATE_STOPPED));
+        deliver(host.terminate(JOB, 1, V2HeaderDescriptor.TERMINATE_STOP));
+        assertEquals(V2HeaderDescriptor.OP_STATUS, single().operation());
+        assertEquals(1, process.stops.size(), "a repeated stop signals nothing more");
+
+        process.exitWith(128 + 15);
+        dispatcher.doWork(transport);
+        V2HeaderFlyweight r = single();
+        assertEquals(V2HeaderDescriptor.OP_TERMINATE, r.operation());
+        assertEquals(MpiErrors.SUCCESS, r.result());
+        assertEquals(128 + 15, r.argument());
+        assertTrue(channels.released.contains(JOB), "the job's channel directory is released");
+    }
+
+    @Test
+    void shouldWaitForTheExitOnTerminateWithoutStop() {
+        startRank(1);
+        deliver(host.terminate(JOB, 1));
+        assertEquals(List.of(), launcher.processes.get(0).stops, "a normal TERMINATE waits for the rank's exit");
+        assertEquals(0, dispatcher.counter(V2Counter.TERMINATE_STOPPED));
+    }
+
+    @Test
+    void shouldStopARankAlreadyTerminatingWhenATerminateWithStopFollows() {
+        startRank(1);
+        deliver(host.terminate(JOB, 1));
+        assertEquals(0, replies().size());
+        FakeLauncher.FakeProcess process = launcher.processes.get(0);
+        assertEquals(List.of(), process.stops);
+        deliver(host.terminate(JOB, 1, V2HeaderDescriptor.TERMINATE_STOP));
+        assertEquals(List.of(Duration.ofSeconds(1)), process.stops);
+        assertEquals(V2HeaderDescriptor.OP_STATUS, single().operation());
+    }
+
+    @Test
+    void shouldStopARankStillStartingAsSoonAsItsProcessExists() {
+        dispatcher.close();
+        List<Runnable> launches = new ArrayList<>();
+        dispatcher = create(1448, launches::add);
+        deliver(host.exec(JOB, 1, 0, 2, "prog"));
+        deliver(host.terminate(JOB, 1, V2HeaderDescriptor.TERMINATE_STOP));
+        assertEquals(1, launches.size());
+        launches.get(0).run();
+        dispatcher.doWork(transport);
+        assertEquals(V2HeaderDescriptor.OP_EXEC, single().operation());
+        assertEquals(List.of(Duration.ofSeconds(1)), launcher.processes.get(0).stops);
+    }
+
+    @Test
+    void shouldAnswerARepeatedTerminateOfARankStillTerminatingWithAnInterimStatusReply() {
+        startRank(1);
+        deliver(host.terminate(JOB, 1));
+        assertEquals(0, replies().size());
+        deliver(host.terminate(JOB, 1));
+        V2HeaderFlyweight r = single();
+        assertEquals(V2HeaderDescriptor.OP_STATUS, r.operation(), "interim: not a TERMINATE reply");
+        assertEquals(MpiErrors.SUCCESS, r.result());
+        assertEquals(JOB, r.jobId());
+        assertEquals(1, r.rank());
+        assertEquals(1, r.argument());
+        assertEquals(0, r.ack());
+        assertEquals(org.mpiproxy.protocol.V2StatusDescriptor.ENTRY_LENGTH, r.payloadLength());
+        ByteBuffer b = r.buffer();
+        int entry = V2HeaderDescriptor.HEADER_LENGTH;
+        assertEquals(1, org.mpiproxy.protocol.V2StatusDescriptor.rank(b, entry));
+        assertEquals(org.mpiproxy.protocol.V2StatusDescriptor.STATE_TERMINATING,
+                org.mpiproxy.protocol.V2StatusDescriptor.state(b, entry));
+        assertEquals(launcher.processes.get(0).pid, org.mpiproxy.protocol.V2StatusDescriptor.pid(b, entry));
+        assertEquals(-1, org.mpiproxy.protocol.V2StatusDescriptor.exitStatus(b, entry));
+        assertEquals(1, dispatcher.counter(V2Counter.TERMINATE_INTERIM));
+
+        deliver(host.terminate(JOB, 1));
+        assertEquals(V2HeaderDescriptor.OP_STATUS, single().operation(), "every repetition is answered");
+        launcher.processes.get(0).exitWith(0);
+        dispatcher.doWork(transport);
+        assertEquals(V2HeaderDescriptor.OP_TERMINATE, single().operation());
+    }
+
+    @Test
+    void shouldRefuseATerminateWithUnknownArgumentBitsAndLeaveTheRankAlone() {
+        startRank(1);
+        deliver(host.terminate(JOB, 1, 0x2));
+        V2HeaderFlyweight r = single();
+        assertEquals(V2HeaderDescriptor.OP_TERMINATE, r.operation());
+        assertEquals(MpiErrors.ERR_ARG, r.result());
+        assertEquals(1, dispatcher.counter(V2Counter.INVALID_ARGUMENT));
+        assertEquals(List.of(), launcher.processes.get(0).stops);
+        deliver(host.terminate(JOB, 1, V2HeaderDescriptor.TERMINATE_STOP));
+        assertEquals(0, replies().size(), "the rank is still there to be terminated");
+        assertEquals(1, launcher.processes.get(0).stops.size());
     }
 
     @Test

@@ -50,6 +50,8 @@ class V2EndToEndTest {
     private final AtomicReference<UdpTransport> transportRef = new AtomicReference<>();
     private V2Dispatcher dispatcher;
     private UdpTransport transport;
+    /** How long the dispatcher's TERMINATE waits for a rank's exit before stopping it. */
+    private Duration terminateTimeout = Duration.ofSeconds(30);
 
     /** What a rank thread does with its channel. */
     interface RankBody {
@@ -68,12 +70,12 @@ class V2EndToEndTest {
                         "ring.capacity", ringCapacity)));
         ProcessLauncher launcher = ThreadRanks.launcher(body::run, request -> request.rankId() * 10);
         dispatcher = new V2Dispatcher(channels,
-                new ProxySettings(dir.resolve("logs"), 1 << 20, Duration.ofSeconds(30), Duration.ofSeconds(1)),
+                new ProxySettings(dir.resolve("logs"), 1 << 20, terminateTimeout, Duration.ofSeconds(1)),
                 new V2Settings(V2Datagrams.KEYS, node, Duration.ofSeconds(30), 1024, datagramSize,
                         Duration.ofSeconds(300)),
                 core -> launcher, () -> transportRef.get().wakeup(), launches, timer, System::currentTimeMillis);
         ProtocolFront front = new ProtocolFront(new V1Dispatcher(channels,
-                new ProxySettings(dir.resolve("logs"), 1 << 20, Duration.ofSeconds(30), Duration.ofSeconds(1)),
+                new ProxySettings(dir.resolve("logs"), 1 << 20, terminateTimeout, Duration.ofSeconds(1)),
                 core -> launcher, () -> { }, launches, timer), false, dispatcher);
         DatagramHandler handler = new DatagramHandler() {
             @Override
@@ -233,5 +235,59 @@ class V2EndToEndTest {
         assertEquals(0, dispatcher.counter(V2Counter.EXEC_REQUESTS));
         assertEquals(true, dispatcher.counter(V2Counter.AUTH_BAD_MAC) > 0);
         assertEquals(false, Files.exists(dir.resolve("shm")) && Files.list(dir.resolve("shm")).findAny().isPresent());
+    }
+
+    @Test
+    void shouldKeepAWaitingHostHearingFromANodeWhileItsRankTakesLongerThanTheSilenceToTerminate() throws Exception {
+        // the rank ignores TERMINATE: the proxy stops it after its terminate timeout, four times the host's silence
+        terminateTimeout = Duration.ofSeconds(2);
+        java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+        int port = start(1448, "127.0.0.1", (rank, request) -> {
+            try {
+                never.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        java.io.ByteArrayOutputStream diagnostics = new java.io.ByteArrayOutputStream();
+        V2HostTransport host = V2HostTransport.start(hostfile(port, 1), "waits", List.of(), V2Datagrams.KEYS, 1448,
+                Duration.ofSeconds(60), Duration.ofMillis(500), new PrintStream(diagnostics, true));
+        long start = System.nanoTime();
+        try {
+            // 143: stopped by the proxy (a thread rank records SIGTERM's status), not given up as dead (-1)
+            assertArrayEquals(new int[] {0, 143}, host.finish(), diagnostics.toString());
+        } finally {
+            never.countDown();
+        }
+        assertEquals(true, System.nanoTime() - start >= Duration.ofSeconds(2).toNanos(), "waited for the stop");
+        assertEquals(true, host.terminateInterims(1) > 0, "interim replies");
+        assertEquals(true, dispatcher.counter(V2Counter.TERMINATE_INTERIM) > 0);
+        assertEquals(false, diagnostics.toString().contains("declared dead"), diagnostics.toString());
+    }
+
+    @Test
+    void shouldGiveUpARankWhoseNodeFallsSilentWhileTerminatingAfterTheDeadNodeSilence() throws Exception {
+        java.util.concurrent.CountDownLatch never = new java.util.concurrent.CountDownLatch(1);
+        int port = start(1448, "127.0.0.1", (rank, request) -> {
+            try {
+                never.await();
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        });
+        java.io.ByteArrayOutputStream diagnostics = new java.io.ByteArrayOutputStream();
+        V2HostTransport host = V2HostTransport.start(hostfile(port, 1), "waits", List.of(), V2Datagrams.KEYS, 1448,
+                Duration.ofSeconds(60), Duration.ofMillis(500), new PrintStream(diagnostics, true));
+        // the node goes away: no reply of any kind any more
+        transport.close();
+        long start = System.nanoTime();
+        try {
+            assertArrayEquals(new int[] {0, -1}, host.finish());
+        } finally {
+            never.countDown();
+        }
+        // without the rule the host waited its reply timeout and 45 s more
+        assertEquals(true, System.nanoTime() - start < Duration.ofSeconds(20).toNanos(), "gave up after the silence");
+        assertEquals(true, diagnostics.toString().contains("declared dead"), diagnostics.toString());
     }
 }

@@ -1,0 +1,280 @@
+package org.mpiproxy.itests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.BufferedReader;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.InputStreamReader;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.attribute.PosixFilePermissions;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Properties;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+import java.util.stream.Stream;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+
+/**
+ * Stopping a job stops it now: {@code mpiproxy run --timeout}, SIGINT to the launcher and
+ * {@code mpiproxy kill} end a long v2 job within the proxy's {@code stop.grace.seconds} (2 s) + 2 s
+ * of the stop, though the node keeps {@code terminate.timeout.seconds} at its default of 30 s and
+ * the job's ranks ignore SIGTERM (they are killed after the grace). Afterwards no rank process
+ * and no channel directory of the job is left on the node.
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class LauncherStopIT {
+
+    /** The node's stop.grace.seconds (see {@link KarafNode}). */
+    private static final long STOP_GRACE_SECONDS = 2;
+    /** What the issue demands: a stop returns within the grace + 2 s. */
+    private static final long STOP_BOUND_NANOS = TimeUnit.SECONDS.toNanos(STOP_GRACE_SECONDS + 2);
+    /** The default: a stop must not wait for it. */
+    private static final int TERMINATE_TIMEOUT_SECONDS = 30;
+
+    private KarafNode node;
+    private Path work;
+    private Path nodeMap;
+    private Path cli;
+    private Path key;
+    private final List<Process> started = new ArrayList<>();
+
+    @BeforeAll
+    void startNode() throws Exception {
+        Path target = Paths.get(System.getProperty("mpiproxy.itest.target"));
+        Path distribution = Paths.get(System.getProperty("mpiproxy.itest.distribution"));
+        cli = Paths.get(System.getProperty("mpiproxy.itest.cli"));
+        work = target.resolve("launcher-stop");
+        deleteTree(work);
+        Files.createDirectories(work);
+        node = KarafNode.create("s1", distribution, work, "127.0.0.21", TERMINATE_TIMEOUT_SECONDS);
+        nodeMap = work.resolve("node-map");
+        Files.writeString(nodeMap, node.name + " " + node.address + ":" + node.port + "\n");
+        key = work.resolve("cluster.key");
+        org.mpiproxy.protocol.ClusterKeys.generateIfMissing(key);
+        node.useKey(key);
+        // the ranks: a shell that ignores SIGTERM (so do its sleeps) and never ends
+        Path stubborn = node.home.resolve("programs/stubborn");
+        Files.writeString(stubborn, "#!/bin/sh\ntrap '' TERM\nwhile :; do sleep 1; done\n");
+        Files.setPosixFilePermissions(stubborn, PosixFilePermissions.fromString("rwxr-xr-x"));
+        node.start();
+        node.awaitProxy(300);
+    }
+
+    @AfterAll
+    void stopNode() throws InterruptedException {
+        if (node != null) {
+            node.stop();
+        }
+    }
+
+    /** Whatever a failed test left running would spoil the next one's counts. */
+    @AfterEach
+    void stopLeftovers() {
+        started.forEach(Process::destroyForcibly);
+        started.clear();
+        node.ranks().forEach(ProcessHandle::destroyForcibly);
+    }
+
+    /** A running job as {@code mpiproxy run} starts it: mpiprime as rank 0 here, two stubborn ranks on the node. */
+    private final class Job {
+        final Process launcher;
+        final BufferedReader out;
+        final List<String> errors = new CopyOnWriteArrayList<>();
+        volatile long stoppingAt;
+        final Path jobFile;
+        final long jobId;
+        final long rankZero;
+        final List<ProcessHandle> ranks;
+
+        Job(String name, String... options) throws Exception {
+            jobFile = work.resolve(name + ".job");
+            List<String> command = new ArrayList<>(List.of(java(), "-jar", cli.toString(), "run", "--node-map",
+                    nodeMap.toString(), "--hosts", node.name + ":3", "--key-file", key.toString(), "--job-file",
+                    jobFile.toString(), "-x", "MPIPROXY_PROGRAM=stubborn"));
+            command.addAll(List.of(options));
+            // rank 0 collects the ranks' slices, which never come
+            command.addAll(List.of(node.home.resolve("programs/mpiprime").toString(), "1000000"));
+            ProcessBuilder builder = new ProcessBuilder(command);
+            builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+            launcher = builder.start();
+            started.add(launcher);
+            CompletableFuture.runAsync(() -> readLines(launcher.getErrorStream(), line -> {
+                if (line.contains("stopping the job")) {
+                    stoppingAt = System.nanoTime();
+                }
+                errors.add(line);
+            }));
+            out = new BufferedReader(new InputStreamReader(launcher.getInputStream(), StandardCharsets.UTF_8));
+            // rank 0 prints its own slice once every rank started
+            assertEquals("[0] 2", out.readLine(), "first line of output; launcher stderr: " + errors);
+            CompletableFuture.runAsync(() -> readLines(out, line -> { }));
+            Properties p = new Properties();
+            try (var in = Files.newBufferedReader(jobFile)) {
+                p.load(in);
+            }
+            jobId = Long.parseUnsignedLong(p.getProperty("job.id"), 16);
+            rankZero = Long.parseLong(p.getProperty("rank0.pid"));
+            ranks = withDescendants(node.ranks());
+            assertEquals(2, node.ranks().size(), "stubborn ranks running on the node");
+            assertEquals(1, channelDirectories().size(), "the job's channel directory in " + node.ringDirectory);
+        }
+
+        /** @return the job's channel directories on the node: {@code job-<uid>-<16 hex>} */
+        List<Path> channelDirectories() {
+            String suffix = String.format("-%016x", jobId);
+            try (Stream<Path> dirs = Files.list(node.ringDirectory)) {
+                return dirs.filter(d -> d.getFileName().toString().startsWith("job-")
+                        && d.getFileName().toString().endsWith(suffix)).toList();
+            } catch (IOException e) {
+                throw new java.io.UncheckedIOException(e);
+            }
+        }
+
+        /** Nothing of the job is left on the node: no rank, none of their children, no channel directory. */
+        void assertNothingLeft() {
+            for (ProcessHandle p : ranks) {
+                assertFalse(p.isAlive(), "process " + p.pid() + " " + p.info().commandLine().orElse("") + " still runs");
+            }
+            assertEquals(List.of(), node.ranks(), "ranks left running");
+            assertFalse(ProcessHandle.of(rankZero).map(ProcessHandle::isAlive).orElse(false), "rank 0 still runs");
+            assertEquals(List.of(), channelDirectories(), "channel directory left");
+        }
+    }
+
+    @Test
+    void shouldStopAJobAtItsTimeoutWithinTheGraceAndExit124() throws Exception {
+        Job job = new Job("timeout", "--timeout", "2");
+
+        assertTrue(job.launcher.waitFor(60, TimeUnit.SECONDS), "launcher still runs");
+        long ended = System.nanoTime();
+        assertEquals(124, job.launcher.exitValue(), String.join("\n", job.errors));
+        assertTrue(job.stoppingAt != 0, "the launcher said it stops the job: " + job.errors);
+        assertWithinStopBound(ended - job.stoppingAt, "--timeout");
+        job.assertNothingLeft();
+    }
+
+    @Test
+    void shouldStopAJobOnSigintWithinTheGraceAndExit130() throws Exception {
+        Job job = new Job("sigint");
+
+        long start = System.nanoTime();
+        Process kill = new ProcessBuilder("kill", "-INT", Long.toString(job.launcher.pid())).inheritIO().start();
+        assertEquals(0, kill.waitFor());
+        assertTrue(job.launcher.waitFor(60, TimeUnit.SECONDS), "launcher still runs");
+        long ended = System.nanoTime();
+
+        assertEquals(130, job.launcher.exitValue(), String.join("\n", job.errors));
+        assertWithinStopBound(ended - start, "SIGINT");
+        job.assertNothingLeft();
+    }
+
+    @Test
+    void shouldStopAJobWithMpiproxyKillWithinTheGrace() throws Exception {
+        Job job = new Job("kill");
+
+        KillRun kill = new KillRun(job.jobFile, "stopping launcher");
+
+        assertEquals(0, kill.exit, kill.output.toString());
+        assertWithinStopBound(kill.ended - kill.stoppingAt, "mpiproxy kill");
+        assertTrue(job.launcher.waitFor(5, TimeUnit.SECONDS), "launcher still runs");
+        assertEquals(143, job.launcher.exitValue(), String.join("\n", job.errors));
+        job.assertNothingLeft();
+    }
+
+    @Test
+    void shouldStopTheRanksWithMpiproxyKillWhenTheLauncherIsGone() throws Exception {
+        Job job = new Job("orphan");
+        // the launcher dies without a word; rank 0 and the ranks keep running
+        job.launcher.destroyForcibly();
+        assertTrue(job.launcher.waitFor(10, TimeUnit.SECONDS));
+        assertTrue(ProcessHandle.of(job.rankZero).map(ProcessHandle::isAlive).orElse(false), "rank 0 runs on");
+
+        KillRun kill = new KillRun(job.jobFile, "stopping rank 0");
+
+        assertEquals(0, kill.exit, kill.output.toString());
+        assertTrue(kill.output.stream().anyMatch(l -> l.matches("rank 1 .* exited with status 137 \\(signal 9\\)")),
+                "rank 1 killed after the grace: " + kill.output);
+        assertWithinStopBound(kill.ended - kill.stoppingAt, "mpiproxy kill without a launcher");
+        job.assertNothingLeft();
+    }
+
+    /** {@code mpiproxy kill --job-file FILE}, timed from the line that says the stop begins. */
+    private final class KillRun {
+        final List<String> output = new CopyOnWriteArrayList<>();
+        volatile long stoppingAt;
+        final long ended;
+        final int exit;
+
+        KillRun(Path jobFile, String stopLine) throws Exception {
+            Process kill = new ProcessBuilder(java(), "-jar", cli.toString(), "kill", "--job-file", jobFile.toString())
+                    .redirectErrorStream(true).start();
+            started.add(kill);
+            CompletableFuture<Void> read = CompletableFuture.runAsync(() -> readLines(kill.getInputStream(), line -> {
+                if (line.startsWith(stopLine) && stoppingAt == 0) {
+                    stoppingAt = System.nanoTime();
+                }
+                output.add(line);
+            }));
+            assertTrue(kill.waitFor(60, TimeUnit.SECONDS), "mpiproxy kill still runs");
+            ended = System.nanoTime();
+            read.get(10, TimeUnit.SECONDS);
+            exit = kill.exitValue();
+            assertTrue(stoppingAt != 0, "no line '" + stopLine + "': " + output);
+        }
+    }
+
+    private static void assertWithinStopBound(long nanos, String what) {
+        assertTrue(nanos <= STOP_BOUND_NANOS, what + ": the job took " + TimeUnit.NANOSECONDS.toMillis(nanos)
+                + " ms to stop, more than stop.grace.seconds + 2 s");
+    }
+
+    /** @return the processes and every descendant they have now */
+    private static List<ProcessHandle> withDescendants(List<ProcessHandle> roots) {
+        List<ProcessHandle> all = new ArrayList<>(roots);
+        roots.forEach(r -> r.descendants().forEach(all::add));
+        return all;
+    }
+
+    private static void readLines(InputStream in, java.util.function.Consumer<String> each) {
+        readLines(new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8)), each);
+    }
+
+    private static void readLines(BufferedReader reader, java.util.function.Consumer<String> each) {
+        try (reader) {
+            String line;
+            while ((line = reader.readLine()) != null) {
+                each.accept(line);
+            }
+        } catch (IOException e) {
+            // the process ended and closed its stream
+        }
+    }
+
+    private static String java() {
+        return Paths.get(System.getProperty("java.home"), "bin", "java").toString();
+    }
+
+    private static void deleteTree(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (Stream<Path> paths = Files.walk(root)) {
+            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+}
