@@ -11,6 +11,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.DatagramHandler;
@@ -19,6 +20,7 @@ import org.mpiproxy.api.JobInfo;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.ProxyStatus;
 import org.mpiproxy.api.RankOutputListener;
+import org.mpiproxy.api.config.CheckedConfiguration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -30,6 +32,8 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Wires the v1 and v2 dispatchers to the channel manager, the launchers and the UDP transport. */
 @Component(name = ProxyComponent.PID, immediate = true, service = {DatagramHandler.class, ProxyStatus.class})
@@ -139,6 +143,17 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         long v2_max_message_bytes() default V2Settings.DEFAULT_MAX_MESSAGE_BYTES;
     }
 
+    private static final Logger LOG = LoggerFactory.getLogger(ProxyComponent.class);
+
+    /** The last good configuration of this bundle's proxy, kept across re-activations. */
+    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(Config.class);
+
+    private final CheckedConfiguration<Config> configurations;
+    /** Where the one-line configuration problems go. */
+    private final Consumer<String> problems;
+    /** The configuration in force. */
+    private volatile Config inForce;
+
     private volatile ProcessLauncher localLauncher;
 
     @Reference(target = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_CORE + ")",
@@ -168,14 +183,43 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     private volatile long beforeReady;
 
     /**
-     * @param config the configuration
+     * Checks the raw configuration: bad values are logged in one line, and the proxy then starts
+     * with the last good configuration, or, with none yet, does not start (the node does not
+     * answer on its UDP port).
+     *
+     * @param properties the raw configuration properties
+     * @throws org.mpiproxy.api.config.RejectedConfigurationException when a value is bad and there
+     *                                                                is no last good configuration
      */
     @Activate
-    public ProxyComponent(Config config) {
-        if (config.startup_wait_seconds() < 0) {
-            throw new IllegalArgumentException("startup.wait.seconds=" + config.startup_wait_seconds()
-                    + " must be >= 0");
-        }
+    public ProxyComponent(Map<String, Object> properties) {
+        this(properties, CONFIGURATIONS, LOG::error);
+    }
+
+    /**
+     * @param properties     the raw configuration properties
+     * @param configurations checks them and remembers the last good configuration
+     * @param problems       gets each one-line configuration problem
+     */
+    ProxyComponent(Map<String, Object> properties, CheckedConfiguration<Config> configurations,
+                   Consumer<String> problems) {
+        this(configurations.activation(properties, ProxyComponent::validate,
+                line -> problems.accept(PID + ": " + line)), configurations, problems);
+    }
+
+    /**
+     * @param config the configuration
+     * @throws IllegalArgumentException when a value is bad, naming its key and the value
+     */
+    ProxyComponent(Config config) {
+        this(config, new CheckedConfiguration<>(Config.class), LOG::error);
+    }
+
+    private ProxyComponent(Config config, CheckedConfiguration<Config> configurations, Consumer<String> problems) {
+        validate(config);
+        this.configurations = configurations;
+        this.problems = problems;
+        this.inForce = config;
         this.startupWaitNanos = TimeUnit.SECONDS.toNanos(config.startup_wait_seconds());
         this.launches = LaunchPool.create(
                 LaunchPool.threads(config.launch_threads(), Runtime.getRuntime().availableProcessors()),
@@ -208,6 +252,30 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         if (bridge != null) {
             bindOutput(bridge);
         }
+    }
+
+    /**
+     * Checks what the proxy's own checks cover, except the v2 keys (v2 may fail alone).
+     *
+     * @param config the configuration
+     * @return {@code config}
+     * @throws IllegalArgumentException naming the first bad key and its value
+     */
+    static Config validate(Config config) {
+        if (config.startup_wait_seconds() < 0) {
+            throw new IllegalArgumentException("startup.wait.seconds=" + config.startup_wait_seconds()
+                    + " must be >= 0");
+        }
+        settings(config);
+        supervision(config);
+        LaunchPool.threads(config.launch_threads(), 1);
+        stateDirectory(config);
+        return config;
+    }
+
+    /** @return the configuration in force */
+    Config configuration() {
+        return inForce;
     }
 
     /**
@@ -257,7 +325,12 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     static java.nio.file.Path stateDirectory(Config config) {
         String configured = config.state_directory();
         if (configured != null && !configured.isBlank()) {
-            return java.nio.file.Path.of(configured.trim());
+            try {
+                return java.nio.file.Path.of(configured.trim());
+            } catch (java.nio.file.InvalidPathException e) {
+                throw new IllegalArgumentException("state.directory=" + configured + " is not a valid path: "
+                        + e.getReason(), e);
+            }
         }
         return ProxySettings.resolveLogDirectory("").resolveSibling("state");
     }
@@ -274,11 +347,15 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
      * not before; the v2 clock skew, replay cache size and datagram size wait for the next start.
      */
     @Modified
-    void modified(Config config) {
-        String problem = reconfigure(config);
+    void modified(Map<String, Object> properties) {
+        String problem;
+        try {
+            problem = reconfigure(configurations.typed(properties));
+        } catch (IllegalArgumentException e) {
+            problem = e.getMessage();
+        }
         if (problem != null) {
-            org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).error(
-                    "{}: {}; keeping the last good configuration", PID, problem);
+            problems.accept(PID + ": " + problem + "; keeping the last good configuration");
         }
     }
 
@@ -293,6 +370,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         String v2Failure = null;
         int launchThreads;
         try {
+            validate(config);
             next = settings(config);
             supervision = supervision(config);
             launchThreads = LaunchPool.threads(config.launch_threads(), Runtime.getRuntime().availableProcessors());
@@ -334,6 +412,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             startV2(v2Next, next);
             org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).info("protocol v2 started");
         }
+        inForce = config;
+        configurations.remember(config);
         return null;
     }
 

@@ -95,9 +95,9 @@ class HealthChecksTest {
     @Test
     void shouldKeepTheLastGoodConfigurationWhenANewOneIsBad() {
         HealthCheckComponent component = new HealthCheckComponent(config(Map.of("shm.min.free.bytes", 5L)));
-        component.modified(config(Map.of("shm.min.free.bytes", -7L)));
+        component.modified(Map.of("shm.min.free.bytes", -7L));
         assertEquals(5L, component.settings().shmMinFreeBytes());
-        component.modified(config(Map.of("shm.min.free.bytes", 9L)));
+        component.modified(Map.of("shm.min.free.bytes", 9L));
         assertEquals(9L, component.settings().shmMinFreeBytes());
     }
 
@@ -123,7 +123,7 @@ class HealthChecksTest {
         assertEquals("key.file=etc/key must be an absolute path", assertThrows(IllegalArgumentException.class,
                 () -> HealthCheckComponent.settings(config(Map.of("key.file", "etc/key")))).getMessage());
         HealthCheckComponent component = new HealthCheckComponent(config(Map.of("key.file", "/k")));
-        component.modified(config(Map.of("key.file", "k")));
+        component.modified(Map.of("key.file", "k"));
         assertEquals(Path.of("/k"), component.settings().keyFile(), "the last good key file stays");
     }
 
