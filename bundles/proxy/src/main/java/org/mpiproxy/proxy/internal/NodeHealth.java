@@ -10,6 +10,8 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.util.Set;
 
 import org.mpiproxy.api.HealthResult;
+import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.ProgramNames;
 import org.mpiproxy.api.HealthResult.Status;
 
 /** The node's health checks as pure functions of what they inspect. Thread-safe. */
@@ -50,20 +52,30 @@ final class NodeHealth {
         if (!Files.isReadable(directory) || !Files.isExecutable(directory)) {
             return new HealthResult(check, Status.CRITICAL, directory + " cannot be read");
         }
-        int executables = 0;
+        // the core launcher starts programs from their images, the local one runs executables;
+        // an image is never a program itself
+        boolean images = ProcessLauncher.KIND_CORE.equals(kind);
+        int programs = 0;
         try (DirectoryStream<Path> files = Files.newDirectoryStream(directory)) {
             for (Path f : files) {
-                if (Files.isRegularFile(f) && Files.isExecutable(f)) {
-                    executables++;
+                String name = f.getFileName().toString();
+                if (!Files.isRegularFile(f) || ProgramNames.isImage(name) != images) {
+                    continue;
+                }
+                if (images ? Files.isReadable(f) : Files.isExecutable(f)) {
+                    programs++;
                 }
             }
         } catch (IOException e) {
             return new HealthResult(check, Status.CRITICAL, directory + " cannot be listed: " + e.getMessage());
         }
-        if (executables == 0) {
-            return new HealthResult(check, Status.CRITICAL, directory + " holds no executable program");
+        if (programs == 0) {
+            return new HealthResult(check, Status.CRITICAL, directory + (images
+                    ? " holds no program image (<name>" + ProgramNames.IMAGE_SUFFIX + ")"
+                    : " holds no executable program"));
         }
-        return new HealthResult(check, Status.OK, executables + " programs in " + directory);
+        return new HealthResult(check, Status.OK, programs + (images ? " program images in " : " programs in ")
+                + directory);
     }
 
     /**

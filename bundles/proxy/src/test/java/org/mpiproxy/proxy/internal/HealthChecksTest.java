@@ -36,14 +36,25 @@ class HealthChecksTest {
         assertEquals(Status.CRITICAL, missing.status());
         assertEquals("programs.local", missing.check());
         assertEquals(dir.resolve("nope") + " is not a directory", missing.message());
-        assertEquals(dir + " holds no executable program", NodeHealth.programs("core", dir).message());
+        assertEquals(dir + " holds no executable program", NodeHealth.programs("local", dir).message());
         Files.writeString(dir.resolve("data.txt"), "x");
-        assertEquals(Status.CRITICAL, NodeHealth.programs("core", dir).status());
+        assertEquals(Status.CRITICAL, NodeHealth.programs("local", dir).status());
         Path program = Files.writeString(dir.resolve("mpiping"), "#!/bin/sh\n");
         Files.setPosixFilePermissions(program, PosixFilePermissions.fromString("rwxr-xr-x"));
-        HealthResult ok = NodeHealth.programs("core", dir);
+        HealthResult ok = NodeHealth.programs("local", dir);
         assertEquals(Status.OK, ok.status(), ok.message());
         assertEquals("1 programs in " + dir, ok.message());
+    }
+
+    @Test
+    void shouldCountExecutablesForTheLocalLauncherAndImagesForTheCoreLauncher() throws Exception {
+        assertEquals(dir + " holds no program image (<name>.lz4)", NodeHealth.programs("core", dir).message());
+        for (String name : List.of("mpiping", "mpiping.lz4", "hello", "hello.lz4")) {
+            Path f = Files.writeString(dir.resolve(name), "x");
+            Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+        assertEquals("2 programs in " + dir, NodeHealth.programs("local", dir).message());
+        assertEquals("2 program images in " + dir, NodeHealth.programs("core", dir).message());
     }
 
     @Test

@@ -231,6 +231,16 @@ class V1DispatcherTest {
     }
 
     @Test
+    void shouldRefuseAnExecNamingAnImage() {
+        deliver(exec(1, 0, 2, "mpiping.lz4 7"));
+        Sent reply = single();
+        assertEquals(MpiErrors.ERR_ARG, reply.header.result());
+        assertEquals("'mpiping.lz4' is the LZ4 image of program 'mpiping' for remote cores, not a program: name"
+                + " 'mpiping'", reply.reason());
+        assertTrue(local.requests.isEmpty());
+    }
+
+    @Test
     void shouldStartANewJobWhenTheHostRetriesAfterAFailedExec() {
         core.failWith = "core 999 is not among the allowed CPUs";
         String[] log = captureErr(() -> {
