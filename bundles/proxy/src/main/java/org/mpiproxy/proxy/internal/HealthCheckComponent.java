@@ -11,6 +11,7 @@ import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.api.HealthResult;
 import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.ProxyStatus;
 import org.mpiproxy.api.config.CheckedConfiguration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -53,7 +54,7 @@ public class HealthCheckComponent {
         long shm_min_free_bytes() default 67108864L;
 
         @AttributeDefinition(name = "Key file",
-                description = "The v2 key file to check; empty when the node speaks v1 only.")
+                description = "The v2 key file to check; empty means the key files the proxy serves v2 with.")
         String key_file() default "";
     }
 
@@ -76,6 +77,11 @@ public class HealthCheckComponent {
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
     volatile ChannelManager channels;
+
+    /** The proxy of this bundle, which knows the v2 keys it serves with. */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY, target = "(component.name=" + ProxyComponent.PID + ")")
+    volatile ProxyStatus proxy;
 
     /** The last good configuration of this bundle's health checks, kept across re-activations. */
     private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(Config.class);
@@ -204,7 +210,8 @@ public class HealthCheckComponent {
             Launcher l = launchers.get(kind);
             results.add(NodeHealth.programs(kind, l == null ? null : l.programDirectory()));
         }
-        results.add(NodeHealth.key(s.keyFile()));
+        ProxyStatus p = proxy;
+        results.add(NodeHealth.key(s.keyFile(), p instanceof ProxyComponent ? ((ProxyComponent) p).v2Keys() : null));
         ChannelManager c = channels;
         results.add(NodeHealth.sharedMemory(c != null ? c.baseDirectory() : null, s.shmMinFreeBytes()));
         return results;

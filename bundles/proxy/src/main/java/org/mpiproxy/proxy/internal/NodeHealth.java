@@ -79,14 +79,48 @@ final class NodeHealth {
     }
 
     /**
-     * Hook for protocol v2's key: unset means the node speaks v1 only, which needs no key.
+     * What the proxy tells of protocol v2's keys.
      *
-     * @param keyFile the configured key file, {@code null} when none is configured
+     * @param enabled whether v2 is enabled
+     * @param problem why v2 did not start, {@code null} when it runs (or is disabled)
+     * @param files   the key files v2 serves with, the signing key first; empty when it does not
+     */
+    record V2Keys(boolean enabled, String problem, java.util.List<Path> files) {
+    }
+
+    /**
+     * The key files v2 serves with, or the one configured for the check.
+     *
+     * @param keyFile the key file configured for the check, {@code null} for the proxy's own
+     * @param proxy   what the proxy tells of its keys, {@code null} when no proxy runs
+     */
+    static HealthResult key(Path keyFile, V2Keys proxy) {
+        if (keyFile != null) {
+            return key(keyFile);
+        }
+        if (proxy == null) {
+            return new HealthResult(KEY, Status.WARN, "the proxy is not running: its v2 key is unknown");
+        }
+        if (!proxy.enabled()) {
+            return new HealthResult(KEY, Status.OK, "v2 is disabled (v1 only): no key needed");
+        }
+        if (proxy.problem() != null) {
+            return new HealthResult(KEY, Status.CRITICAL, "v2 is not started: " + proxy.problem());
+        }
+        HealthResult worst = null;
+        for (Path file : proxy.files()) {
+            HealthResult r = key(file);
+            if (worst == null || r.status().compareTo(worst.status()) > 0) {
+                worst = r;
+            }
+        }
+        return worst != null ? worst : new HealthResult(KEY, Status.CRITICAL, "v2 is not started");
+    }
+
+    /**
+     * @param keyFile a key file
      */
     static HealthResult key(Path keyFile) {
-        if (keyFile == null) {
-            return new HealthResult(KEY, Status.OK, "no key configured (v1 only)");
-        }
         if (!Files.isRegularFile(keyFile) || !Files.isReadable(keyFile)) {
             return new HealthResult(KEY, Status.CRITICAL, keyFile + " is not a readable file");
         }

@@ -176,6 +176,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     private final AtomicBoolean swept = new AtomicBoolean();
     private final ProtocolFront front;
     private volatile String v2Problem;
+    /** The key files v2 serves with, the signing key first. */
+    private volatile List<java.nio.file.Path> v2KeyFiles = List.of();
     private volatile RankOutputListener outputBridge;
     private final long startedNanos = System.nanoTime();
     private final long startupWaitNanos;
@@ -234,7 +236,9 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         front.v2Enabled(config.v2_enabled());
         if (config.v2_enabled()) {
             try {
-                startV2(V2Config.settings(config), settings(config));
+                Map<Integer, java.nio.file.Path> files = V2Config.keyFiles(config);
+                startV2(V2Config.settings(config, files), settings(config));
+                v2KeyFiles = List.copyOf(files.values());
             } catch (IllegalArgumentException e) {
                 v2Problem = e.getMessage();
                 org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).error("protocol v2 is not started: {}",
@@ -341,6 +345,15 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     }
 
     /**
+     * @return what the health check of the v2 key needs to know: whether v2 is enabled, why it
+     *         did not start, and the key files it serves with (the signing key first)
+     */
+    NodeHealth.V2Keys v2Keys() {
+        boolean enabled = inForce.v2_enabled();
+        return new NodeHealth.V2Keys(enabled, enabled ? v2Problem : null, front.v2() == null ? List.of() : v2KeyFiles);
+    }
+
+    /**
      * Applies a changed configuration to jobs started from now on, without restarting. A bad value
      * is logged, naming its key and the value, and the last good configuration stays. New v2 keys
      * and node name apply at once (key rotation with jobs running), and v2 starts when it could
@@ -377,9 +390,12 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         } catch (IllegalArgumentException e) {
             return e.getMessage();
         }
+        List<java.nio.file.Path> keyFiles = List.of();
         if (config.v2_enabled()) {
             try {
-                v2Next = V2Config.settings(config);
+                Map<Integer, java.nio.file.Path> files = V2Config.keyFiles(config);
+                v2Next = V2Config.settings(config, files);
+                keyFiles = List.copyOf(files.values());
             } catch (IllegalArgumentException e) {
                 if (front.v2() != null) {
                     return e.getMessage();
@@ -413,6 +429,9 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).info("protocol v2 started");
         }
         inForce = config;
+        if (v2Next != null) {
+            v2KeyFiles = keyFiles;
+        }
         configurations.remember(config);
         return null;
     }

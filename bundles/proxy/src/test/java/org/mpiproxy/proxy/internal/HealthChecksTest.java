@@ -68,8 +68,32 @@ class HealthChecksTest {
     }
 
     @Test
+    void shouldCheckTheKeyFilesTheProxyServesV2With() throws Exception {
+        Path key = dir.resolve("mpiproxy.key");
+        org.mpiproxy.protocol.ClusterKeys.generateIfMissing(key);
+        ProxyComponent proxy = new ProxyComponent(new FakeChannelManager(), TestConfigs.of(ProxyComponent.Config.class,
+                Map.of("v2.key.files", key.toString(), "node.name", "node-x")));
+        try {
+            HealthCheckComponent component = new HealthCheckComponent(config(Map.of()));
+            component.proxy = proxy;
+            HealthResult result = component.check().get(3);
+            assertEquals(new HealthResult("v2.key", Status.OK, key + " is readable by its owner only"), result);
+            Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-r--r--"));
+            assertEquals(Status.WARN, component.check().get(3).status());
+        } finally {
+            proxy.deactivate();
+        }
+        assertEquals(new HealthResult("v2.key", Status.OK, "v2 is disabled (v1 only): no key needed"),
+                NodeHealth.key(null, new NodeHealth.V2Keys(false, null, List.of())));
+        assertEquals(new HealthResult("v2.key", Status.CRITICAL, "v2 is not started: bad key"),
+                NodeHealth.key(null, new NodeHealth.V2Keys(true, "bad key", List.of())));
+        assertEquals(Status.WARN, NodeHealth.key(null, null).status());
+        assertEquals(Status.CRITICAL, NodeHealth.key(dir.resolve("missing.key"),
+                new NodeHealth.V2Keys(true, null, List.of(key))).status(), "a configured key file is checked");
+    }
+
+    @Test
     void shouldCheckTheKeyOnlyWhenConfigured() throws Exception {
-        assertEquals(Status.OK, NodeHealth.key(null).status());
         assertEquals(Status.CRITICAL, NodeHealth.key(dir.resolve("missing.key")).status());
         Path key = Files.writeString(dir.resolve("node.key"), "secret");
         Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-r--r--"));
