@@ -43,6 +43,9 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     /** Configuration PID and component name. */
     public static final String PID = "org.mpiproxy.proxy";
 
+    /** Minutes between two sweeps of the log directory (the first runs at start). */
+    static final int LOG_SWEEP_MINUTES = 10;
+
     /** Configuration of the proxy. */
     @ObjectClassDefinition(id = PID, name = "MPI proxy",
             description = "Launches ranks for MPI hosts and relays their data between UDP and shared memory.")
@@ -52,6 +55,17 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
                 description = "Directory for the ranks' output, job-<id>/rank-<r>.out and .err; "
                         + "empty means ${karaf.data}/mpiproxy/logs.")
         String log_directory() default "";
+
+        @AttributeDefinition(name = "Log retention days",
+                description = "Days the ranks' output of a finished job is kept after it was last written; 0 means"
+                        + " no age limit. Checked at start and every " + LOG_SWEEP_MINUTES + " minutes.", min = "0")
+        int log_retention_days() default 14;
+
+        @AttributeDefinition(name = "Log retention megabytes",
+                description = "Megabytes the ranks' output of all jobs may take; beyond it the oldest output of"
+                        + " finished jobs is deleted. 0 means no size limit. A running rank's output is never"
+                        + " deleted.", min = "0")
+        long log_retention_megabytes() default 512;
 
         @AttributeDefinition(name = "Hold limit",
                 description = "Bytes of SEND data kept per rank while its ring is full; more is dropped.", min = "0")
@@ -245,6 +259,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
                         v2Problem);
             }
         }
+        timer.scheduleWithFixedDelay(this::sweepLogs, 0, LOG_SWEEP_MINUTES, TimeUnit.MINUTES);
     }
 
     private void startV2(V2Settings v2Settings, ProxySettings proxySettings) {
@@ -274,7 +289,46 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         supervision(config);
         LaunchPool.threads(config.launch_threads(), 1);
         stateDirectory(config);
+        LogRetention.Limits.of(config.log_retention_days(), config.log_retention_megabytes());
         return config;
+    }
+
+    /**
+     * Deletes the output of finished jobs beyond the retention limits; on the timer thread. A
+     * failure is logged and the next sweep tries again.
+     */
+    void sweepLogs() {
+        Config config = inForce;
+        ProtocolFront f = front;
+        if (config == null || f == null) {
+            return;
+        }
+        java.nio.file.Path directory = dispatcher.settingsInForce().getKey().logDirectory();
+        try {
+            List<java.nio.file.Path> deleted = LogRetention.sweep(directory,
+                    LogRetention.Limits.of(config.log_retention_days(), config.log_retention_megabytes()),
+                    () -> liveJobs(f), java.time.Instant.now());
+            if (!deleted.isEmpty()) {
+                LOG.info("deleted the output of {} finished jobs beyond log.retention.days={} or"
+                        + " log.retention.megabytes={}: {}", deleted.size(), config.log_retention_days(),
+                        config.log_retention_megabytes(), deleted);
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            LOG.warn("cannot apply the log retention to {}: {}", directory, e.toString());
+        }
+    }
+
+    private static java.util.Set<Long> liveJobs(ProtocolFront front) {
+        java.util.Set<Long> live = new java.util.HashSet<>();
+        for (JobInfo job : front.jobs()) {
+            for (org.mpiproxy.api.RankInfo r : job.ranks()) {
+                if (r.state() != org.mpiproxy.api.RankInfo.State.EXITED
+                        && r.state() != org.mpiproxy.api.RankInfo.State.FAILED) {
+                    live.add(job.jobId());
+                }
+            }
+        }
+        return live;
     }
 
     /** @return the configuration in force */
