@@ -6,23 +6,51 @@ import java.nio.file.LinkOption;
 import java.nio.file.Path;
 
 /**
- * Rules for program names: a program is named, never addressed by path.
+ * Rules for program names: a program is named, never addressed by path, and
+ * {@code <name>.lz4} is the image of program {@code <name>} for remote cores, never a program.
  */
 public final class ProgramNames {
 
     /** Longest accepted program name in characters. */
     public static final int MAX_LENGTH = 255;
 
+    /** Suffix of a program's LZ4 image, the file the launcher of remote cores starts it from. */
+    public static final String IMAGE_SUFFIX = ".lz4";
+
     private ProgramNames() {
     }
 
     /**
-     * Checks that {@code name} is a plain file name.
+     * Checks that {@code name} can name a program: a plain file name that is not an image.
      *
      * @param name the requested program name
      * @return {@code null} when acceptable, else a message saying why not
      */
     public static String problem(String name) {
+        String problem = fileNameProblem(name);
+        if (problem == null && isImage(name)) {
+            String program = name.substring(0, name.length() - IMAGE_SUFFIX.length());
+            return "'" + printable(name) + "' is the LZ4 image of program '" + printable(program)
+                    + "' for remote cores, not a program: name '" + printable(program) + "'";
+        }
+        return problem;
+    }
+
+    /**
+     * @param name a file name in a program directory
+     * @return whether it names a program's image ({@code <program>.lz4})
+     */
+    public static boolean isImage(String name) {
+        return name != null && name.endsWith(IMAGE_SUFFIX);
+    }
+
+    /**
+     * Checks that {@code name} is a plain file name, such as a program's or its image's.
+     *
+     * @param name the file name
+     * @return {@code null} when acceptable, else a message saying why not
+     */
+    public static String fileNameProblem(String name) {
         if (name == null || name.isEmpty()) {
             return "program name is empty";
         }

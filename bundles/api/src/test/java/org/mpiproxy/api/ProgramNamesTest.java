@@ -1,6 +1,7 @@
 package org.mpiproxy.api;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
@@ -33,6 +34,16 @@ class ProgramNamesTest {
         assertTrue(ProgramNames.problem("a\u0001").contains("control character 0x1"));
         assertTrue(ProgramNames.problem("a\u007f").contains("control character 0x7f"));
         assertTrue(ProgramNames.problem("x".repeat(256)).contains("longer than 255"));
+    }
+
+    @Test
+    void shouldRefuseAnImageAsAProgramButAcceptItAsAFileName() {
+        assertEquals("'mpiping.lz4' is the LZ4 image of program 'mpiping' for remote cores, not a program: name"
+                + " 'mpiping'", ProgramNames.problem("mpiping.lz4"));
+        assertNull(ProgramNames.fileNameProblem("mpiping.lz4"));
+        assertTrue(ProgramNames.isImage("mpiping.lz4"));
+        assertFalse(ProgramNames.isImage("mpiping"));
+        assertNull(ProgramNames.problem("mpiping.lz4.txt"));
     }
 
     @Test

@@ -40,7 +40,7 @@ public final class ProgramFiles {
      *
      * @param directory the program directory
      * @param program   the requested program name, validated with {@link ProgramNames#problem}
-     * @param fileName  the file to look up, derived from {@code program}; validated too
+     * @param fileName  the file to look up, derived from {@code program}; validated as a file name
      * @return the real path of a regular file inside {@code directory}
      * @throws LaunchException when a name is invalid, the file is missing, escapes the
      *                         directory or is not a regular file
@@ -48,7 +48,7 @@ public final class ProgramFiles {
     public static Path contained(Path directory, String program, String fileName) throws LaunchException {
         String problem = ProgramNames.problem(program);
         if (problem == null) {
-            problem = ProgramNames.problem(fileName);
+            problem = ProgramNames.fileNameProblem(fileName);
         }
         if (problem != null) {
             throw new LaunchException(MpiErrors.ERR_IO, problem);

@@ -109,4 +109,14 @@ class ProgramFilesTest {
                 () -> ProgramFiles.contained(dir, longName, longName + ".lz4"));
         assertTrue(e.getMessage().contains("longer than"));
     }
+
+    @Test
+    void shouldNeverRunAnImageAsAProgram() throws Exception {
+        Path dir = programs();
+        Path image = TestScripts.write(dir, "mpiping.lz4", "echo not a program\n");
+        assertEquals("'mpiping.lz4' is the LZ4 image of program 'mpiping' for remote cores, not a program: name"
+                + " 'mpiping'", rejected(dir, "mpiping.lz4").getMessage());
+        assertEquals(image.toRealPath(), ProgramFiles.contained(dir, "mpiping", "mpiping.lz4"),
+                "the core launcher still finds the image of program mpiping");
+    }
 }

@@ -5,11 +5,14 @@ import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
+import java.util.function.Consumer;
 
 import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.api.HealthResult;
 import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.ProxyStatus;
+import org.mpiproxy.api.config.CheckedConfiguration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Modified;
@@ -51,7 +54,7 @@ public class HealthCheckComponent {
         long shm_min_free_bytes() default 67108864L;
 
         @AttributeDefinition(name = "Key file",
-                description = "The v2 key file to check; empty when the node speaks v1 only.")
+                description = "The v2 key file to check; empty means the key files the proxy serves v2 with.")
         String key_file() default "";
     }
 
@@ -75,25 +78,71 @@ public class HealthCheckComponent {
             policyOption = ReferencePolicyOption.GREEDY)
     volatile ChannelManager channels;
 
+    /** The proxy of this bundle, which knows the v2 keys it serves with. */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY, target = "(component.name=" + ProxyComponent.PID + ")")
+    volatile ProxyStatus proxy;
+
+    /** The last good configuration of this bundle's health checks, kept across re-activations. */
+    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(Config.class);
+
+    private final CheckedConfiguration<Config> configurations;
+    /** Where the one-line configuration problems go. */
+    private final Consumer<String> problems;
     /** Running launchers by kind, with the directory their service properties name. */
     private final Map<String, Launcher> launchers = new ConcurrentHashMap<>();
     private volatile Settings settings;
 
     /**
-     * @param config the configuration
+     * Checks the raw configuration: bad values are logged in one line, and the checks then run
+     * with the last good configuration, or, with none yet, do not start.
+     *
+     * @param properties the raw configuration properties
+     * @throws org.mpiproxy.api.config.RejectedConfigurationException when a value is bad and there
+     *                                                                is no last good configuration
      */
     @Activate
-    public HealthCheckComponent(Config config) {
+    public HealthCheckComponent(Map<String, Object> properties) {
+        this(properties, CONFIGURATIONS, LOG::error);
+    }
+
+    /**
+     * @param properties     the raw configuration properties
+     * @param configurations checks them and remembers the last good configuration
+     * @param problems       gets each one-line configuration problem
+     */
+    HealthCheckComponent(Map<String, Object> properties, CheckedConfiguration<Config> configurations,
+                         Consumer<String> problems) {
+        this.configurations = configurations;
+        this.problems = problems;
+        this.settings = settings(configurations.activation(properties, HealthCheckComponent::settings,
+                line -> problems.accept(PID + ": " + line)));
+    }
+
+    /**
+     * @param config the configuration
+     * @throws IllegalArgumentException when a value is bad, naming its key and the value
+     */
+    HealthCheckComponent(Config config) {
+        this.configurations = new CheckedConfiguration<>(Config.class);
+        this.problems = LOG::error;
         this.settings = settings(config);
     }
 
-    /** Applies a new configuration; a bad one is logged and the last good one stays. */
+    /**
+     * Applies a new configuration; a bad value is logged in one line and the last good
+     * configuration stays.
+     *
+     * @param properties the new raw configuration properties
+     */
     @Modified
-    void modified(Config config) {
+    void modified(Map<String, Object> properties) {
         try {
+            Config config = configurations.typed(properties);
             settings = settings(config);
+            configurations.remember(config);
         } catch (IllegalArgumentException e) {
-            LOG.error("{} ignored, keeping the last good configuration: {}", PID, e.getMessage());
+            problems.accept(PID + ": " + e.getMessage() + "; keeping the last good configuration");
         }
     }
 
@@ -161,7 +210,8 @@ public class HealthCheckComponent {
             Launcher l = launchers.get(kind);
             results.add(NodeHealth.programs(kind, l == null ? null : l.programDirectory()));
         }
-        results.add(NodeHealth.key(s.keyFile()));
+        ProxyStatus p = proxy;
+        results.add(NodeHealth.key(s.keyFile(), p instanceof ProxyComponent ? ((ProxyComponent) p).v2Keys() : null));
         ChannelManager c = channels;
         results.add(NodeHealth.sharedMemory(c != null ? c.baseDirectory() : null, s.shmMinFreeBytes()));
         return results;

@@ -66,6 +66,23 @@ final class Job {
         }
     }
 
+    /**
+     * @return whether a rank of the job failed, or the job is being stopped, and none of its
+     *         ranks runs or is starting
+     */
+    boolean failedWithoutLiveRank() {
+        boolean failed = stopReason != null;
+        for (Rank r : ranks) {
+            if (r != null) {
+                if (!r.isDone()) {
+                    return false;
+                }
+                failed |= r.phase == Rank.Phase.FAILED;
+            }
+        }
+        return failed && rankCount > 0;
+    }
+
     boolean isEmpty() {
         return rankCount == 0;
     }

@@ -10,6 +10,8 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.util.Set;
 
 import org.mpiproxy.api.HealthResult;
+import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.ProgramNames;
 import org.mpiproxy.api.HealthResult.Status;
 
 /** The node's health checks as pure functions of what they inspect. Thread-safe. */
@@ -50,31 +52,75 @@ final class NodeHealth {
         if (!Files.isReadable(directory) || !Files.isExecutable(directory)) {
             return new HealthResult(check, Status.CRITICAL, directory + " cannot be read");
         }
-        int executables = 0;
+        // the core launcher starts programs from their images, the local one runs executables;
+        // an image is never a program itself
+        boolean images = ProcessLauncher.KIND_CORE.equals(kind);
+        int programs = 0;
         try (DirectoryStream<Path> files = Files.newDirectoryStream(directory)) {
             for (Path f : files) {
-                if (Files.isRegularFile(f) && Files.isExecutable(f)) {
-                    executables++;
+                String name = f.getFileName().toString();
+                if (!Files.isRegularFile(f) || ProgramNames.isImage(name) != images) {
+                    continue;
+                }
+                if (images ? Files.isReadable(f) : Files.isExecutable(f)) {
+                    programs++;
                 }
             }
         } catch (IOException e) {
             return new HealthResult(check, Status.CRITICAL, directory + " cannot be listed: " + e.getMessage());
         }
-        if (executables == 0) {
-            return new HealthResult(check, Status.CRITICAL, directory + " holds no executable program");
+        if (programs == 0) {
+            return new HealthResult(check, Status.CRITICAL, directory + (images
+                    ? " holds no program image (<name>" + ProgramNames.IMAGE_SUFFIX + ")"
+                    : " holds no executable program"));
         }
-        return new HealthResult(check, Status.OK, executables + " programs in " + directory);
+        return new HealthResult(check, Status.OK, programs + (images ? " program images in " : " programs in ")
+                + directory);
     }
 
     /**
-     * Hook for protocol v2's key: unset means the node speaks v1 only, which needs no key.
+     * What the proxy tells of protocol v2's keys.
      *
-     * @param keyFile the configured key file, {@code null} when none is configured
+     * @param enabled whether v2 is enabled
+     * @param problem why v2 did not start, {@code null} when it runs (or is disabled)
+     * @param files   the key files v2 serves with, the signing key first; empty when it does not
+     */
+    record V2Keys(boolean enabled, String problem, java.util.List<Path> files) {
+    }
+
+    /**
+     * The key files v2 serves with, or the one configured for the check.
+     *
+     * @param keyFile the key file configured for the check, {@code null} for the proxy's own
+     * @param proxy   what the proxy tells of its keys, {@code null} when no proxy runs
+     */
+    static HealthResult key(Path keyFile, V2Keys proxy) {
+        if (keyFile != null) {
+            return key(keyFile);
+        }
+        if (proxy == null) {
+            return new HealthResult(KEY, Status.WARN, "the proxy is not running: its v2 key is unknown");
+        }
+        if (!proxy.enabled()) {
+            return new HealthResult(KEY, Status.OK, "v2 is disabled (v1 only): no key needed");
+        }
+        if (proxy.problem() != null) {
+            return new HealthResult(KEY, Status.CRITICAL, "v2 is not started: " + proxy.problem());
+        }
+        HealthResult worst = null;
+        for (Path file : proxy.files()) {
+            HealthResult r = key(file);
+            if (worst == null || r.status().compareTo(worst.status()) > 0) {
+                worst = r;
+            }
+        }
+        return worst != null ? worst : new HealthResult(KEY, Status.CRITICAL, "v2 is not started");
+    }
+
+    /**
+     * @param keyFile a key file
      */
     static HealthResult key(Path keyFile) {
-        if (keyFile == null) {
-            return new HealthResult(KEY, Status.OK, "no key configured (v1 only)");
-        }
         if (!Files.isRegularFile(keyFile) || !Files.isReadable(keyFile)) {
             return new HealthResult(KEY, Status.CRITICAL, keyFile + " is not a readable file");
         }

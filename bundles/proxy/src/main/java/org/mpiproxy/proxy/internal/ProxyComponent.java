@@ -11,6 +11,7 @@ import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
 import java.util.concurrent.atomic.AtomicInteger;
+import java.util.function.Consumer;
 
 import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.DatagramHandler;
@@ -19,6 +20,7 @@ import org.mpiproxy.api.JobInfo;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.ProxyStatus;
 import org.mpiproxy.api.RankOutputListener;
+import org.mpiproxy.api.config.CheckedConfiguration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -30,6 +32,8 @@ import org.osgi.service.component.annotations.ReferencePolicyOption;
 import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
 import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
 
 /** Wires the v1 and v2 dispatchers to the channel manager, the launchers and the UDP transport. */
 @Component(name = ProxyComponent.PID, immediate = true, service = {DatagramHandler.class, ProxyStatus.class})
@@ -38,6 +42,9 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
 
     /** Configuration PID and component name. */
     public static final String PID = "org.mpiproxy.proxy";
+
+    /** Minutes between two sweeps of the log directory (the first runs at start). */
+    static final int LOG_SWEEP_MINUTES = 10;
 
     /** Configuration of the proxy. */
     @ObjectClassDefinition(id = PID, name = "MPI proxy",
@@ -48,6 +55,17 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
                 description = "Directory for the ranks' output, job-<id>/rank-<r>.out and .err; "
                         + "empty means ${karaf.data}/mpiproxy/logs.")
         String log_directory() default "";
+
+        @AttributeDefinition(name = "Log retention days",
+                description = "Days the ranks' output of a finished job is kept after it was last written; 0 means"
+                        + " no age limit. Checked at start and every " + LOG_SWEEP_MINUTES + " minutes.", min = "0")
+        int log_retention_days() default 14;
+
+        @AttributeDefinition(name = "Log retention megabytes",
+                description = "Megabytes the ranks' output of all jobs may take; beyond it the oldest output of"
+                        + " finished jobs is deleted. 0 means no size limit. A running rank's output is never"
+                        + " deleted.", min = "0")
+        long log_retention_megabytes() default 512;
 
         @AttributeDefinition(name = "Hold limit",
                 description = "Bytes of SEND data kept per rank while its ring is full; more is dropped.", min = "0")
@@ -139,6 +157,17 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         long v2_max_message_bytes() default V2Settings.DEFAULT_MAX_MESSAGE_BYTES;
     }
 
+    private static final Logger LOG = LoggerFactory.getLogger(ProxyComponent.class);
+
+    /** The last good configuration of this bundle's proxy, kept across re-activations. */
+    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(Config.class);
+
+    private final CheckedConfiguration<Config> configurations;
+    /** Where the one-line configuration problems go. */
+    private final Consumer<String> problems;
+    /** The configuration in force. */
+    private volatile Config inForce;
+
     private volatile ProcessLauncher localLauncher;
 
     @Reference(target = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_CORE + ")",
@@ -161,6 +190,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     private final AtomicBoolean swept = new AtomicBoolean();
     private final ProtocolFront front;
     private volatile String v2Problem;
+    /** The key files v2 serves with, the signing key first. */
+    private volatile List<java.nio.file.Path> v2KeyFiles = List.of();
     private volatile RankOutputListener outputBridge;
     private final long startedNanos = System.nanoTime();
     private final long startupWaitNanos;
@@ -168,14 +199,43 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     private volatile long beforeReady;
 
     /**
-     * @param config the configuration
+     * Checks the raw configuration: bad values are logged in one line, and the proxy then starts
+     * with the last good configuration, or, with none yet, does not start (the node does not
+     * answer on its UDP port).
+     *
+     * @param properties the raw configuration properties
+     * @throws org.mpiproxy.api.config.RejectedConfigurationException when a value is bad and there
+     *                                                                is no last good configuration
      */
     @Activate
-    public ProxyComponent(Config config) {
-        if (config.startup_wait_seconds() < 0) {
-            throw new IllegalArgumentException("startup.wait.seconds=" + config.startup_wait_seconds()
-                    + " must be >= 0");
-        }
+    public ProxyComponent(Map<String, Object> properties) {
+        this(properties, CONFIGURATIONS, LOG::error);
+    }
+
+    /**
+     * @param properties     the raw configuration properties
+     * @param configurations checks them and remembers the last good configuration
+     * @param problems       gets each one-line configuration problem
+     */
+    ProxyComponent(Map<String, Object> properties, CheckedConfiguration<Config> configurations,
+                   Consumer<String> problems) {
+        this(configurations.activation(properties, ProxyComponent::validate,
+                line -> problems.accept(PID + ": " + line)), configurations, problems);
+    }
+
+    /**
+     * @param config the configuration
+     * @throws IllegalArgumentException when a value is bad, naming its key and the value
+     */
+    ProxyComponent(Config config) {
+        this(config, new CheckedConfiguration<>(Config.class), LOG::error);
+    }
+
+    private ProxyComponent(Config config, CheckedConfiguration<Config> configurations, Consumer<String> problems) {
+        validate(config);
+        this.configurations = configurations;
+        this.problems = problems;
+        this.inForce = config;
         this.startupWaitNanos = TimeUnit.SECONDS.toNanos(config.startup_wait_seconds());
         this.launches = LaunchPool.create(
                 LaunchPool.threads(config.launch_threads(), Runtime.getRuntime().availableProcessors()),
@@ -190,13 +250,16 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         front.v2Enabled(config.v2_enabled());
         if (config.v2_enabled()) {
             try {
-                startV2(V2Config.settings(config), settings(config));
+                Map<Integer, java.nio.file.Path> files = V2Config.keyFiles(config);
+                startV2(V2Config.settings(config, files), settings(config));
+                v2KeyFiles = List.copyOf(files.values());
             } catch (IllegalArgumentException e) {
                 v2Problem = e.getMessage();
                 org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).error("protocol v2 is not started: {}",
                         v2Problem);
             }
         }
+        timer.scheduleWithFixedDelay(this::sweepLogs, 0, LOG_SWEEP_MINUTES, TimeUnit.MINUTES);
     }
 
     private void startV2(V2Settings v2Settings, ProxySettings proxySettings) {
@@ -208,6 +271,69 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         if (bridge != null) {
             bindOutput(bridge);
         }
+    }
+
+    /**
+     * Checks what the proxy's own checks cover, except the v2 keys (v2 may fail alone).
+     *
+     * @param config the configuration
+     * @return {@code config}
+     * @throws IllegalArgumentException naming the first bad key and its value
+     */
+    static Config validate(Config config) {
+        if (config.startup_wait_seconds() < 0) {
+            throw new IllegalArgumentException("startup.wait.seconds=" + config.startup_wait_seconds()
+                    + " must be >= 0");
+        }
+        settings(config);
+        supervision(config);
+        LaunchPool.threads(config.launch_threads(), 1);
+        stateDirectory(config);
+        LogRetention.Limits.of(config.log_retention_days(), config.log_retention_megabytes());
+        return config;
+    }
+
+    /**
+     * Deletes the output of finished jobs beyond the retention limits; on the timer thread. A
+     * failure is logged and the next sweep tries again.
+     */
+    void sweepLogs() {
+        Config config = inForce;
+        ProtocolFront f = front;
+        if (config == null || f == null) {
+            return;
+        }
+        java.nio.file.Path directory = dispatcher.settingsInForce().getKey().logDirectory();
+        try {
+            List<java.nio.file.Path> deleted = LogRetention.sweep(directory,
+                    LogRetention.Limits.of(config.log_retention_days(), config.log_retention_megabytes()),
+                    () -> liveJobs(f), java.time.Instant.now());
+            if (!deleted.isEmpty()) {
+                LOG.info("deleted the output of {} finished jobs beyond log.retention.days={} or"
+                        + " log.retention.megabytes={}: {}", deleted.size(), config.log_retention_days(),
+                        config.log_retention_megabytes(), deleted);
+            }
+        } catch (java.io.IOException | RuntimeException e) {
+            LOG.warn("cannot apply the log retention to {}: {}", directory, e.toString());
+        }
+    }
+
+    private static java.util.Set<Long> liveJobs(ProtocolFront front) {
+        java.util.Set<Long> live = new java.util.HashSet<>();
+        for (JobInfo job : front.jobs()) {
+            for (org.mpiproxy.api.RankInfo r : job.ranks()) {
+                if (r.state() != org.mpiproxy.api.RankInfo.State.EXITED
+                        && r.state() != org.mpiproxy.api.RankInfo.State.FAILED) {
+                    live.add(job.jobId());
+                }
+            }
+        }
+        return live;
+    }
+
+    /** @return the configuration in force */
+    Config configuration() {
+        return inForce;
     }
 
     /**
@@ -257,7 +383,12 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     static java.nio.file.Path stateDirectory(Config config) {
         String configured = config.state_directory();
         if (configured != null && !configured.isBlank()) {
-            return java.nio.file.Path.of(configured.trim());
+            try {
+                return java.nio.file.Path.of(configured.trim());
+            } catch (java.nio.file.InvalidPathException e) {
+                throw new IllegalArgumentException("state.directory=" + configured + " is not a valid path: "
+                        + e.getReason(), e);
+            }
         }
         return ProxySettings.resolveLogDirectory("").resolveSibling("state");
     }
@@ -268,17 +399,30 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     }
 
     /**
+     * @return what the health check of the v2 key needs to know: whether v2 is enabled, why it
+     *         did not start, and the key files it serves with (the signing key first)
+     */
+    NodeHealth.V2Keys v2Keys() {
+        boolean enabled = inForce.v2_enabled();
+        return new NodeHealth.V2Keys(enabled, enabled ? v2Problem : null, front.v2() == null ? List.of() : v2KeyFiles);
+    }
+
+    /**
      * Applies a changed configuration to jobs started from now on, without restarting. A bad value
      * is logged, naming its key and the value, and the last good configuration stays. New v2 keys
      * and node name apply at once (key rotation with jobs running), and v2 starts when it could
      * not before; the v2 clock skew, replay cache size and datagram size wait for the next start.
      */
     @Modified
-    void modified(Config config) {
-        String problem = reconfigure(config);
+    void modified(Map<String, Object> properties) {
+        String problem;
+        try {
+            problem = reconfigure(configurations.typed(properties));
+        } catch (IllegalArgumentException e) {
+            problem = e.getMessage();
+        }
         if (problem != null) {
-            org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).error(
-                    "{}: {}; keeping the last good configuration", PID, problem);
+            problems.accept(PID + ": " + problem + "; keeping the last good configuration");
         }
     }
 
@@ -293,15 +437,19 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         String v2Failure = null;
         int launchThreads;
         try {
+            validate(config);
             next = settings(config);
             supervision = supervision(config);
             launchThreads = LaunchPool.threads(config.launch_threads(), Runtime.getRuntime().availableProcessors());
         } catch (IllegalArgumentException e) {
             return e.getMessage();
         }
+        List<java.nio.file.Path> keyFiles = List.of();
         if (config.v2_enabled()) {
             try {
-                v2Next = V2Config.settings(config);
+                Map<Integer, java.nio.file.Path> files = V2Config.keyFiles(config);
+                v2Next = V2Config.settings(config, files);
+                keyFiles = List.copyOf(files.values());
             } catch (IllegalArgumentException e) {
                 if (front.v2() != null) {
                     return e.getMessage();
@@ -334,6 +482,11 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             startV2(v2Next, next);
             org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).info("protocol v2 started");
         }
+        inForce = config;
+        if (v2Next != null) {
+            v2KeyFiles = keyFiles;
+        }
+        configurations.remember(config);
         return null;
     }
 

@@ -250,7 +250,16 @@ public class ProxyControlComponent implements ProxyControl {
             try (DirectoryStream<Path> files = Files.newDirectoryStream(dir)) {
                 for (Path f : files) {
                     String name = f.getFileName().toString();
-                    if (Files.isRegularFile(f) && Files.isExecutable(f) && ProgramNames.problem(name) == null) {
+                    if (!Files.isRegularFile(f)) {
+                        continue;
+                    }
+                    if (ProgramNames.isImage(name)) {
+                        // the image of a program for remote cores: the program's name is offered
+                        String program = name.substring(0, name.length() - ProgramNames.IMAGE_SUFFIX.length());
+                        if (ProgramNames.problem(program) == null) {
+                            names.add(program);
+                        }
+                    } else if (Files.isExecutable(f) && ProgramNames.problem(name) == null) {
                         names.add(name);
                     }
                 }

@@ -303,12 +303,19 @@ final class V1Dispatcher implements DatagramHandler {
             return;
         }
         Job job = jobs.get(source);
+        if (job != null && job.failedWithoutLiveRank()) {
+            retire(job);
+            job = null;
+        }
         if (job != null) {
             JobSupervisor.onHostHeard(job, System.nanoTime());
         }
         Rank existing = job != null ? job.rank(rankId) : null;
         if (existing != null) {
             counters.increment(ProxyCounter.EXEC_DUPLICATE);
+            if (existing.phase == Rank.Phase.FAILED) {
+                refusedAgain(source, existing);
+            }
             if (existing.execResult >= 0) {
                 replyExec(replies, existing);
             }
@@ -351,6 +358,29 @@ final class V1Dispatcher implements DatagramHandler {
             launchExecutor.execute(() -> launch(launcher, launch, rank));
         } catch (RejectedExecutionException e) {
             onLaunched(replies, rank, null, "the proxy is shutting down");
+        }
+    }
+
+    /**
+     * Ends a job none of whose ranks runs any more after one failed, without replies: its host,
+     * retrying from the same address, starts a new job with its next EXEC.
+     */
+    private void retire(Job job) {
+        LOG.info("job {} of {} has failed and has no live rank: its host's new EXEC starts a new job",
+                Job.hex(job.jobId), Job.ownerText(job.owner));
+        for (Rank rank : job.ranks()) {
+            remove(rank);
+        }
+    }
+
+    /** Logs (rate-limited) that an EXEC repeating a failed rank of a job with live ranks gets the old failure. */
+    private void refusedAgain(InetSocketAddress source, Rank failed) {
+        counters.increment(ProxyCounter.EXEC_REJECTED);
+        if (invalidLog.permit(ProxyCounter.EXEC_REJECTED)) {
+            LOG.warn("EXEC of rank {} from {} refused with {}: rank {} of job {} failed already ({}) and the job still"
+                    + " has live ranks; TERMINATE them to start again ({} similar lines suppressed)", failed.rankId,
+                    Job.ownerText(source), MpiErrors.name(failed.execResult), failed.rankId, Job.hex(failed.job.jobId),
+                    failed.execReason, invalidLog.takeSuppressed(ProxyCounter.EXEC_REJECTED));
         }
     }
 

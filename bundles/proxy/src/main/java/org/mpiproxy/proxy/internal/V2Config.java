@@ -28,6 +28,32 @@ final class V2Config {
      * @throws IllegalArgumentException saying exactly what is wrong (a key file, a value)
      */
     static V2Settings settings(ProxyComponent.Config config) {
+        return settings(config, keyFiles(config));
+    }
+
+    /**
+     * @param config the proxy configuration
+     * @param files  its key files, from {@link #keyFiles}
+     * @return the v2 settings
+     * @throws IllegalArgumentException saying exactly what is wrong (a key file, a value)
+     */
+    static V2Settings settings(ProxyComponent.Config config, Map<Integer, Path> files) {
+        if (config.v2_skew_seconds() < 0) {
+            throw new IllegalArgumentException("v2.skew.seconds=" + config.v2_skew_seconds() + " must be >= 0");
+        }
+        String node = config.node_name().isBlank() ? DEFAULT_NODE_NAME : config.node_name().trim();
+        return new V2Settings(ClusterKeys.load(files), node, Duration.ofSeconds(config.v2_skew_seconds()),
+                config.v2_replay_cache_size(), config.v2_datagram_size(),
+                Duration.ofSeconds(config.v2_job_linger_seconds()), config.v2_max_message_bytes());
+    }
+
+    /**
+     * @param config the proxy configuration
+     * @return the key files by key id, the signing key first; the default one is generated when
+     *         missing and {@code v2.key.generate} is set
+     * @throws IllegalArgumentException when the list is bad or the default file cannot be created
+     */
+    static Map<Integer, Path> keyFiles(ProxyComponent.Config config) {
         String etc = System.getProperty("karaf.etc");
         Path base = etc != null && !etc.isBlank() ? Path.of(etc) : Path.of(System.getProperty("user.dir"));
         String spec = config.v2_key_files().trim();
@@ -44,13 +70,7 @@ final class V2Config {
         } else {
             files = ClusterKeys.parseFileList(spec, base);
         }
-        if (config.v2_skew_seconds() < 0) {
-            throw new IllegalArgumentException("v2.skew.seconds=" + config.v2_skew_seconds() + " must be >= 0");
-        }
-        String node = config.node_name().isBlank() ? DEFAULT_NODE_NAME : config.node_name().trim();
-        return new V2Settings(ClusterKeys.load(files), node, Duration.ofSeconds(config.v2_skew_seconds()),
-                config.v2_replay_cache_size(), config.v2_datagram_size(),
-                Duration.ofSeconds(config.v2_job_linger_seconds()), config.v2_max_message_bytes());
+        return files;
     }
 
     private static void generate(Path file) {

@@ -36,14 +36,25 @@ class HealthChecksTest {
         assertEquals(Status.CRITICAL, missing.status());
         assertEquals("programs.local", missing.check());
         assertEquals(dir.resolve("nope") + " is not a directory", missing.message());
-        assertEquals(dir + " holds no executable program", NodeHealth.programs("core", dir).message());
+        assertEquals(dir + " holds no executable program", NodeHealth.programs("local", dir).message());
         Files.writeString(dir.resolve("data.txt"), "x");
-        assertEquals(Status.CRITICAL, NodeHealth.programs("core", dir).status());
+        assertEquals(Status.CRITICAL, NodeHealth.programs("local", dir).status());
         Path program = Files.writeString(dir.resolve("mpiping"), "#!/bin/sh\n");
         Files.setPosixFilePermissions(program, PosixFilePermissions.fromString("rwxr-xr-x"));
-        HealthResult ok = NodeHealth.programs("core", dir);
+        HealthResult ok = NodeHealth.programs("local", dir);
         assertEquals(Status.OK, ok.status(), ok.message());
         assertEquals("1 programs in " + dir, ok.message());
+    }
+
+    @Test
+    void shouldCountExecutablesForTheLocalLauncherAndImagesForTheCoreLauncher() throws Exception {
+        assertEquals(dir + " holds no program image (<name>.lz4)", NodeHealth.programs("core", dir).message());
+        for (String name : List.of("mpiping", "mpiping.lz4", "hello", "hello.lz4")) {
+            Path f = Files.writeString(dir.resolve(name), "x");
+            Files.setPosixFilePermissions(f, PosixFilePermissions.fromString("rwxr-xr-x"));
+        }
+        assertEquals("2 programs in " + dir, NodeHealth.programs("local", dir).message());
+        assertEquals("2 program images in " + dir, NodeHealth.programs("core", dir).message());
     }
 
     @Test
@@ -57,8 +68,32 @@ class HealthChecksTest {
     }
 
     @Test
+    void shouldCheckTheKeyFilesTheProxyServesV2With() throws Exception {
+        Path key = dir.resolve("mpiproxy.key");
+        org.mpiproxy.protocol.ClusterKeys.generateIfMissing(key);
+        ProxyComponent proxy = new ProxyComponent(new FakeChannelManager(), TestConfigs.of(ProxyComponent.Config.class,
+                Map.of("v2.key.files", key.toString(), "node.name", "node-x")));
+        try {
+            HealthCheckComponent component = new HealthCheckComponent(config(Map.of()));
+            component.proxy = proxy;
+            HealthResult result = component.check().get(3);
+            assertEquals(new HealthResult("v2.key", Status.OK, key + " is readable by its owner only"), result);
+            Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-r--r--"));
+            assertEquals(Status.WARN, component.check().get(3).status());
+        } finally {
+            proxy.deactivate();
+        }
+        assertEquals(new HealthResult("v2.key", Status.OK, "v2 is disabled (v1 only): no key needed"),
+                NodeHealth.key(null, new NodeHealth.V2Keys(false, null, List.of())));
+        assertEquals(new HealthResult("v2.key", Status.CRITICAL, "v2 is not started: bad key"),
+                NodeHealth.key(null, new NodeHealth.V2Keys(true, "bad key", List.of())));
+        assertEquals(Status.WARN, NodeHealth.key(null, null).status());
+        assertEquals(Status.CRITICAL, NodeHealth.key(dir.resolve("missing.key"),
+                new NodeHealth.V2Keys(true, null, List.of(key))).status(), "a configured key file is checked");
+    }
+
+    @Test
     void shouldCheckTheKeyOnlyWhenConfigured() throws Exception {
-        assertEquals(Status.OK, NodeHealth.key(null).status());
         assertEquals(Status.CRITICAL, NodeHealth.key(dir.resolve("missing.key")).status());
         Path key = Files.writeString(dir.resolve("node.key"), "secret");
         Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-r--r--"));
@@ -95,9 +130,9 @@ class HealthChecksTest {
     @Test
     void shouldKeepTheLastGoodConfigurationWhenANewOneIsBad() {
         HealthCheckComponent component = new HealthCheckComponent(config(Map.of("shm.min.free.bytes", 5L)));
-        component.modified(config(Map.of("shm.min.free.bytes", -7L)));
+        component.modified(Map.of("shm.min.free.bytes", -7L));
         assertEquals(5L, component.settings().shmMinFreeBytes());
-        component.modified(config(Map.of("shm.min.free.bytes", 9L)));
+        component.modified(Map.of("shm.min.free.bytes", 9L));
         assertEquals(9L, component.settings().shmMinFreeBytes());
     }
 
@@ -123,7 +158,7 @@ class HealthChecksTest {
         assertEquals("key.file=etc/key must be an absolute path", assertThrows(IllegalArgumentException.class,
                 () -> HealthCheckComponent.settings(config(Map.of("key.file", "etc/key")))).getMessage());
         HealthCheckComponent component = new HealthCheckComponent(config(Map.of("key.file", "/k")));
-        component.modified(config(Map.of("key.file", "k")));
+        component.modified(Map.of("key.file", "k"));
         assertEquals(Path.of("/k"), component.settings().keyFile(), "the last good key file stays");
     }
 

@@ -186,4 +186,21 @@ class OperatorControlTest {
         control = new ProxyControlComponent(status(List.of()), health, new RankSignals(), dir);
         assertEquals(List.of("hello"), control.programs());
     }
+
+    @Test
+    void shouldOfferAnImageAsItsProgramNeverAsItself() throws Exception {
+        Path programs = Files.createDirectories(dir.resolve("programs"));
+        for (String name : List.of("hello", "hello.lz4", "remote.lz4")) {
+            Files.writeString(programs.resolve(name), "#!/bin/sh\n");
+            programs.resolve(name).toFile().setExecutable(true);
+        }
+        HealthCheckComponent health = health();
+        health.addLauncher(new FakeLauncher(), Map.of("mpiproxy.launcher", "local",
+                "program.directory", programs.toString()));
+        control = new ProxyControlComponent(status(List.of()), health, new RankSignals(), dir);
+        assertEquals(List.of("hello", "remote"), control.programs());
+        assertEquals("'hello.lz4' is the LZ4 image of program 'hello' for remote cores, not a program: name 'hello'",
+                assertThrows(IllegalArgumentException.class,
+                        () -> control.exec("hello.lz4", List.of(), List.of(0))).getMessage());
+    }
 }

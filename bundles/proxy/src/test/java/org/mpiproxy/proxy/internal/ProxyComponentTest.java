@@ -192,13 +192,13 @@ class ProxyComponentTest {
 
         java.nio.file.Files.setPosixFilePermissions(key,
                 java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
-        component.modified(TestConfigs.of(ProxyComponent.Config.class, config));
+        component.modified(config);
         assertEquals(null, component.v2Problem());
         component.onDatagram(hostSide.exec(9, 1, 0, 2, "prog"), host, transport);
         assertEquals(1, awaitReplies(component, transport).size(), "v2 serves without a restart");
 
-        component.modified(TestConfigs.of(ProxyComponent.Config.class, Map.of("v2.key.files", key.toString(),
-                "node.name", V2Datagrams.NODE, "v2.enabled", false)));
+        component.modified(Map.of("v2.key.files", key.toString(), "node.name", V2Datagrams.NODE,
+                "v2.enabled", false));
         component.onDatagram(hostSide.status(9, 1, 0), host, transport);
         assertEquals(0, transport.take().size(), "v2 switched off");
         assertEquals(2L, component.counters().get("v2.disabled"), "the EXEC before the fix and this STATUS");
@@ -258,7 +258,7 @@ class ProxyComponentTest {
             values.put((String) e.getValue()[0], e.getValue()[1]);
             ProxyComponent.Config config = TestConfigs.of(ProxyComponent.Config.class, values);
             assertEquals(e.getKey(), component.reconfigure(config), "the message names key and value");
-            component.modified(config);
+            component.modified(values);
             assertEquals(before, component.settingsInForce(), "the last good configuration stays");
             assertEquals(launchThreads, component.launchThreads());
         }

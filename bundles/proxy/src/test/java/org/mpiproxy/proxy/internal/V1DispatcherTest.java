@@ -230,6 +230,79 @@ class V1DispatcherTest {
         assertEquals(1, counter(ProxyCounter.EXEC_DUPLICATE));
     }
 
+    @Test
+    void shouldRefuseAnExecNamingAnImage() {
+        deliver(exec(1, 0, 2, "mpiping.lz4 7"));
+        Sent reply = single();
+        assertEquals(MpiErrors.ERR_ARG, reply.header.result());
+        assertEquals("'mpiping.lz4' is the LZ4 image of program 'mpiping' for remote cores, not a program: name"
+                + " 'mpiping'", reply.reason());
+        assertTrue(local.requests.isEmpty());
+    }
+
+    @Test
+    void shouldStartANewJobWhenTheHostRetriesAfterAFailedExec() {
+        core.failWith = "core 999 is not among the allowed CPUs";
+        String[] log = captureErr(() -> {
+            deliver(exec(1, 999, 2, "prog"));
+            dispatcher.doWork(transport);
+        });
+        assertEquals(MpiErrors.ERR_IO, single().header.result());
+        long failedJob = core.requests.get(0).jobId();
+
+        String[] retry = captureErr(() -> {
+            deliver(exec(1, 0, 2, "prog"));
+            dispatcher.doWork(transport);
+        });
+
+        Sent reply = single();
+        assertEquals(MpiErrors.SUCCESS, reply.header.result(), reply.reason());
+        long newJob = local.requests.get(0).jobId();
+        assertNotEquals(failedJob, newJob);
+        assertTrue(channels.released.contains(failedJob), "the failed job's directory is gone");
+        assertEquals(RankInfo.State.RUNNING, rankInfo(1).state());
+        assertEquals(0, counter(ProxyCounter.EXEC_DUPLICATE));
+        assertTrue(String.join("\n", retry).contains("job " + Job.hex(failedJob) + " of 127.0.0.1:40001 has failed and"
+                + " has no live rank"), String.join("\n", retry) + String.join("\n", log));
+    }
+
+    @Test
+    void shouldRefuseAndLogARepeatedExecOfAFailedRankWhileTheJobHasLiveRanks() {
+        dispatcher.supervision(new SupervisionSettings(false, Duration.ZERO, Duration.ZERO));
+        startRank(2, 3);
+        core.failWith = "core 999 is not among the allowed CPUs";
+        deliver(exec(1, 999, 3, "prog"));
+        dispatcher.doWork(transport);
+        assertEquals(MpiErrors.ERR_IO, single().header.result());
+
+        String[] log = captureErr(() -> deliver(exec(1, 999, 3, "prog")));
+
+        Sent reply = single();
+        assertEquals(MpiErrors.ERR_IO, reply.header.result());
+        assertEquals("core 999 is not among the allowed CPUs", reply.reason());
+        assertEquals(1, counter(ProxyCounter.EXEC_REJECTED));
+        assertEquals(1, log.length, String.join("\n", log));
+        assertTrue(log[0].contains("EXEC of rank 1 from 127.0.0.1:40001 refused with MPI_ERR_IO: rank 1 of job "),
+                log[0]);
+        assertTrue(log[0].contains("failed already (core 999 is not among the allowed CPUs) and the job still has"
+                + " live ranks"), log[0]);
+        assertEquals(1, core.requests.size(), "no second launch");
+    }
+
+    /** Runs {@code action} and returns the lines it logged (the test logger writes to System.err). */
+    private static String[] captureErr(Runnable action) {
+        java.io.PrintStream old = System.err;
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        System.setErr(new java.io.PrintStream(bytes, true, java.nio.charset.StandardCharsets.UTF_8));
+        try {
+            action.run();
+        } finally {
+            System.setErr(old);
+        }
+        String text = bytes.toString(java.nio.charset.StandardCharsets.UTF_8).strip();
+        return text.isEmpty() ? new String[0] : text.split("\n");
+    }
+
     // ------------------------------------------------------------------ SEND
 
     @Test

@@ -65,9 +65,9 @@ class V2EndToEndTest {
     /** @param afterDatagram runs on the receive thread after each datagram was handled */
     private int start(int datagramSize, String node, int ringCapacity, RankBody body, Runnable afterDatagram)
             throws Exception {
-        MappedFileChannelManager channels = new MappedFileChannelManager(TestConfigs.of(
-                MappedFileChannelManager.Config.class, Map.of("base.directory", dir.resolve("shm").toString(),
-                        "ring.capacity", ringCapacity)));
+        MappedFileChannelManager channels = new MappedFileChannelManager(
+                Map.of("base.directory", dir.resolve("shm").toString(),
+                        "ring.capacity", ringCapacity));
         ProcessLauncher launcher = ThreadRanks.launcher(body::run, request -> request.rankId() * 10);
         dispatcher = new V2Dispatcher(channels,
                 new ProxySettings(dir.resolve("logs"), 1 << 20, terminateTimeout, Duration.ofSeconds(1)),

@@ -58,9 +58,9 @@ class V2LaunchProgressTest {
 
     @Test
     void shouldReportHowManyRanksAreUpDuringASlowLaunch() throws Exception {
-        MappedFileChannelManager channels = new MappedFileChannelManager(TestConfigs.of(
-                MappedFileChannelManager.Config.class, Map.of("base.directory", dir.resolve("shm").toString(),
-                        "ring.capacity", 1 << 16)));
+        MappedFileChannelManager channels = new MappedFileChannelManager(
+                Map.of("base.directory", dir.resolve("shm").toString(),
+                        "ring.capacity", 1 << 16));
         FakeLauncher fake = new FakeLauncher();
         ProcessLauncher slow = request -> {
             try {

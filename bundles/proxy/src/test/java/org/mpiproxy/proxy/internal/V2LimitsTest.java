@@ -53,8 +53,8 @@ class V2LimitsTest {
     private UdpTransport transport;
 
     private int start(long maxMessageBytes, Consumer<ChannelRankTransport> body) throws IOException {
-        MappedFileChannelManager channels = new MappedFileChannelManager(TestConfigs.of(
-                MappedFileChannelManager.Config.class, Map.of("base.directory", dir.resolve("shm").toString())));
+        MappedFileChannelManager channels = new MappedFileChannelManager(
+                Map.of("base.directory", dir.resolve("shm").toString()));
         ProcessLauncher launcher = ThreadRanks.launcher((rank, request) -> body.accept(rank));
         ProxySettings settings = new ProxySettings(dir.resolve("logs"), 1 << 20, Duration.ofSeconds(30),
                 Duration.ofSeconds(1));

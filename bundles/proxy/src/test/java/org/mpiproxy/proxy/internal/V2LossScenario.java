@@ -39,8 +39,8 @@ public final class V2LossScenario {
         Path dir = Path.of(args[0]);
         int count = Integer.parseInt(args[1]);
         Files.createDirectories(dir);
-        MappedFileChannelManager channels = new MappedFileChannelManager(TestConfigs.of(
-                MappedFileChannelManager.Config.class, Map.of("base.directory", dir.resolve("shm").toString())));
+        MappedFileChannelManager channels = new MappedFileChannelManager(
+                Map.of("base.directory", dir.resolve("shm").toString()));
         ProcessLauncher launcher = ThreadRanks.launcher((rank, request) -> {
             ByteBuffer b = ByteBuffer.allocate(count * 4).order(ByteOrder.LITTLE_ENDIAN);
             rank.recv(MpiDatatype.INT.code(), b, 0, count, 0);

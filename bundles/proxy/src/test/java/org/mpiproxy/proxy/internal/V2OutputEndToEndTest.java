@@ -52,9 +52,9 @@ class V2OutputEndToEndTest {
     private UdpTransport transport;
 
     private int start(int datagramSize) throws Exception {
-        MappedFileChannelManager channels = new MappedFileChannelManager(TestConfigs.of(
-                MappedFileChannelManager.Config.class, Map.of("base.directory", dir.resolve("shm").toString(),
-                        "ring.capacity", 1 << 16)));
+        MappedFileChannelManager channels = new MappedFileChannelManager(
+                Map.of("base.directory", dir.resolve("shm").toString(),
+                        "ring.capacity", 1 << 16));
         AtomicReference<V2Dispatcher> self = new AtomicReference<>();
         ProcessLauncher launcher = request -> RankProcessStarter.start("lines", List.of("awk", "-v",
                 "r=" + request.rankId(), "-v", "n=" + LINES, "-v", "every=" + LONG_EVERY, "-v", "len=" + LONG_LENGTH,

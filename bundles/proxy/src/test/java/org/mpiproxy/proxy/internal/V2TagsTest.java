@@ -95,8 +95,8 @@ class V2TagsTest {
     }
 
     private int start() throws IOException {
-        MappedFileChannelManager channels = new MappedFileChannelManager(TestConfigs.of(
-                MappedFileChannelManager.Config.class, Map.of("base.directory", dir.resolve("shm").toString())));
+        MappedFileChannelManager channels = new MappedFileChannelManager(
+                Map.of("base.directory", dir.resolve("shm").toString()));
         ProcessLauncher launcher = ThreadRanks.launcher((rank, request) -> rank(rank, request.rankId()));
         ProxySettings settings = new ProxySettings(dir.resolve("logs"), 1 << 20, Duration.ofSeconds(30),
                 Duration.ofSeconds(1));

@@ -14,9 +14,12 @@ import java.nio.file.attribute.FileAttribute;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
+import java.util.Map;
+import java.util.function.Consumer;
 
 import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.RankChannel;
+import org.mpiproxy.api.config.CheckedConfiguration;
 import org.mpiproxy.channel.shm.ChannelDescriptor;
 import org.mpiproxy.channel.shm.MappedRankChannel;
 import org.mpiproxy.channel.shm.RingDescriptor;
@@ -82,17 +85,53 @@ public final class MappedFileChannelManager implements ChannelManager {
     private static final FileAttribute<?> DIRECTORY_PERMISSIONS = PosixFilePermissions.asFileAttribute(
         EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE));
 
+    /** The last good configuration of this bundle's channel manager, kept across re-activations. */
+    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(Config.class);
+
+    private final CheckedConfiguration<Config> configurations;
+    /** Where the one-line configuration problems go. */
+    private final Consumer<String> problems;
     /** The settings of jobs created from now on. */
     private volatile ChannelSettings settings;
     /** Jobs whose directory this manager created and has not released, with the settings they were created with. */
     private final java.util.Map<Long, ChannelSettings> created = new java.util.concurrent.ConcurrentHashMap<>();
 
     /**
+     * Checks the raw configuration: bad values are logged in one line, and the manager then
+     * starts with the last good configuration, or, with none yet, does not start.
+     *
+     * @param properties the raw configuration properties
+     * @throws org.mpiproxy.api.config.RejectedConfigurationException when a value is bad and there
+     *                                                                is no last good configuration
+     */
+    @Activate
+    public MappedFileChannelManager(Map<String, Object> properties) {
+        this(properties, CONFIGURATIONS, LOG::error);
+    }
+
+    /**
+     * @param properties     the raw configuration properties
+     * @param configurations checks them and remembers the last good configuration
+     * @param problems       gets each one-line configuration problem
+     */
+    MappedFileChannelManager(Map<String, Object> properties, CheckedConfiguration<Config> configurations,
+                             Consumer<String> problems) {
+        this(configurations.activation(properties, c -> ChannelSettings.of(c, currentUid()),
+            line -> problems.accept(PID + ": " + line)), configurations, problems);
+    }
+
+    /**
      * @param config the configuration
      * @throws IllegalArgumentException when a value is invalid; the message names key and value
      */
-    @Activate
-    public MappedFileChannelManager(Config config) {
+    MappedFileChannelManager(Config config) {
+        this(config, new CheckedConfiguration<>(Config.class), LOG::error);
+    }
+
+    private MappedFileChannelManager(Config config, CheckedConfiguration<Config> configurations,
+                                     Consumer<String> problems) {
+        this.configurations = configurations;
+        this.problems = problems;
         this.settings = ChannelSettings.of(config, currentUid());
         LOG.info("Shared-memory channels in {}", settings.describe());
     }
@@ -105,6 +144,8 @@ public final class MappedFileChannelManager implements ChannelManager {
      * @param owner {uid, gid} to give job directories and channel files, or {@code null} to keep the proxy's
      */
     MappedFileChannelManager(Path baseDirectory, int ringCapacity, long[] owner) {
+        this.configurations = new CheckedConfiguration<>(Config.class);
+        this.problems = LOG::error;
         this.settings = ChannelSettings.of(baseDirectory, ringCapacity, owner, currentUid());
     }
 
@@ -113,14 +154,19 @@ public final class MappedFileChannelManager implements ChannelManager {
      * its directory and owner, and its channels their mappings. A bad value is logged, naming its
      * key and the value, and the last good configuration stays.
      *
-     * @param config the new configuration
+     * @param properties the new raw configuration properties
      */
     @Modified
-    void modified(Config config) {
-        String problem = reconfigure(config);
+    void modified(Map<String, Object> properties) {
+        String problem;
+        try {
+            problem = reconfigure(configurations.typed(properties));
+        } catch (IllegalArgumentException e) {
+            problem = e.getMessage();
+        }
         if (problem != null) {
-            LOG.error("{}: {}; keeping the last good configuration, channels in {}", PID, problem,
-                settings.describe());
+            problems.accept(PID + ": " + problem + "; keeping the last good configuration, channels in "
+                + settings.describe());
         } else {
             LOG.info("Shared-memory channels reconfigured: {}", settings.describe());
         }
@@ -133,6 +179,7 @@ public final class MappedFileChannelManager implements ChannelManager {
     String reconfigure(Config config) {
         try {
             settings = ChannelSettings.of(config, currentUid());
+            configurations.remember(config);
             return null;
         } catch (IllegalArgumentException e) {
             return e.getMessage();

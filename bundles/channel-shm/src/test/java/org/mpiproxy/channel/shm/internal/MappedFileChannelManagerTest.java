@@ -220,7 +220,7 @@ class MappedFileChannelManagerTest {
             Map<String, Object> values = new java.util.HashMap<>(good);
             values.put(kv[0], kv[0].equals("ring.capacity") ? (Object) Integer.parseInt(kv[1]) : kv[1]);
             assertEquals(e.getValue(), manager.reconfigure(config(values)), "the message names key and value");
-            manager.modified(config(values));
+            manager.modified(values);
             assertEquals(base, manager.baseDirectory(), "the last good base directory stays");
             assertEquals(4096, manager.ringCapacity());
         }

@@ -1,10 +1,14 @@
 package org.mpiproxy.launcher.core.internal;
 
+import java.util.Map;
+import java.util.function.Consumer;
+
 import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.api.RankOutputListener;
+import org.mpiproxy.api.config.CheckedConfiguration;
 import org.mpiproxy.launcher.OutputListeners;
 import org.mpiproxy.launcher.RankEnvironment;
 import org.mpiproxy.launcher.RankUser;
@@ -66,15 +70,50 @@ public final class CoreLauncherComponent implements ProcessLauncher {
         String rank_user() default "";
     }
 
+    /** The last good configuration of this bundle's launcher, kept across re-activations. */
+    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(Config.class);
+
+    private final CheckedConfiguration<Config> configurations;
+    /** Where the one-line configuration problems go. */
+    private final Consumer<String> problems;
     private final OutputListeners outputListeners = new OutputListeners();
     private volatile PinnedCoreLauncher launcher;
+
+    /**
+     * Checks the raw configuration: bad values are logged in one line, and the launcher then
+     * starts with the last good configuration, or, with none yet, does not start.
+     *
+     * @param properties the raw configuration properties
+     * @throws org.mpiproxy.api.config.RejectedConfigurationException when a value is bad and there
+     *                                                                is no last good configuration
+     */
+    @Activate
+    public CoreLauncherComponent(Map<String, Object> properties) {
+        this(properties, CONFIGURATIONS, LOG::error);
+    }
+
+    /**
+     * @param properties     the raw configuration properties
+     * @param configurations checks them and remembers the last good configuration
+     * @param problems       gets each one-line configuration problem
+     */
+    CoreLauncherComponent(Map<String, Object> properties, CheckedConfiguration<Config> configurations,
+            Consumer<String> problems) {
+        this(configurations.activation(properties, c -> CoreLauncherSettings.of(c, System::getProperty, RankUser.isRoot()),
+                line -> problems.accept(PID + ": " + line)), configurations, problems);
+    }
 
     /**
      * @param config the component configuration
      * @throws IllegalArgumentException when a value is bad, naming its key and the value
      */
-    @Activate
-    public CoreLauncherComponent(Config config) {
+    CoreLauncherComponent(Config config) {
+        this(config, new CheckedConfiguration<>(Config.class), LOG::error);
+    }
+
+    private CoreLauncherComponent(Config config, CheckedConfiguration<Config> configurations, Consumer<String> problems) {
+        this.configurations = configurations;
+        this.problems = problems;
         CoreLauncherSettings settings = CoreLauncherSettings.of(config, System::getProperty, RankUser.isRoot());
         launcher = create(settings);
         LOG.info("Core launcher started, {}, {}", describe(settings), Lz4Codecs.description());
@@ -85,14 +124,19 @@ public final class CoreLauncherComponent implements ProcessLauncher {
      * not touched. A bad value is logged, naming its key and the value, and the last good
      * configuration stays.
      *
-     * @param config the new configuration
+     * @param properties the new raw configuration properties
      */
     @Modified
-    void modified(Config config) {
-        String problem = reconfigure(config);
+    void modified(Map<String, Object> properties) {
+        String problem;
+        try {
+            problem = reconfigure(configurations.typed(properties));
+        } catch (IllegalArgumentException e) {
+            problem = e.getMessage();
+        }
         if (problem != null) {
-            LOG.error("{}: {}; keeping the last good configuration, images in {}", PID, problem,
-                    launcher.programDirectory());
+            problems.accept(PID + ": " + problem + "; keeping the last good configuration, images in "
+                    + launcher.programDirectory());
         }
     }
 
@@ -108,6 +152,7 @@ public final class CoreLauncherComponent implements ProcessLauncher {
             return e.getMessage();
         }
         launcher = create(settings);
+        configurations.remember(config);
         LOG.info("Core launcher reconfigured, {}", describe(settings));
         return null;
     }

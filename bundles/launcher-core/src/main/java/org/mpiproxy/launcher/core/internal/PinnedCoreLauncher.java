@@ -11,6 +11,7 @@ import java.util.Objects;
 import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.ProgramNames;
 import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.api.RankOutputListener;
 import org.mpiproxy.launcher.OutputSettings;
@@ -22,7 +23,7 @@ import org.mpiproxy.protocol.MpiErrors;
 /** Starts a program from its LZ4 image, pinned with taskset to the requested core. */
 final class PinnedCoreLauncher implements ProcessLauncher {
 
-    static final String IMAGE_SUFFIX = ".lz4";
+    static final String IMAGE_SUFFIX = ProgramNames.IMAGE_SUFFIX;
 
     private final Path programDirectory;
     private final ImageCache images;

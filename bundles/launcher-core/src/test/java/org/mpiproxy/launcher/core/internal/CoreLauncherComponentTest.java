@@ -84,7 +84,7 @@ class CoreLauncherComponentTest {
             assertEquals(e.getValue(), component.reconfigure(config(e.getKey())), "the message names key and value");
             assertEquals(before, component.launcher(), "the last good launcher stays");
         }
-        component.modified(config(with(good, "max.image.size", 0L)));
+        component.modified(with(good, "max.image.size", 0L));
         assertEquals(before, component.launcher());
         assertEquals(4096L, component.launcher().images().maxImageSize());
 

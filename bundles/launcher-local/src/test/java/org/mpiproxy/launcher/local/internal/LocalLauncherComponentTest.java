@@ -77,7 +77,7 @@ class LocalLauncherComponentTest {
                     "the message names key and value");
             assertEquals(programs, launcher.programDirectory(), "the last good directory stays");
         }
-        launcher.modified(config(with(good, "program.directory", "relative/programs")));
+        launcher.modified(with(good, "program.directory", "relative/programs"));
         assertEquals(programs, launcher.programDirectory());
         assertEquals("old\n", run(launcher, "where"), "still serving from the last good directory");
     }

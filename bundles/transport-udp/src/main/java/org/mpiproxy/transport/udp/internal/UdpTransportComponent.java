@@ -4,9 +4,11 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.Map;
+import java.util.function.Consumer;
 
 import org.mpiproxy.api.DatagramHandler;
 import org.mpiproxy.api.DatagramTransport;
+import org.mpiproxy.api.config.CheckedConfiguration;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -59,20 +61,54 @@ public class UdpTransportComponent implements DatagramTransport {
 
     private static final Logger LOG = LoggerFactory.getLogger(UdpTransportComponent.class);
 
+    /** The last good configuration of this bundle's transport, kept across re-activations. */
+    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(Config.class);
+
+    private final CheckedConfiguration<Config> configurations;
+    /** Where the one-line configuration problems go. */
+    private final Consumer<String> problems;
+
     private volatile UdpTransport transport;
     private volatile UdpTransportSettings settings;
     private TransportManagement management;
     /** Counters of the sockets replaced by {@link #modified}, so that totals survive a rebind. */
     private final Map<String, Long> retired = new java.util.concurrent.ConcurrentHashMap<>();
 
+    /** The component as Declarative Services creates it. */
+    public UdpTransportComponent() {
+        this(CONFIGURATIONS, LOG::error);
+    }
+
     /**
-     * Validates the configuration, binds the socket and starts the receive thread.
+     * @param configurations checks raw properties and remembers the last good configuration
+     * @param problems       gets each one-line configuration problem
+     */
+    UdpTransportComponent(CheckedConfiguration<Config> configurations, Consumer<String> problems) {
+        this.configurations = configurations;
+        this.problems = problems;
+    }
+
+    /**
+     * Checks the raw configuration, binds the socket and starts the receive thread. Bad values
+     * are logged in one line; the transport then starts with the last good configuration, or,
+     * with none yet, does not start.
+     *
+     * @param properties the raw configuration properties
+     * @throws IOException when the socket cannot be bound
+     */
+    @Activate
+    void activate(Map<String, Object> properties) throws IOException {
+        start(configurations.activation(properties, UdpTransportComponent::settings,
+                line -> problems.accept(PID + ": " + line)));
+    }
+
+    /**
+     * Binds the socket and starts the receive thread.
      *
      * @param config the configuration
      * @throws IOException when the socket cannot be bound
      */
-    @Activate
-    void activate(Config config) throws IOException {
+    void start(Config config) throws IOException {
         UdpTransportSettings s = settings(config);
         transport = new UdpTransport(s, () -> handler);
         settings = s;
@@ -87,29 +123,41 @@ public class UdpTransportComponent implements DatagramTransport {
      * they continue on the new socket. A bad value, or a socket that cannot be bound, is logged
      * and the old socket stays.
      *
-     * @param config the new configuration
+     * @param properties the new raw configuration properties
      */
     @Modified
-    void modified(Config config) {
+    void modified(Map<String, Object> properties) {
+        Config config;
+        try {
+            config = configurations.typed(properties);
+        } catch (IllegalArgumentException e) {
+            keepLastGood(e.getMessage());
+            return;
+        }
+        apply(config);
+    }
+
+    /** @param config the new configuration, applied as {@link #modified(Map)} describes */
+    void apply(Config config) {
         UdpTransportSettings next;
         try {
             next = settings(config);
         } catch (IllegalArgumentException e) {
-            LOG.error("{}: {}; keeping the last good configuration, listening on {}", PID, e.getMessage(),
-                    localAddress());
+            keepLastGood(e.getMessage());
             return;
         }
         if (next.equals(settings)) {
+            configurations.remember(config);
             return;
         }
         UdpTransport replacement;
         try {
             replacement = UdpTransport.bind(next, () -> handler);
         } catch (IOException | RuntimeException e) {
-            LOG.error("{}: cannot bind {} ({}); keeping the last good configuration, listening on {}", PID,
-                    next.bindAddress(), e.toString(), localAddress());
+            keepLastGood("cannot bind " + next.bindAddress() + " (" + e + ")");
             return;
         }
+        configurations.remember(config);
         UdpTransport old = transport;
         old.stop();
         transport = replacement;
@@ -118,6 +166,16 @@ public class UdpTransportComponent implements DatagramTransport {
         old.close();
         old.counters().forEach((k, v) -> retired.merge(k, v, Long::sum));
         LOG.info("{}: moved from {} to {}", PID, old.localAddress(), replacement.localAddress());
+    }
+
+    private void keepLastGood(String problem) {
+        problems.accept(PID + ": " + problem + "; keeping the last good configuration, listening on "
+                + localAddress());
+    }
+
+    /** @return the settings in force */
+    UdpTransportSettings settings() {
+        return settings;
     }
 
     /** Stops the receive thread and closes the socket. */

@@ -53,7 +53,7 @@ class UdpTransportComponentTest {
     @Test
     void shouldDeliverToBoundHandlerAfterActivation() throws Exception {
         UdpTransportComponent component = new UdpTransportComponent();
-        component.activate(TestConfigs.of(UdpTransportComponent.Config.class, Map.of("port", 0)));
+        component.start(TestConfigs.of(UdpTransportComponent.Config.class, Map.of("port", 0)));
         try (DatagramChannel client = DatagramChannel.open()) {
             RecordingHandler handler = new RecordingHandler();
             java.lang.reflect.Field f = UdpTransportComponent.class.getDeclaredField("handler");

@@ -33,7 +33,7 @@ class UdpTransportRebindTest {
     @BeforeEach
     void setUp() throws Exception {
         component = new UdpTransportComponent();
-        component.activate(config("port", 0));
+        component.start(config("port", 0));
         java.lang.reflect.Field f = UdpTransportComponent.class.getDeclaredField("handler");
         f.setAccessible(true);
         f.set(component, handler);
@@ -66,7 +66,7 @@ class UdpTransportRebindTest {
         assertDelivered(before, (byte) 1);
         int port = freePort();
 
-        component.modified(config("port", port));
+        component.apply(config("port", port));
 
         assertEquals(port, component.localAddress().getPort());
         assertDelivered(component.localAddress(), (byte) 2);
@@ -83,9 +83,9 @@ class UdpTransportRebindTest {
     @Test
     void shouldKeepTheSocketWhenAValueIsBad() throws Exception {
         InetSocketAddress before = component.localAddress();
-        component.modified(config("port", 70000));
-        component.modified(config("port", 0, "max.datagram.size", 10));
-        component.modified(config("address", "no-such-host.invalid"));
+        component.apply(config("port", 70000));
+        component.apply(config("port", 0, "max.datagram.size", 10));
+        component.apply(config("address", "no-such-host.invalid"));
         assertEquals(before, component.localAddress());
         assertDelivered(before, (byte) 3);
     }
@@ -96,7 +96,7 @@ class UdpTransportRebindTest {
         try (DatagramChannel squatter = DatagramChannel.open()) {
             squatter.bind(new InetSocketAddress("127.0.0.1", 0));
             int taken = ((InetSocketAddress) squatter.getLocalAddress()).getPort();
-            component.modified(config("port", taken));
+            component.apply(config("port", taken));
             assertEquals(before, component.localAddress());
             assertNotEquals(taken, component.localAddress().getPort());
             assertDelivered(before, (byte) 4);
@@ -145,7 +145,7 @@ class UdpTransportRebindTest {
             while (calls.get() < before + 3 && System.nanoTime() < deadline) {
                 Thread.sleep(1);
             }
-            component.modified(config("port", freePort()));
+            component.apply(config("port", freePort()));
         }
 
         assertEquals(0, overlaps.get(), "calls into the handler while another thread was inside it");
