@@ -201,7 +201,7 @@ public final class V2HostTransport implements TaggedTransport {
         final java.util.TreeMap<Long, OutputFragment>[] outEarly = newEarlyMaps();
     }
 
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"})
     private static java.util.TreeMap<Long, OutputFragment>[] newEarlyMaps() {
         return new java.util.TreeMap[] {new java.util.TreeMap<Long, OutputFragment>(),
             new java.util.TreeMap<Long, OutputFragment>()};
