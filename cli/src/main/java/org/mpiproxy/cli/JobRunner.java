@@ -79,6 +79,8 @@ final class JobRunner {
     private String firstSignal;
     /** Set before the launcher stops rank 0: its output's last partial line was cut. */
     private volatile boolean stopping;
+    /** Why a rank's node did not answer the probe, by rank (status {@link V1Control#NODE_DOWN}). */
+    private final Map<Integer, String> nodeProblems = new java.util.HashMap<>();
 
     JobRunner(Settings settings, PrintStream out, PrintStream err) {
         this.settings = settings;
@@ -244,22 +246,27 @@ final class JobRunner {
                 + " not supported yet";
     }
 
-    /** A node that does not answer a probe is not waited for (a launch may have failed on it). */
-    private static void markUnreachableNodes(List<Placement> ranks, int[] statuses,
-                                             org.mpiproxy.protocol.ClusterKeys keys) throws IOException {
+    /**
+     * A node that does not answer a probe is not waited for (a launch may have failed on it);
+     * why it did not answer is kept for the report.
+     */
+    private void markUnreachableNodes(List<Placement> ranks, int[] statuses,
+                                      org.mpiproxy.protocol.ClusterKeys keys) throws IOException {
         Map<InetSocketAddress, Boolean> probes = new java.util.LinkedHashMap<>();
         for (int r = 1; r < statuses.length; r++) {
             if (statuses[r] < 0) {
                 probes.put(new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port()), false);
             }
         }
-        Map<InetSocketAddress, Boolean> answered = keys != null
+        Map<InetSocketAddress, Prober.Answer> answers = keys != null
                 ? V2Control.probe(List.copyOf(probes.keySet()), keys, Duration.ofSeconds(2))
                 : V1Control.probe(List.copyOf(probes.keySet()), Duration.ofSeconds(2));
         for (int r = 1; r < statuses.length; r++) {
             InetSocketAddress proxy = new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port());
-            if (statuses[r] < 0 && !answered.getOrDefault(proxy, true)) {
+            Prober.Answer a = answers.getOrDefault(proxy, Prober.Answer.ANSWERED);
+            if (statuses[r] < 0 && !a.answered()) {
                 statuses[r] = V1Control.NODE_DOWN;
+                nodeProblems.put(r, a.problem());
             }
         }
     }
@@ -333,7 +340,9 @@ final class JobRunner {
                 continue;
             }
             String where = r == 0 ? "here" : ranks.get(r - 1).toString();
-            err.println("mpiproxy: rank " + r + " (" + where + ") " + V1Control.describe(s));
+            String problem = s == V1Control.NODE_DOWN ? nodeProblems.get(r) : null;
+            err.println("mpiproxy: rank " + r + " (" + where + ") " + (problem != null ? "unknown: " + problem
+                    : V1Control.describe(s)));
             if (s > 0 && exit == 0) {
                 exit = (s & 0xff) == 0 ? 1 : s & 0xff;
             }

@@ -102,7 +102,7 @@ final class StatusCommand implements Callable<Integer> {
             launch.err().println("mpiproxy: --job needs --protocol v2 (v1 has no status request)");
             return 2;
         }
-        Map<InetSocketAddress, Boolean> answered;
+        Map<InetSocketAddress, Prober.Answer> answered;
         if (protocol.equals("v2") && jobId != 0) {
             try {
                 return ranks(out, nodes, jobId, V2Control.keys(keySpec != null ? keySpec
@@ -125,13 +125,15 @@ final class StatusCommand implements Callable<Integer> {
             answered = V1Control.probe(new ArrayList<>(nodes.keySet()), Duration.ofMillis(Math.max(1, waitMillis)));
         }
         int down = 0;
-        for (Map.Entry<InetSocketAddress, Boolean> e : answered.entrySet()) {
+        for (Map.Entry<InetSocketAddress, Prober.Answer> e : answered.entrySet()) {
             String name = nodes.get(e.getKey());
             String address = e.getKey().getAddress().getHostAddress() + ":" + e.getKey().getPort();
+            Prober.Answer a = e.getValue();
             out.println("node " + (name.equals(e.getKey().getAddress().getHostAddress()) ? address
-                    : name + " (" + address + ")") + ": " + (e.getValue() ? "proxy answers (" + protocol + (protocol.equals("v2") ? ", key accepted" : "")
-                    + ")" : "no answer"));
-            down += e.getValue() ? 0 : 1;
+                    : name + " (" + address + ")") + ": " + (a.answered() ? "proxy answers (" + protocol
+                    + (protocol.equals("v2") ? ", key accepted" : "") + ")" : "no answer"
+                    + (a == Prober.Answer.SILENT ? "" : " (" + a.problem() + ")")));
+            down += a.answered() ? 0 : 1;
         }
         return down == 0 ? 0 : 1;
     }

@@ -1,7 +1,6 @@
 package org.mpiproxy.cli;
 
 import static org.mpiproxy.protocol.V1HeaderDescriptor.HEADER_LENGTH;
-import static org.mpiproxy.protocol.V1HeaderDescriptor.OP_EXEC;
 import static org.mpiproxy.protocol.V1HeaderDescriptor.OP_TERMINATE;
 
 import java.io.IOException;
@@ -10,9 +9,7 @@ import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
-import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
@@ -44,52 +41,31 @@ final class V1Control {
     }
 
     /**
-     * Probes proxies with an EXEC every v1 proxy refuses at once (world size 1): an answer of
-     * any kind shows the proxy is up; nothing is started.
+     * Probes proxies with TERMINATE of rank 0 (docs/protocol-v1.md): rank 0 is the host itself,
+     * so every v1 proxy answers it at once with MPI_ERR_RANK, stops nothing and counts it as a
+     * probe (older proxies as an unknown rank); an answer of any kind shows the proxy is up.
      *
      * @param proxies the proxies
      * @param wait    how long to wait for all answers
-     * @return each proxy and whether it answered
-     * @throws IOException when the socket fails
+     * @return each proxy and what its probe learned
+     * @throws IOException when a socket fails
      */
-    static Map<InetSocketAddress, Boolean> probe(List<InetSocketAddress> proxies, Duration wait) throws IOException {
-        Map<InetSocketAddress, Boolean> answered = new LinkedHashMap<>();
-        proxies.forEach(p -> answered.put(p, false));
-        byte[] program = "status".getBytes(StandardCharsets.US_ASCII);
-        ByteBuffer out = ByteBuffer.allocate(HEADER_LENGTH + program.length).order(V1HeaderDescriptor.BYTE_ORDER);
-        new V1HeaderFlyweight().wrap(out, 0).set(OP_EXEC, 0, 1, 0, 1, 0);
-        out.put(HEADER_LENGTH, program);
-        try (DatagramChannel channel = DatagramChannel.open(); Selector selector = Selector.open()) {
-            channel.bind(new InetSocketAddress(0));
-            channel.configureBlocking(false);
-            channel.register(selector, SelectionKey.OP_READ);
-            ByteBuffer in = ByteBuffer.allocate(2048).order(V1HeaderDescriptor.BYTE_ORDER);
-            long deadline = System.nanoTime() + wait.toNanos();
-            long nextSend = System.nanoTime();
-            while (answered.containsValue(false)) {
-                long now = System.nanoTime();
-                if (now - deadline >= 0) {
-                    break;
-                }
-                if (now - nextSend >= 0) {
-                    for (Map.Entry<InetSocketAddress, Boolean> e : answered.entrySet()) {
-                        if (!e.getValue()) {
-                            channel.send(out.clear(), e.getKey());
-                        }
-                    }
-                    nextSend = now + Math.min(RESEND_NANOS, Math.max(1, wait.toNanos() / 4));
-                }
-                selector.select(Math.max(1, Math.min(deadline, nextSend) - now) / 1_000_000 + 1);
-                selector.selectedKeys().clear();
-                InetSocketAddress source;
-                while ((source = (InetSocketAddress) channel.receive(in.clear())) != null) {
-                    if (in.position() >= HEADER_LENGTH && answered.containsKey(source)) {
-                        answered.put(source, true);
-                    }
-                }
+    static Map<InetSocketAddress, Prober.Answer> probe(List<InetSocketAddress> proxies, Duration wait)
+            throws IOException {
+        ByteBuffer out = ByteBuffer.allocate(HEADER_LENGTH).order(V1HeaderDescriptor.BYTE_ORDER);
+        new V1HeaderFlyweight().wrap(out, 0).set(OP_TERMINATE, 0, 0, 0, 0, 0);
+        Prober.Exchange exchange = new Prober.Exchange() {
+            @Override
+            public ByteBuffer request(InetSocketAddress proxy) {
+                return out.clear();
             }
-        }
-        return answered;
+
+            @Override
+            public Prober.Answer check(InetSocketAddress proxy, ByteBuffer in) {
+                return in.position() >= HEADER_LENGTH ? Prober.Answer.ANSWERED : null;
+            }
+        };
+        return Prober.probe(proxies, wait, exchange, ByteBuffer.allocate(2048).order(V1HeaderDescriptor.BYTE_ORDER));
     }
 
     /**

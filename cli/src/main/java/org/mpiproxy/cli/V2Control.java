@@ -3,7 +3,6 @@ package org.mpiproxy.cli;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_REPLY;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_END_OF_MESSAGE;
-import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_OUTPUT;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_STATUS;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
@@ -33,6 +32,7 @@ import org.mpiproxy.protocol.NodeIds;
 import org.mpiproxy.protocol.V2Authenticator;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
+import org.mpiproxy.protocol.V2RefusalDescriptor;
 import org.mpiproxy.protocol.V2StatusDescriptor;
 
 /**
@@ -99,54 +99,42 @@ final class V2Control {
     }
 
     /**
-     * Probes proxies with an EXEC every v2 proxy refuses at once (world size 1): a reply signed
-     * with the cluster key shows the proxy is up and shares the key; nothing is started.
+     * Probes proxies with STATUS of job 0 (docs/protocol-v2.md 5.6), which every v2 proxy answers
+     * at once and counts as a probe: a reply signed with the cluster key shows the proxy is up and
+     * shares the key; a refusal that names one of the probes sent (3.5) tells why it did not verify.
      *
      * @param proxies the proxies; each one's node name is its address
      * @param keys    the cluster keys
      * @param wait    how long to wait for all answers
-     * @return each proxy and whether it answered with a valid reply
-     * @throws IOException when the socket fails
+     * @return each proxy and what its probe learned
+     * @throws IOException when a socket fails
      */
-    static Map<InetSocketAddress, Boolean> probe(List<InetSocketAddress> proxies, ClusterKeys keys, Duration wait)
-            throws IOException {
-        Map<InetSocketAddress, Boolean> answered = new LinkedHashMap<>();
-        proxies.forEach(p -> answered.put(p, false));
+    static Map<InetSocketAddress, Prober.Answer> probe(List<InetSocketAddress> proxies, ClusterKeys keys,
+                                                       Duration wait) throws IOException {
         Signer signer = new Signer(keys);
-        byte[] program = "status".getBytes(StandardCharsets.US_ASCII);
-        long jobId = randomJobId();
-        try (DatagramChannel channel = DatagramChannel.open(); Selector selector = Selector.open()) {
-            channel.bind(new InetSocketAddress(0));
-            channel.configureBlocking(false);
-            channel.register(selector, SelectionKey.OP_READ);
-            long deadline = System.nanoTime() + wait.toNanos();
-            long nextSend = System.nanoTime();
-            while (answered.containsValue(false)) {
-                long now = System.nanoTime();
-                if (now - deadline >= 0) {
-                    break;
-                }
-                if (now - nextSend >= 0) {
-                    for (Map.Entry<InetSocketAddress, Boolean> e : answered.entrySet()) {
-                        if (!e.getValue()) {
-                            ByteBuffer out = signer.request(e.getKey(), OP_EXEC, jobId, 1, 0, h -> h.argument(1),
-                                    program);
-                            channel.send(out, e.getKey());
-                        }
-                    }
-                    nextSend = now + Math.min(RESEND_NANOS, Math.max(1, wait.toNanos() / 4));
-                }
-                selector.select(Math.max(1, Math.min(deadline, nextSend) - now) / 1_000_000 + 1);
-                selector.selectedKeys().clear();
-                InetSocketAddress source;
-                while ((source = (InetSocketAddress) channel.receive(signer.in.clear())) != null) {
-                    if (answered.containsKey(source) && signer.verify(source, jobId) != null) {
-                        answered.put(source, true);
-                    }
-                }
+        Map<InetSocketAddress, List<Long>> sent = new HashMap<>();
+        Prober.Exchange exchange = new Prober.Exchange() {
+            @Override
+            public ByteBuffer request(InetSocketAddress proxy) {
+                long token = signer.random.nextLong();
+                sent.computeIfAbsent(proxy, p -> new ArrayList<>()).add(token);
+                return signer.request(proxy, OP_STATUS, 0, 0, 0, h -> h.sequence(token).nonce(token), null);
             }
-        }
-        return answered;
+
+            @Override
+            public Prober.Answer check(InetSocketAddress proxy, ByteBuffer in) {
+                List<Long> tokens = sent.getOrDefault(proxy, List.of());
+                if (V2RefusalDescriptor.isRefusal(in, 0, in.position())) {
+                    return tokens.contains(V2RefusalDescriptor.nonce(in, 0)) ? new Prober.Answer(false,
+                            V2RefusalDescriptor.describe(V2RefusalDescriptor.reason(in, 0),
+                                    V2RefusalDescriptor.keyId(in, 0))) : null;
+                }
+                V2HeaderFlyweight h = signer.verify(proxy, 0);
+                return h != null && h.operation() == OP_STATUS && tokens.contains(h.sequence())
+                        ? Prober.Answer.ANSWERED : null;
+            }
+        };
+        return Prober.probe(proxies, wait, exchange, signer.in);
     }
 
     /** One rank as a node's STATUS reply lists it (docs/protocol-v2.md 5.6). */

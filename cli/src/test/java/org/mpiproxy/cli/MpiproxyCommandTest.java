@@ -275,6 +275,66 @@ class MpiproxyCommandTest {
     }
 
     @Test
+    void shouldNameTheNodeAndSayNothingListensOnItsPortWithinAFewSeconds() throws Exception {
+        Path program = dir.resolve("no-start");
+        Files.writeString(program, "#!/bin/sh\nexit 1\n");
+        assertTrue(program.toFile().setExecutable(true));
+        int port;
+        try (java.nio.channels.DatagramChannel gone = java.nio.channels.DatagramChannel.open()) {
+            gone.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+            port = ((java.net.InetSocketAddress) gone.getLocalAddress()).getPort();
+        }
+        long start = System.nanoTime();
+
+        int status = run("run", "--hosts", "127.0.0.1:2", "--port", Integer.toString(port), program.toString());
+
+        long millis = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        assertEquals(1, status, err());
+        assertTrue(millis < 5000, "took " + millis + " ms");
+        assertTrue(err().contains("rank 1 (127.0.0.1:" + port + ":0) unknown: no proxy answers at 127.0.0.1:" + port
+                + ": nothing listens on that UDP port"), err());
+    }
+
+    @Test
+    void shouldSayAuthenticationFailedForAProxyThatRefusesTheKeyWithinAFewSeconds() throws Exception {
+        Path program = dir.resolve("no-start");
+        Files.writeString(program, "#!/bin/sh\nexit 1\n");
+        assertTrue(program.toFile().setExecutable(true));
+        try (java.nio.channels.DatagramChannel proxy = java.nio.channels.DatagramChannel.open()) {
+            proxy.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+            int port = ((java.net.InetSocketAddress) proxy.getLocalAddress()).getPort();
+            Thread refusing = new Thread(() -> refuseEverything(proxy));
+            refusing.setDaemon(true);
+            refusing.start();
+            long start = System.nanoTime();
+
+            int status = run("run", "--hosts", "127.0.0.1:2", "--port", Integer.toString(port), program.toString());
+
+            long millis = java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+            assertEquals(1, status, err());
+            assertTrue(millis < 5000, "took " + millis + " ms");
+            assertTrue(err().contains("rank 1 (127.0.0.1:" + port + ":0) unknown: authentication failed: the proxy"
+                    + " could not verify a request signed with key id 1"), err());
+        }
+    }
+
+    /** A v2 proxy with another key, as far as the launcher can tell: every request gets a refusal. */
+    private static void refuseEverything(java.nio.channels.DatagramChannel proxy) {
+        java.nio.ByteBuffer in = java.nio.ByteBuffer.allocate(2048);
+        java.nio.ByteBuffer out = java.nio.ByteBuffer.allocate(64);
+        try {
+            while (true) {
+                java.net.SocketAddress from = proxy.receive(in.clear());
+                int n = org.mpiproxy.protocol.V2RefusalDescriptor.put(in, 0,
+                        org.mpiproxy.protocol.V2RefusalDescriptor.REASON_NOT_VERIFIED, out.clear(), 0);
+                proxy.send(out.limit(n).position(0), from);
+            }
+        } catch (java.io.IOException e) {
+            // closed: the test is over
+        }
+    }
+
+    @Test
     void shouldReadAV2JobFile() throws Exception {
         Path file = dir.resolve("job2");
         Files.writeString(file, "protocol=v2\njob.id=00000000000000ff\nkey.files=/k\nlauncher.pid=10\nrank0.pid=11\n"

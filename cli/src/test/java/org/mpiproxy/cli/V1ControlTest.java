@@ -77,13 +77,23 @@ class V1ControlTest {
         try (DatagramChannel proxy = DatagramChannel.open(); DatagramChannel silent = DatagramChannel.open()) {
             proxy.bind(new InetSocketAddress("127.0.0.1", 0));
             silent.bind(new InetSocketAddress("127.0.0.1", 0));
-            answering(proxy, new ArrayList<>());
             InetSocketAddress up = (InetSocketAddress) proxy.getLocalAddress();
             InetSocketAddress down = (InetSocketAddress) silent.getLocalAddress();
 
-            Map<InetSocketAddress, Boolean> answered = V1Control.probe(List.of(up, down), Duration.ofMillis(500));
+            InetSocketAddress gone;
+            try (DatagramChannel c = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+                gone = (InetSocketAddress) c.getLocalAddress();
+            }
+            List<InetSocketAddress> sources = new ArrayList<>();
+            answering(proxy, sources);
 
-            assertEquals(Map.of(up, true, down, false), answered);
+            Map<InetSocketAddress, Prober.Answer> answered = V1Control.probe(List.of(up, down, gone),
+                    Duration.ofMillis(500));
+
+            assertEquals(Prober.Answer.ANSWERED, answered.get(up));
+            assertEquals(Prober.Answer.SILENT, answered.get(down));
+            assertEquals("no proxy answers at 127.0.0.1:" + gone.getPort() + ": nothing listens on that UDP port",
+                    answered.get(gone).problem());
         }
     }
 }

@@ -27,6 +27,7 @@ import org.mpiproxy.protocol.NodeIds;
 import org.mpiproxy.protocol.V2Authenticator;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
+import org.mpiproxy.protocol.V2RefusalDescriptor;
 import org.mpiproxy.protocol.V2StatusDescriptor;
 
 /** The launcher's v2 control against a small fake proxy that checks every request as a proxy does. */
@@ -55,8 +56,12 @@ class V2ControlTest {
                 while (true) {
                     InetSocketAddress from = (InetSocketAddress) proxy.receive(in.clear());
                     int length = in.position();
-                    if (auth.verify(in, 0, length, System.currentTimeMillis()) != V2Authenticator.OK) {
+                    int verified = auth.verify(in, 0, length, System.currentTimeMillis());
+                    if (verified != V2Authenticator.OK) {
                         seen.add("refused");
+                        // as a proxy does (docs/protocol-v2.md 3.5)
+                        int n = V2RefusalDescriptor.put(in, 0, V2RefusalDescriptor.reasonOf(verified), out.clear(), 0);
+                        proxy.send(out.limit(n).position(0), from);
                         continue;
                     }
                     V2HeaderFlyweight h = new V2HeaderFlyweight().wrap(in, 0);
@@ -153,13 +158,37 @@ class V2ControlTest {
     }
 
     @Test
-    void shouldProbeWithASignedRequestAndAcceptOnlySignedAnswers() throws Exception {
+    void shouldProbeWithStatusOfJobZeroAndAcceptOnlySignedAnswers() throws Exception {
         InetSocketAddress address = startProxy(KEYS, 0);
-        assertTrue(V2Control.probe(List.of(address), KEYS, Duration.ofSeconds(5)).get(address));
+        assertEquals(Prober.Answer.ANSWERED, V2Control.probe(List.of(address), KEYS, Duration.ofSeconds(5)).get(address));
+        assertEquals(List.of("STATUS rank 0"), seen, "a probe is no EXEC: nothing to refuse or log on the proxy");
         ClusterKeys other = ClusterKeys.of(Map.of(1, new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
             17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32}), 1);
-        assertFalse(V2Control.probe(List.of(address), other, Duration.ofMillis(600)).get(address));
+        long start = System.nanoTime();
+
+        Prober.Answer refused = V2Control.probe(List.of(address), other, Duration.ofSeconds(5)).get(address);
+
+        assertFalse(refused.answered());
+        assertTrue(refused.problem().startsWith("authentication failed: the proxy could not verify a request signed"
+                + " with key id 1"), refused.problem());
+        assertTrue(System.nanoTime() - start < Duration.ofSeconds(2).toNanos(), "the refusal ends the wait");
         assertTrue(seen.contains("refused"), seen.toString());
+    }
+
+    @Test
+    void shouldTellAtOnceThatNothingListensOnAProxysPort() throws Exception {
+        InetSocketAddress gone;
+        try (DatagramChannel c = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            gone = (InetSocketAddress) c.getLocalAddress();
+        }
+        long start = System.nanoTime();
+
+        Prober.Answer a = V2Control.probe(List.of(gone), KEYS, Duration.ofSeconds(5)).get(gone);
+
+        assertFalse(a.answered());
+        assertEquals("no proxy answers at 127.0.0.1:" + gone.getPort() + ": nothing listens on that UDP port",
+                a.problem());
+        assertTrue(System.nanoTime() - start < Duration.ofSeconds(2).toNanos(), "the ICMP error ends the wait");
     }
 
     @Test

@@ -152,6 +152,82 @@ class LauncherMultiNodeIT {
         assertEquals(10, out.size(), out.toString());
     }
 
+    /** The launcher with its whole command line after {@code run}; stderr to {@code launcher.err}. */
+    private Process launchWith(String... runArgs) throws IOException {
+        List<String> command = new ArrayList<>(List.of(java(), "-jar", cli.toString(), "run"));
+        command.addAll(List.of(runArgs));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectError(work.resolve("launcher.err").toFile())
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        return builder.start();
+    }
+
+    @Test
+    void shouldFailFastNamingTheNodeWhereNothingListens() throws Exception {
+        int port;
+        try (java.nio.channels.DatagramChannel gone = java.nio.channels.DatagramChannel.open()) {
+            gone.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
+            port = ((java.net.InetSocketAddress) gone.getLocalAddress()).getPort();
+        }
+        long start = System.nanoTime();
+
+        Process launcher = launchWith("--key-file", key.toString(), "--hosts", "127.0.0.1:2", "--port",
+                Integer.toString(port), nodes.get(0).home.resolve("programs/mpiprime").toString(), "1000");
+
+        // two JVMs start on a loaded machine: the bound is generous; V2UnreachableNodeTest bounds the library at 5 s
+        assertTrue(launcher.waitFor(30, TimeUnit.SECONDS), "launcher still runs");
+        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+        assertNotEquals(0, launcher.exitValue(), launcherErrors());
+        String where = "127.0.0.1:" + port;
+        assertTrue(launcherErrors().contains("rank 1 on " + where + ":0: no proxy answers at " + where
+                + ": nothing listens on that UDP port"), launcherErrors());
+        assertTrue(launcherErrors().contains("mpiproxy: rank 1 (" + where + ":0) unknown: no proxy answers at "
+                + where + ": nothing listens on that UDP port"), launcherErrors());
+        assertEquals(0, count("ranks started", launcherErrors()), "no progress line: " + launcherErrors());
+        assertTrue(seconds < 30, "took " + seconds + " s");
+    }
+
+    @Test
+    void shouldFailFastWithAuthenticationFailedForAnotherKey() throws Exception {
+        Path otherKey = work.resolve("other.key");
+        Files.deleteIfExists(otherKey);
+        org.mpiproxy.protocol.ClusterKeys.generateIfMissing(otherKey);
+
+        Process launcher = launch(List.of("--key-file", otherKey.toString()), null, "mpiprime", "1000");
+
+        assertTrue(launcher.waitFor(30, TimeUnit.SECONDS), "launcher still runs");
+        assertNotEquals(0, launcher.exitValue(), launcherErrors());
+        assertTrue(launcherErrors().contains("authentication failed: the proxy could not verify a request signed with"
+                + " key id 1"), launcherErrors());
+        assertTrue(launcherErrors().contains("unknown: authentication failed"), launcherErrors());
+    }
+
+    @Test
+    void shouldProbeWithStatusLeavingNoWarningOnTheProxies() throws Exception {
+        ProcessBuilder status = new ProcessBuilder(java(), "-jar", cli.toString(), "status", "--key-file",
+                key.toString(), "--node-map", nodeMap.toString(), "--hosts", "n1,n2,n3")
+                .redirectErrorStream(true).redirectOutput(work.resolve("status.out").toFile());
+        status.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        Process p = status.start();
+
+        assertTrue(p.waitFor(60, TimeUnit.SECONDS), "status still runs");
+        String out = Files.readString(work.resolve("status.out"));
+        assertEquals(0, p.exitValue(), out);
+        assertEquals(3, count("proxy answers (v2, key accepted)", out), out);
+        for (KarafNode node : nodes) {
+            String log = Files.readString(node.home.resolve("data/log/karaf.log"));
+            assertFalse(log.contains("world size 1 is not in 2..65535"), node.name + " logged the probe as a refusal");
+        }
+    }
+
+    private static int count(String what, String in) {
+        int n = 0;
+        for (int i = in.indexOf(what); i >= 0; i = in.indexOf(what, i + 1)) {
+            n++;
+        }
+        return n;
+    }
+
     @Test
     void shouldFailAndLeaveNothingRunningWhenOneNodesRankIsKilled() throws Exception {
         // the one job over v1: no key, and the ranks' output stays on the nodes

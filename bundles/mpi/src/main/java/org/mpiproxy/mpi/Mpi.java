@@ -109,7 +109,9 @@ public final class Mpi implements AutoCloseable {
     public static final String DATAGRAM_SIZE_ENV = "MPIPROXY_DATAGRAM_SIZE";
     /**
      * Environment variable: milliseconds a v2 node may stay silent while rank 0 waits for it
-     * before it is declared dead (0 = never); default: the value of {@value #TIMEOUT_ENV}.
+     * before it is declared dead (0 = never); default: 5000 ({@code V2HostTransport.DEFAULT_DEAD_AFTER}),
+     * or {@value #TIMEOUT_ENV} when that is shorter, never when that is 0. Rank 0 probes a node
+     * that is silent for a second, and a live proxy answers a probe at once.
      */
     public static final String DEAD_AFTER_ENV = "MPIPROXY_DEAD_AFTER_MS";
     /**
@@ -341,7 +343,9 @@ public final class Mpi implements AutoCloseable {
 
     static Duration deadAfter(String text, Duration timeout) {
         if (text == null || text.isBlank()) {
-            return timeout;
+            // a live proxy answers the probes of a silent node at once: seconds tell a dead node
+            return timeout.isZero() || timeout.compareTo(V2HostTransport.DEFAULT_DEAD_AFTER) < 0 ? timeout
+                    : V2HostTransport.DEFAULT_DEAD_AFTER;
         }
         try {
             long millis = Long.parseLong(text.strip());

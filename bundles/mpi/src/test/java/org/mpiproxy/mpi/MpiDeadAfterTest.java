@@ -13,9 +13,11 @@ import org.mpiproxy.protocol.MpiErrors;
 class MpiDeadAfterTest {
 
     @Test
-    void shouldDefaultToTheReplyTimeout() {
-        assertEquals(Duration.ofSeconds(7), Mpi.deadAfter(null, Duration.ofSeconds(7)));
-        assertEquals(Duration.ofSeconds(7), Mpi.deadAfter("  ", Duration.ofSeconds(7)));
+    void shouldDefaultToFiveSecondsOrTheShorterReplyTimeout() {
+        assertEquals(Duration.ofSeconds(5), Mpi.deadAfter(null, Duration.ofSeconds(30)));
+        assertEquals(Duration.ofSeconds(5), Mpi.deadAfter("  ", Duration.ofSeconds(7)));
+        assertEquals(Duration.ofSeconds(2), Mpi.deadAfter(null, Duration.ofSeconds(2)));
+        assertEquals(Duration.ZERO, Mpi.deadAfter(null, Duration.ZERO), "a timeout of 0 waits forever");
     }
 
     @Test

@@ -241,4 +241,25 @@ class V2DocumentExamplesTest {
         assertEquals(4242, V2StatusDescriptor.pid(reply, V2HeaderDescriptor.HEADER_LENGTH));
         assertEquals(-1, V2StatusDescriptor.exitStatus(reply, V2HeaderDescriptor.HEADER_LENGTH));
     }
+
+    @Test
+    void shouldRefuseTheDocumentedStatusUnderAnotherKeyExactlyAsDocumented() {
+        ByteBuffer request = documented("status").order(ByteOrder.LITTLE_ENDIAN);
+        V2Authenticator otherProxy = new V2Authenticator(ClusterKeys.of(Map.of(1, new byte[32]), 1),
+                NodeIds.of(V2Examples.NODE), 30_000, 16);
+        int result = otherProxy.verify(request, 0, request.limit(), V2Examples.TIME);
+        assertEquals(V2Authenticator.BAD_MAC, result);
+        ByteBuffer refusal = ByteBuffer.allocate(V2RefusalDescriptor.LENGTH);
+
+        int length = V2RefusalDescriptor.put(request, 0, V2RefusalDescriptor.reasonOf(result), refusal, 0);
+
+        assertEquals(examples.get("refusal"), V2Examples.hex(refusal.limit(length)));
+        ByteBuffer documented = documented("refusal");
+        assertTrue(V2RefusalDescriptor.isRefusal(documented, 0, documented.limit()));
+        assertEquals(V2RefusalDescriptor.REASON_NOT_VERIFIED, V2RefusalDescriptor.reason(documented, 0));
+        assertEquals(1, V2RefusalDescriptor.keyId(documented, 0));
+        assertEquals(0x112233445566778bL, V2RefusalDescriptor.nonce(documented, 0));
+        assertEquals(V2Authenticator.TOO_SHORT, V2Examples.authenticator().verifyReply(documented, 0,
+                documented.limit(), V2Examples.TIME), "no reply can be taken for a refusal, nor a refusal for a request");
+    }
 }

@@ -14,6 +14,7 @@ import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
+import java.net.PortUnreachableException;
 import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
@@ -41,12 +42,16 @@ import org.mpiproxy.protocol.MpiErrors;
 import org.mpiproxy.protocol.V2Authenticator;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
+import org.mpiproxy.protocol.V2RefusalDescriptor;
 
 /**
  * Rank 0 over protocol v2 (docs/protocol-v2.md): a random job id, authenticated datagrams,
  * SEND fragments acknowledged with a window and retransmitted with back-off, RECV pulled by
- * sequence number, idempotent EXEC and TERMINATE repeated until answered. A node that sends no
- * valid reply for the timeout is declared dead. With a {@link RankOutputHandler}, every rank's
+ * sequence number, idempotent EXEC and TERMINATE repeated until answered. A node that stays
+ * silent while a call waits for it gets a probe (STATUS of job 0) from a socket connected to it,
+ * so that a port where nothing listens shows at once (ICMP port unreachable); a refusal
+ * (docs/protocol-v2.md 3.5) that answers a request sent here tells that authentication failed;
+ * a node that answers nothing for the dead-node silence is declared dead. With a {@link RankOutputHandler}, every rank's
  * output lines are streamed here (OUTPUT): they are received and acknowledged during every call
  * and, between calls, by a daemon thread, so ranks never wait for the host program to call.
  * One thread at a time; the output thread takes turns with it through a lock.
@@ -62,18 +67,95 @@ public final class V2HostTransport implements TaggedTransport {
     static final int EARLY_ACK_BYTES = 64 * 1024;
     /** Fragments in flight before the first acknowledgement tells the window. */
     static final int INITIAL_WINDOW = 8;
-    /** A launch taking longer than this reports its progress, about this often. */
+    /** A launch taking longer than this reports its progress; again when it changed, at most this often. */
     static final long PROGRESS_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** A launch whose progress does not change reports it again after this long. */
+    static final long PROGRESS_REPEAT_NANOS = TimeUnit.SECONDS.toNanos(10);
     /** OUTPUT datagrams handled between acknowledgements while more keep arriving. */
     static final int ACK_EVERY = 16;
     /** OUTPUT fragments kept per stream after a gap at most (the proxy's window is smaller). */
     static final int OUTPUT_EARLY_MAX = 256;
 
+    /** The dead-node silence of programs that do not set one ({@code MPIPROXY_DEAD_AFTER_MS}). */
+    public static final Duration DEFAULT_DEAD_AFTER = Duration.ofSeconds(5);
+    /** A node silent this long while a call waits for it gets a probe, and again this often. */
+    static final long PROBE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /**
+     * A node's port reported unreachable this long (ICMP, with no valid reply since) fails a call:
+     * longer than a restart of the proxy's UDP transport bundle, which a running job survives.
+     * A launch fails after {@link #PROBE_NANOS} already.
+     */
+    static final long UNREACHABLE_NANOS = TimeUnit.SECONDS.toNanos(3);
+    /** A node no call waited for this long: its silence counts from the next wait. */
+    static final long WAIT_GAP_NANOS = TimeUnit.SECONDS.toNanos(2);
+    /** {@link #awaitReplies}: watch every rank whose EXEC is not answered. */
+    private static final int WATCH_EXECS = -1;
+    /** {@link #awaitReplies}: watch every rank whose TERMINATE reply is awaited; give its node up. */
+    private static final int WATCH_TERMINATING = -2;
+    /** Nonces of the latest requests to a node, remembered to match refusals. */
+    static final int NONCES = 64;
+
     private static final int SOCKET_BUFFER = 4 * 1024 * 1024;
+
+    /**
+     * Per proxy (address and port; its ranks share it): when it was last heard, the nonces sent to
+     * it lately, its probe socket and what is known to be wrong with it.
+     */
+    private static final class Node {
+        final HostfileEntry entry;
+        final InetSocketAddress address;
+        final V2Authenticator auth;
+        final long[] nonces = new long[NONCES];
+        int nonceAt;
+        long lastHeard;
+        /** When its silence began to count: the start of a wait after a gap without one. */
+        long silentFrom;
+        long lastWatched;
+        DatagramChannel probe;
+        long probeSentAt;
+        /** ICMP port unreachable since {@link #unreachableSince}, with no valid reply after it. */
+        boolean unreachable;
+        long unreachableSince;
+        /** Why the node refused a request of ours (a matched refusal), or null. */
+        String refusal;
+        /** Given up while TERMINATE replies were awaited. */
+        boolean dead;
+
+        Node(HostfileEntry entry, InetSocketAddress address, V2Authenticator auth) {
+            this.entry = entry;
+            this.address = address;
+            this.auth = auth;
+        }
+
+        void sent(long nonce) {
+            nonces[nonceAt] = nonce;
+            nonceAt = (nonceAt + 1) % NONCES;
+        }
+
+        boolean wasSent(long nonce) {
+            for (long n : nonces) {
+                if (n == nonce && n != 0) {
+                    return true;
+                }
+            }
+            return false;
+        }
+
+        void heard(long now) {
+            lastHeard = now;
+            unreachable = false;
+            refusal = null;
+        }
+
+        String where() {
+            return address.getAddress().getHostAddress() + ":" + address.getPort();
+        }
+    }
 
     /** Per rank: where it runs and both streams' positions. */
     private static final class RankState {
         HostfileEntry node;
+        Node at;
         InetSocketAddress address;
         V2Authenticator auth;
         int execResult = -1;
@@ -82,8 +164,6 @@ public final class V2HostTransport implements TaggedTransport {
         int terminateResult = -1;
         /** Interim replies to TERMINATE (STATUS: alive, still terminating) received. */
         long terminateInterims;
-        /** The node stayed silent for the dead-node silence while TERMINATE waited: given up. */
-        boolean terminateGivenUp;
         long sendNext;
         long sendAcked;
         int window = INITIAL_WINDOW;
@@ -114,7 +194,6 @@ public final class V2HostTransport implements TaggedTransport {
         boolean pullAsked;
         long pullRto = INITIAL_RTO_NANOS;
         long pullLastProgress;
-        long lastHeard;
         /** OUTPUT per stream (0 stdout, 1 stderr): next sequence expected, lines dropped, the line being joined. */
         final long[] outNext = new long[2];
         final long[] outDropped = new long[2];
@@ -124,7 +203,7 @@ public final class V2HostTransport implements TaggedTransport {
         final java.util.TreeMap<Long, OutputFragment>[] outEarly = newEarlyMaps();
     }
 
-    @SuppressWarnings("unchecked")
+    @SuppressWarnings({"unchecked", "rawtypes"})
     private static java.util.TreeMap<Long, OutputFragment>[] newEarlyMaps() {
         return new java.util.TreeMap[] {new java.util.TreeMap<Long, OutputFragment>(),
             new java.util.TreeMap<Long, OutputFragment>()};
@@ -135,6 +214,9 @@ public final class V2HostTransport implements TaggedTransport {
     }
 
     private final RankState[] ranks;
+    private final Map<InetSocketAddress, Node> nodes = new java.util.LinkedHashMap<>();
+    private final ByteBuffer probeOut;
+    private final V2HeaderFlyweight probeHeader = new V2HeaderFlyweight();
     private final long jobId;
     private final long timeoutNanos;
     /** Silence after which a node is declared dead; {@link #timeoutNanos} unless set by {@link #deadAfter}. */
@@ -157,6 +239,8 @@ public final class V2HostTransport implements TaggedTransport {
     private final ByteBuffer ackOut;
     private final V2HeaderFlyweight ackHeader = new V2HeaderFlyweight();
     private volatile boolean closed;
+    /** EXECs are awaited: an unreachable port fails the launch after {@link #PROBE_NANOS}. */
+    private boolean launching;
     private Selector outputSelector;
     private Thread outputThread;
 
@@ -167,6 +251,8 @@ public final class V2HostTransport implements TaggedTransport {
         this.ackOut = ByteBuffer.allocateDirect(V2HeaderDescriptor.MIN_DATAGRAM_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         ackHeader.wrap(ackOut, 0);
         this.ranks = new RankState[nodes.size() + 1];
+        this.probeOut = ByteBuffer.allocateDirect(V2HeaderDescriptor.MIN_DATAGRAM_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
+        probeHeader.wrap(probeOut, 0);
         Map<String, V2Authenticator> byNode = new HashMap<>();
         long skew = TimeUnit.SECONDS.toMillis(30);
         for (int r = 1; r < ranks.length; r++) {
@@ -176,6 +262,9 @@ public final class V2HostTransport implements TaggedTransport {
             String name = s.address.getAddress().getHostAddress();
             s.auth = byNode.computeIfAbsent(name, n -> new V2Authenticator(keys,
                     org.mpiproxy.protocol.NodeIds.of(n), skew, 1));
+            HostfileEntry entry = s.node;
+            V2Authenticator auth = s.auth;
+            s.at = this.nodes.computeIfAbsent(s.address, a -> new Node(entry, a, auth));
             ranks[r] = s;
         }
         long id = jobId;
@@ -368,18 +457,27 @@ public final class V2HostTransport implements TaggedTransport {
     }
 
     /**
-     * Sends every rank's EXEC at once (all nodes start in parallel), repeats the unanswered ones
-     * with back-off, and, when the launch takes longer than {@link #PROGRESS_NANOS}, reports
-     * {@code mpi: k of n ranks started} to the diagnostics stream about once a second.
+     * Sends every rank's EXEC at once (all nodes start in parallel) and a probe to every node
+     * (so that a port where nothing listens or a refusal shows within a second), repeats the
+     * unanswered EXECs with back-off, and, when the launch takes longer than
+     * {@link #PROGRESS_NANOS}, reports {@code mpi: k of n ranks started} to the diagnostics
+     * stream: once, then whenever k changed (at most once a second) and every
+     * {@link #PROGRESS_REPEAT_NANOS} while it does not.
      */
     private void exec(byte[] command) {
         long now = System.nanoTime();
-        for (int r = 1; r < ranks.length; r++) {
-            ranks[r].lastHeard = now;
+        for (Node n : nodes.values()) {
+            n.lastHeard = now;
+            n.silentFrom = now;
+            n.lastWatched = now;
+            probe(n, now);
         }
+        launching = true;
         long rto = INITIAL_RTO_NANOS;
         long begin = now;
         long nextProgress = now + PROGRESS_NANOS;
+        int shownDone = -1;
+        long shownAt = now;
         boolean progressShown = false;
         while (true) {
             boolean pending = false;
@@ -397,14 +495,21 @@ public final class V2HostTransport implements TaggedTransport {
                 break;
             }
             // output of ranks already started arrives meanwhile: repeat EXECs only after the timeout
-            awaitRepliesFor(rto, -1, this::execsAnswered);
+            awaitRepliesFor(rto, WATCH_EXECS, this::execsAnswered);
             rto = Math.min(rto * 2, MAX_RTO_NANOS);
-            if (System.nanoTime() - nextProgress >= 0 && !execsAnswered()) {
-                diagnostics.println("mpi: " + execsDone() + " of " + (ranks.length - 1) + " ranks started");
-                nextProgress = System.nanoTime() + PROGRESS_NANOS;
-                progressShown = true;
+            long t = System.nanoTime();
+            if (t - nextProgress >= 0 && !execsAnswered()) {
+                int done = execsDone();
+                if (done != shownDone || t - shownAt >= PROGRESS_REPEAT_NANOS) {
+                    diagnostics.println("mpi: " + done + " of " + (ranks.length - 1) + " ranks started");
+                    shownDone = done;
+                    shownAt = t;
+                    progressShown = true;
+                }
+                nextProgress = t + PROGRESS_NANOS;
             }
         }
+        launching = false;
         if (progressShown) {
             diagnostics.println("mpi: all " + (ranks.length - 1) + " ranks answered in "
                     + TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - begin) + " ms");
@@ -657,12 +762,15 @@ public final class V2HostTransport implements TaggedTransport {
         if (exitStatuses != null) {
             return exitStatuses.clone();
         }
+        launching = false;
         int[] statuses = new int[ranks.length];
         try {
             long rto = INITIAL_RTO_NANOS;
             long now = System.nanoTime();
-            for (int r = 1; r < ranks.length; r++) {
-                ranks[r].lastHeard = now;
+            for (Node n : nodes.values()) {
+                n.lastHeard = now;
+                n.silentFrom = now;
+                n.lastWatched = now;
             }
             // a proxy answers TERMINATE once the rank exited; until then its interim replies show it alive
             long deadline = timeoutNanos == Long.MAX_VALUE ? Long.MAX_VALUE
@@ -670,7 +778,7 @@ public final class V2HostTransport implements TaggedTransport {
             while (true) {
                 boolean pending = false;
                 for (int r = 1; r < ranks.length; r++) {
-                    if (terminatePending(ranks[r])) {
+                    if (awaitsTerminate(r)) {
                         pending = true;
                         header(OP_TERMINATE, r).core(ranks[r].node.coreId());
                         transmit(r);
@@ -680,12 +788,11 @@ public final class V2HostTransport implements TaggedTransport {
                     break;
                 }
                 try {
-                    awaitRepliesFor(rto, 0, this::terminatesAnswered);
+                    awaitRepliesFor(rto, WATCH_TERMINATING, this::terminatesAnswered);
                 } catch (MpiException e) {
                     diagnostics.println("mpi: " + e.getMessage());
                     break;
                 }
-                giveUpSilentNodes();
                 // ask at least four times per silence: each repetition earns an interim reply from a live node
                 rto = Math.min(Math.min(rto * 2, MAX_RTO_NANOS), Math.max(INITIAL_RTO_NANOS, silenceNanos / 4));
             }
@@ -693,7 +800,7 @@ public final class V2HostTransport implements TaggedTransport {
                 RankState s = ranks[r];
                 if (s.terminateResult < 0) {
                     statuses[r] = -1;
-                    if (s.execResult >= 0 && !s.terminateGivenUp) {
+                    if (s.execResult >= 0 && !s.at.dead) {
                         diagnostics.println("mpi: no TERMINATE reply for rank " + r + " from " + s.node);
                     }
                 } else {
@@ -719,6 +826,11 @@ public final class V2HostTransport implements TaggedTransport {
         try {
             selector.close();
             channel.close();
+            for (Node n : nodes.values()) {
+                if (n.probe != null) {
+                    n.probe.close();
+                }
+            }
         } catch (IOException e) {
             diagnostics.println("mpi: closing the socket failed: " + e);
         }
@@ -732,7 +844,9 @@ public final class V2HostTransport implements TaggedTransport {
     }
 
     private void transmit(int rank) {
-        outHeader.timestamp(System.currentTimeMillis()).nonce(random.nextLong());
+        long nonce = random.nextLong();
+        ranks[rank].at.sent(nonce);
+        outHeader.timestamp(System.currentTimeMillis()).nonce(nonce);
         int length = ranks[rank].auth.sign(out, 0);
         out.limit(length).position(0);
         try {
@@ -744,11 +858,15 @@ public final class V2HostTransport implements TaggedTransport {
     }
 
     /**
-     * Waits up to {@code waitNanos} for datagrams and handles every one that arrived.
+     * Waits up to {@code waitNanos} for datagrams and handles every one that arrived, then checks
+     * the nodes the caller waits for: probes those silent for {@link #PROBE_NANOS}, and fails the
+     * call for a node that refused a request of ours, whose port is unreachable or that stayed
+     * silent for the dead-node silence.
      *
      * @param waitNanos how long to wait for the first datagram
-     * @param watched   the rank whose silence declares its node dead (-1: every rank with a pending EXEC,
-     *                  0: none)
+     * @param watched   the rank whose node's silence fails the call ({@link #WATCH_EXECS}: every rank
+     *                  with a pending EXEC; {@link #WATCH_TERMINATING}: every rank whose TERMINATE
+     *                  reply is awaited, whose node is then given up instead; 0: none)
      */
     private void awaitReplies(long waitNanos, int watched) {
         try {
@@ -757,17 +875,152 @@ public final class V2HostTransport implements TaggedTransport {
                 selector.selectedKeys().clear();
             }
             receiveAvailable();
+            receiveProbes();
         } catch (IOException e) {
             throw new MpiException(MpiErrors.ERR_IO, "receiving failed: " + e.getMessage(), e);
         }
+        if (watched == 0) {
+            return;
+        }
         long now = System.nanoTime();
         for (int r = 1; r < ranks.length; r++) {
-            boolean watchedRank = watched == r || (watched == -1 && ranks[r].execResult < 0);
-            if (watchedRank && silenceNanos != Long.MAX_VALUE && now - ranks[r].lastHeard > silenceNanos) {
-                throw new MpiException(MpiErrors.ERR_OTHER, "the node of rank " + r + " (" + ranks[r].node
-                        + ") sent no valid reply for " + TimeUnit.NANOSECONDS.toMillis(silenceNanos)
-                        + " ms: declared dead");
+            boolean watchedRank = watched == r || (watched == WATCH_EXECS && ranks[r].execResult < 0)
+                    || (watched == WATCH_TERMINATING && awaitsTerminate(r));
+            if (!watchedRank) {
+                continue;
             }
+            Node n = ranks[r].at;
+            if (n.lastWatched != now) {
+                if (now - n.lastWatched > WAIT_GAP_NANOS) {
+                    // no call waited for the node meanwhile: silence counts only while one waits
+                    n.silentFrom = now;
+                }
+                n.lastWatched = now;
+                if (now - Math.max(n.lastHeard, n.silentFrom) >= PROBE_NANOS && now - n.probeSentAt >= PROBE_NANOS) {
+                    probe(n, now);
+                }
+            }
+            String failure = failure(n, now);
+            if (failure == null) {
+                continue;
+            }
+            if (watched == WATCH_TERMINATING) {
+                n.dead = true;
+                diagnostics.println("mpi: rank " + r + " on " + ranks[r].node + ": " + failure
+                        + "; not waiting for its TERMINATE reply");
+                continue;
+            }
+            throw new MpiException(MpiErrors.ERR_OTHER, "rank " + r + " on " + ranks[r].node + ": " + failure);
+        }
+    }
+
+    /** @return why the node fails the calls that wait for it, or null while it may still answer */
+    private String failure(Node n, long now) {
+        if (n.refusal != null) {
+            return n.refusal;
+        }
+        if (n.unreachable && now - n.unreachableSince >= (launching ? PROBE_NANOS : UNREACHABLE_NANOS)) {
+            return "no proxy answers at " + n.where() + ": nothing listens on that UDP port (ICMP port unreachable"
+                    + (launching ? "" : "; the proxy stopped") + ")";
+        }
+        if (silenceNanos != Long.MAX_VALUE && now - Math.max(n.lastHeard, n.silentFrom) > silenceNanos) {
+            return "no proxy answers at " + n.where() + ": nothing heard for "
+                    + TimeUnit.NANOSECONDS.toMillis(silenceNanos) + " ms, no refusal and no ICMP error (the node may"
+                    + " be down or unreachable): declared dead";
+        }
+        return null;
+    }
+
+    /**
+     * Sends the node a probe, STATUS of job 0 (docs/protocol-v2.md 5.6), from a socket connected to
+     * it: a live proxy answers at once, even while it launches or stops a rank; a port where
+     * nothing listens makes the next receive on that socket fail (ICMP port unreachable), which
+     * the shared unconnected socket never reports.
+     */
+    private void probe(Node n, long now) {
+        n.probeSentAt = now;
+        try {
+            if (n.probe == null) {
+                DatagramChannel c = DatagramChannel.open();
+                try {
+                    c.configureBlocking(false);
+                    c.connect(n.address);
+                    c.register(selector, SelectionKey.OP_READ);
+                } catch (IOException | RuntimeException e) {
+                    c.close();
+                    throw e;
+                }
+                n.probe = c;
+            }
+            long nonce = random.nextLong();
+            n.sent(nonce);
+            probeOut.clear();
+            probeHeader.reset(OP_STATUS, 0).keyId(keyId).nodeId(n.auth.nodeId()).jobId(0).rank(0).sequence(nonce)
+                    .timestamp(System.currentTimeMillis()).nonce(nonce);
+            int length = n.auth.sign(probeOut, 0);
+            probeOut.limit(length).position(0);
+            n.probe.write(probeOut);
+        } catch (PortUnreachableException e) {
+            unreachable(n, now);
+        } catch (IOException e) {
+            // not fatal: a lost probe is like a lost reply; the dead-node silence still applies
+            diagnostics.println("mpi: probing " + n.entry + " failed: " + e.getMessage());
+        }
+    }
+
+    private static void unreachable(Node n, long now) {
+        if (!n.unreachable) {
+            n.unreachable = true;
+            n.unreachableSince = now;
+        }
+    }
+
+    /** Reads every probe socket: replies to probes, refusals and ICMP errors. */
+    private void receiveProbes() {
+        long now = System.nanoTime();
+        for (Node n : nodes.values()) {
+            if (n.probe == null) {
+                continue;
+            }
+            while (true) {
+                in.clear();
+                int length;
+                try {
+                    length = n.probe.read(in);
+                } catch (PortUnreachableException e) {
+                    unreachable(n, now);
+                    continue;
+                } catch (IOException e) {
+                    break;
+                }
+                if (length <= 0) {
+                    break;
+                }
+                in.flip();
+                if (V2RefusalDescriptor.isRefusal(in, 0, length)) {
+                    onRefusal(n);
+                } else if (length >= V2HeaderDescriptor.MIN_DATAGRAM_LENGTH
+                        && n.auth.verifyReply(in, 0, length, System.currentTimeMillis()) == V2Authenticator.OK
+                        && inHeader.wrap(in, 0).operation() == OP_STATUS && (inHeader.flags() & FLAG_REPLY) != 0
+                        && inHeader.jobId() == 0 && n.wasSent(inHeader.sequence())) {
+                    n.heard(now);
+                } else {
+                    refused++;
+                }
+            }
+        }
+    }
+
+    /**
+     * A refusal (docs/protocol-v2.md 3.5) is not authenticated: it counts only when it names the
+     * nonce of a request sent to that node lately. Forging one needs that nonce, i.e. seeing our
+     * requests on their way, which already allows dropping them.
+     */
+    private void onRefusal(Node n) {
+        if (n != null && n.wasSent(V2RefusalDescriptor.nonce(in, 0))) {
+            n.refusal = V2RefusalDescriptor.describe(V2RefusalDescriptor.reason(in, 0), V2RefusalDescriptor.keyId(in, 0));
+        } else {
+            refused++;
         }
     }
 
@@ -800,35 +1053,16 @@ public final class V2HostTransport implements TaggedTransport {
 
     private boolean terminatesAnswered() {
         for (int r = 1; r < ranks.length; r++) {
-            if (terminatePending(ranks[r])) {
+            if (awaitsTerminate(r)) {
                 return false;
             }
         }
         return true;
     }
 
-    private static boolean terminatePending(RankState s) {
-        return s.terminateResult < 0 && s.execResult >= 0 && !s.terminateGivenUp;
-    }
-
-    /**
-     * The dead-node rule while {@link #finish} waits (docs/protocol-v2.md 7): a rank whose node sent
-     * no valid reply, not even an interim one, for the dead-node silence is given up (status unknown).
-     */
-    private void giveUpSilentNodes() {
-        if (silenceNanos == Long.MAX_VALUE) {
-            return;
-        }
-        long now = System.nanoTime();
-        for (int r = 1; r < ranks.length; r++) {
-            RankState s = ranks[r];
-            if (terminatePending(s) && now - s.lastHeard > silenceNanos) {
-                s.terminateGivenUp = true;
-                diagnostics.println("mpi: the node of rank " + r + " (" + s.node + ") sent no valid reply for "
-                        + TimeUnit.NANOSECONDS.toMillis(silenceNanos) + " ms while terminating it: declared dead,"
-                        + " its exit status is unknown");
-            }
-        }
+    /** Whether rank r's TERMINATE reply is still awaited (its node not given up). */
+    private boolean awaitsTerminate(int r) {
+        return ranks[r].terminateResult < 0 && ranks[r].execResult >= 0 && !ranks[r].at.dead;
     }
 
     /** @return interim replies ("alive, still terminating") received for rank {@code rank}'s TERMINATE */
@@ -851,6 +1085,10 @@ public final class V2HostTransport implements TaggedTransport {
                 break;
             }
             in.flip();
+            if (V2RefusalDescriptor.isRefusal(in, 0, in.remaining())) {
+                onRefusal(nodes.get(from));
+                continue;
+            }
             onDatagram(in.remaining());
             // while output keeps coming, acknowledge as we go, or the proxies would time out and send again
             if (output != null && ++handled % ACK_EVERY == 0) {
@@ -879,7 +1117,7 @@ public final class V2HostTransport implements TaggedTransport {
             refused++;
             return;
         }
-        s.lastHeard = System.nanoTime();
+        s.at.heard(System.nanoTime());
         int result = inHeader.result();
         switch (inHeader.operation()) {
             case OP_EXEC:
@@ -1021,9 +1259,11 @@ public final class V2HostTransport implements TaggedTransport {
                 }
                 s.ackDue[i] = false;
                 ackOut.clear();
+                long nonce = random.nextLong();
+                s.at.sent(nonce);
                 ackHeader.reset(OP_OUTPUT, 0).keyId(keyId).nodeId(s.auth.nodeId()).jobId(jobId).rank(r)
                         .tag(V2HeaderDescriptor.STREAM_STDOUT + i).ack(s.outNext[i])
-                        .timestamp(System.currentTimeMillis()).nonce(random.nextLong());
+                        .timestamp(System.currentTimeMillis()).nonce(nonce);
                 int length = s.auth.sign(ackOut, 0);
                 ackOut.limit(length).position(0);
                 try {

@@ -21,6 +21,8 @@ enum ProxyCounter {
     TERMINATE_REQUESTS("terminate.requests"),
     TERMINATE_UNKNOWN("terminate.unknown"),
     TERMINATE_FORCED("terminate.forced"),
+    /** TERMINATE of rank 0: the launcher's probe, answered MPI_ERR_RANK (docs/protocol-v1.md). */
+    PROBES("probes"),
     RANKS_EXITED("ranks.exited"),
     JOBS_CREATED("jobs.created"),
     JOBS_FINISHED("jobs.finished"),

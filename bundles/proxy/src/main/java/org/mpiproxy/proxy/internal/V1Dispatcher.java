@@ -385,8 +385,15 @@ final class V1Dispatcher implements DatagramHandler {
     }
 
     private void onTerminate(V1HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
-        counters.increment(ProxyCounter.TERMINATE_REQUESTS);
         int rankId = header.rankId();
+        if (rankId == 0) {
+            // rank 0 is the host itself, never a proxy's: the launcher's probe (is a proxy there?)
+            counters.increment(ProxyCounter.PROBES);
+            reply.set(OP_TERMINATE, MpiErrors.ERR_RANK, 0, header.coreId(), 0, 0);
+            sendReply(replies, HEADER_LENGTH, source);
+            return;
+        }
+        counters.increment(ProxyCounter.TERMINATE_REQUESTS);
         Rank rank = rankOf(source, rankId);
         if (rank == null) {
             counters.increment(ProxyCounter.TERMINATE_UNKNOWN);

@@ -47,6 +47,12 @@ enum V2Counter {
     /** Interim replies (STATUS) to repeated TERMINATEs of ranks still terminating. */
     TERMINATE_INTERIM("v2.terminate.interim"),
     STATUS_REQUESTS("v2.status.requests"),
+    /** STATUS of job id 0: a host or launcher asking whether a proxy with its key is there. */
+    STATUS_PROBES("v2.status.probes"),
+    /** Refusals sent to the source of a request that did not verify (docs/protocol-v2.md 3.5). */
+    REFUSALS_SENT("v2.refusals.sent"),
+    /** Refusals not sent: the per-source or global rate limit was reached. */
+    REFUSALS_LIMITED("v2.refusals.limited"),
     UNKNOWN_JOB("v2.unknown.job"),
     UNKNOWN_RANK("v2.unknown.rank"),
     RANKS_EXITED("v2.ranks.exited"),

@@ -48,6 +48,7 @@ import org.mpiproxy.protocol.MpiErrors;
 import org.mpiproxy.protocol.V2Authenticator;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
+import org.mpiproxy.protocol.V2RefusalDescriptor;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -109,6 +110,9 @@ final class V2Dispatcher {
     private final V2OutputStreams.Sender outputSender = this::sendOutput;
     private DatagramTransport outputReplies;
     private final V2StatusReport statusReport = new V2StatusReport();
+    private final ByteBuffer refusalBuffer = ByteBuffer.allocateDirect(V2RefusalDescriptor.LENGTH)
+            .order(ByteOrder.LITTLE_ENDIAN);
+    private final RefusalLimiter refusals = new RefusalLimiter();
 
     /**
      * @param channels       creates and removes channels
@@ -216,6 +220,7 @@ final class V2Dispatcher {
         int result = authenticator.verify(datagram, offset, length, now, sideEffects);
         if (result != V2Authenticator.OK) {
             invalid(V2Counter.ofAuthResult(result), source, length);
+            refuse(datagram, offset, result, source, replies);
             return;
         }
         V2HeaderFlyweight header = request.wrap(datagram, offset);
@@ -676,6 +681,11 @@ final class V2Dispatcher {
     /** A job's ranks on this node (docs/protocol-v2.md 5.6); any key holder may ask, the reply goes to the source. */
     private void onStatus(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
         count(V2Counter.STATUS_REQUESTS);
+        if (header.jobId() == 0) {
+            // job id 0 names no job: the probe of hosts and launchers (is a proxy there, with our key?)
+            refuse(replies, header, source, UNKNOWN_JOB, V2Counter.STATUS_PROBES);
+            return;
+        }
         V2Job job = jobs.get(header.jobId());
         if (job == null) {
             refuse(replies, header, source, UNKNOWN_JOB, V2Counter.UNKNOWN_JOB);
@@ -736,6 +746,27 @@ final class V2Dispatcher {
         reply.reset(op, FLAG_REPLY).keyId(keyId).nodeId(authenticator.nodeId()).jobId(jobId).rank(rankId)
                 .sequence(sequence).result(result);
         send(replies, 0, target);
+    }
+
+    /**
+     * Tells the source of a request that did not verify why it is not answered (docs/protocol-v2.md
+     * 3.5): a 16-byte refusal echoing its key id and nonce, at most one per request and within the
+     * per-source and global rate limits; none for a malformed or replayed datagram.
+     */
+    private void refuse(ByteBuffer datagram, int offset, int authResult, InetSocketAddress source,
+                        DatagramTransport replies) {
+        int reason = V2RefusalDescriptor.reasonOf(authResult);
+        if (reason == 0 || replies == null) {
+            return;
+        }
+        if (!refusals.permit(source.getAddress(), System.nanoTime())) {
+            count(V2Counter.REFUSALS_LIMITED);
+            return;
+        }
+        V2RefusalDescriptor.put(datagram, offset, reason, refusalBuffer, 0);
+        refusalBuffer.limit(V2RefusalDescriptor.LENGTH).position(0);
+        count(replies.send(refusalBuffer, source) ? V2Counter.REFUSALS_SENT : V2Counter.REPLIES_FAILED);
+        refusalBuffer.clear();
     }
 
     // ------------------------------------------------------------------ work

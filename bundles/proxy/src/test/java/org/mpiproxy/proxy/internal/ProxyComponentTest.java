@@ -156,7 +156,10 @@ class ProxyComponentTest {
         config.put("v2.key.files", "2:" + file2);
         assertEquals(null, component.reconfigure(TestConfigs.of(ProxyComponent.Config.class, config)));
         component.onDatagram(old.status(9, 1, 0), host, transport);
-        assertEquals(0, transport.take().size(), "the removed key is no longer accepted");
+        java.util.List<RecordingTransport.Sent> refusal = transport.take();
+        assertEquals(1, refusal.size());
+        assertTrue(org.mpiproxy.protocol.V2RefusalDescriptor.isRefusal(refusal.get(0).bytes, 0,
+                refusal.get(0).bytes.limit()), "the removed key is no longer accepted: only a refusal");
         assertEquals(1L, component.counters().get("v2.auth.unknown.key"));
         component.onDatagram(rotated.status(9, 1, 0), host, transport);
         assertEquals(1, transport.take().size());

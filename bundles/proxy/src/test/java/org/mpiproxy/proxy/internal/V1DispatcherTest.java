@@ -110,6 +110,25 @@ class V1DispatcherTest {
         return null;
     }
 
+    // ------------------------------------------------------------------ probe
+
+    @Test
+    void shouldAnswerTheLaunchersProbeTerminateOfRankZeroAsAProbeAndStopNothing() {
+        FakeChannel rank = startRank(1, 2);
+
+        deliver(terminate(0, 0), new InetSocketAddress("127.0.0.1", 40999));
+
+        Sent reply = single();
+        assertEquals(V1HeaderDescriptor.OP_TERMINATE, reply.header.operation());
+        assertEquals(MpiErrors.ERR_RANK, reply.header.result());
+        assertEquals(1, counter(ProxyCounter.PROBES));
+        assertEquals(0, counter(ProxyCounter.TERMINATE_REQUESTS));
+        assertEquals(0, counter(ProxyCounter.TERMINATE_UNKNOWN));
+        assertEquals(0, counter(ProxyCounter.EXEC_REJECTED));
+        assertEquals(RankInfo.State.RUNNING, rankInfo(1).state(), "nothing was stopped");
+        assertTrue(rank != null);
+    }
+
     // ------------------------------------------------------------------ EXEC
 
     @Test

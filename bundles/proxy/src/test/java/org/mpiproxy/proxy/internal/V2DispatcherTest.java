@@ -24,6 +24,7 @@ import org.mpiproxy.protocol.MpiErrors;
 import org.mpiproxy.protocol.V2Authenticator;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
+import org.mpiproxy.protocol.V2RefusalDescriptor;
 import org.mpiproxy.proxy.internal.FakeChannelManager.FakeChannel;
 
 class V2DispatcherTest {
@@ -114,7 +115,7 @@ class V2DispatcherTest {
     }
 
     @Test
-    void shouldRefuseForgedRequestsWithoutReplyOrLaunch() {
+    void shouldRefuseForgedRequestsWithoutLaunchAndAnswerOnlyWithRateLimitedRefusals() {
         ByteBuffer flipped = host.exec(JOB, 1, 0, 3, "prog");
         flipped.put(80, (byte) (flipped.get(80) ^ 1));
         deliver(flipped);
@@ -131,7 +132,11 @@ class V2DispatcherTest {
         truncated.limit(truncated.limit() - 1);
         deliver(truncated);
         assertEquals(0, launcher.requests.size());
-        assertEquals(0, transport.take().size());
+        List<RecordingTransport.Sent> sent = transport.take();
+        assertEquals(1, sent.size(), "one refusal: the others from the same address within 100 ms are not sent");
+        assertTrue(V2RefusalDescriptor.isRefusal(sent.get(0).bytes, 0, sent.get(0).bytes.limit()));
+        assertEquals(1, dispatcher.counter(V2Counter.REFUSALS_SENT));
+        assertEquals(4, dispatcher.counter(V2Counter.REFUSALS_LIMITED), "no refusal for the truncated one");
         assertEquals(0, channels.open.size());
         assertEquals(2, dispatcher.counter(V2Counter.AUTH_BAD_MAC));
         assertEquals(1, dispatcher.counter(V2Counter.AUTH_WRONG_NODE));
@@ -357,7 +362,10 @@ class V2DispatcherTest {
         assertEquals(0, transport.take().size(), "no reply under the removed key");
         assertEquals(1, dispatcher.counter(V2Counter.REPLIES_KEY_REMOVED));
         deliver(host.recv(JOB, 1, 0, 8));
-        assertEquals(0, transport.take().size());
+        List<RecordingTransport.Sent> refusal = transport.take();
+        assertEquals(1, refusal.size());
+        assertTrue(V2RefusalDescriptor.isRefusal(refusal.get(0).bytes, 0, refusal.get(0).bytes.limit()),
+                "only the unauthenticated refusal: the job is not answered");
         assertEquals(1, dispatcher.counter(V2Counter.AUTH_UNKNOWN_KEY), "the old key is not heard");
 
         assertEquals(List.of("v2.skew.seconds", "v2.datagram.size"), dispatcher.reconfigure(new V2Settings(rotated,
