@@ -83,7 +83,8 @@ final class LoopbackProxy implements AutoCloseable {
         ExecCommand command = ExecCommand.parse(h.buffer(), V1HeaderDescriptor.HEADER_LENGTH,
                 length - V1HeaderDescriptor.HEADER_LENGTH);
         Path file = work.resolve("rank-" + rank + ".chan");
-        channels.put(rank, MappedRankChannel.create(file, 65536, 1, rank));
+        // 1 MiB rings (a real proxy has 2 MiB): this proxy reads no RECV while it waits for room in a ring
+        channels.put(rank, MappedRankChannel.create(file, 1 << 20, 1, rank));
         List<String> argv = new ArrayList<>(List.of(programs.resolve(command.program()).toString(), "--slave",
                 file.toString(), Integer.toString(rank), Integer.toString(h.coreCount())));
         argv.addAll(command.args());

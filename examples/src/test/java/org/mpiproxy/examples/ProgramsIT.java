@@ -24,6 +24,7 @@ import net.jpountz.lz4.LZ4FrameInputStream;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.mpiproxy.api.MessageRing;
 import org.mpiproxy.channel.shm.MappedRankChannel;
 import org.mpiproxy.protocol.MpiDatatype;
 
@@ -83,7 +84,7 @@ class ProgramsIT {
 
     @Test
     void shouldShipExecutableStubPlusJarAndIdenticalLz4Images() throws IOException {
-        for (String name : List.of("mpiping", "mpiprime")) {
+        for (String name : List.of("mpiping", "mpiprime", "mpiecho")) {
             byte[] program = Files.readAllBytes(PROGRAMS.resolve(name));
             String head = new String(program, 0, 512, StandardCharsets.ISO_8859_1);
             assertTrue(head.startsWith("#!/bin/sh\n"), head);
@@ -161,6 +162,69 @@ class ProgramsIT {
             ByteBuffer pong = ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN);
             assertEquals(1, proxySide.fromRank().poll(MpiDatatype.INT.code(), pong, 0, 1));
             assertEquals(MpiPing.PONG, pong.getInt(0));
+        }
+    }
+
+    @Test
+    void shouldEchoEveryMessageAsARankUntilTheStopMessage() throws Exception {
+        Path file = dir.resolve("rank-1.chan");
+        try (MappedRankChannel proxySide = MappedRankChannel.create(file, 65536, 7, 1)) {
+            ByteBuffer shorts = ByteBuffer.allocate(3000).order(ByteOrder.LITTLE_ENDIAN);
+            for (int i = 0; i < 1500; i++) {
+                shorts.putShort(2 * i, (short) (i * 37 - 20000));
+            }
+            // one message of 1500 MPI_SHORT with tag 7 in two records, one MPI_DOUBLE, then the stop message
+            int shortType = MpiDatatype.SHORT.code();
+            assertTrue(proxySide.toRank().offer(shortType, 1000, 7 | MessageRing.MORE_RECORDS, shorts, 0, 2000));
+            assertTrue(proxySide.toRank().offer(shortType, 500, 7, shorts, 2000, 1000));
+            ByteBuffer pi = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN).putDouble(0, Math.PI);
+            assertTrue(proxySide.toRank().offer(MpiDatatype.DOUBLE.code(), 1, 0, pi, 0, 8));
+            assertTrue(proxySide.toRank().offer(MpiDatatype.CHAR.code(), 4, 0,
+                    ByteBuffer.wrap("STOP".getBytes(StandardCharsets.US_ASCII)), 0, 4));
+
+            Run r = run(Map.of(), program("mpiecho"), "--slave", file.toString(), "1", "2");
+
+            assertEquals(0, r.status(), r.err());
+            assertEquals("rank 1 of 2: echoed 2 messages, 3008 bytes\n", r.out());
+            MessageRing back = proxySide.fromRank();
+            ByteBuffer echoed = ByteBuffer.allocate(3000).order(ByteOrder.LITTLE_ENDIAN);
+            int elements = 0;
+            while (elements < 1500) {
+                assertEquals(shortType, back.peekDatatype());
+                int tagWord = back.peekTagWord();
+                assertEquals(7, tagWord & ~MessageRing.MORE_RECORDS);
+                elements += back.pollRecord(shortType, echoed, 2 * elements, 1500 - elements);
+                assertEquals(elements < 1500, (tagWord & MessageRing.MORE_RECORDS) != 0, "end of the message");
+            }
+            assertEquals(shorts.rewind(), echoed.rewind());
+            assertEquals(0, back.peekTagWord());
+            ByteBuffer d = ByteBuffer.allocate(8).order(ByteOrder.LITTLE_ENDIAN);
+            assertEquals(1, back.pollRecord(MpiDatatype.DOUBLE.code(), d, 0, 1));
+            assertEquals(Math.PI, d.getDouble(0));
+            assertTrue(back.isEmpty(), "the stop message is not echoed");
+        }
+    }
+
+    @Test
+    void shouldCheckTheEchoOfTwoRanksThroughAV1Proxy() throws Exception {
+        Path work = Files.createDirectories(dir.resolve("proxy"));
+        try (LoopbackProxy proxy = new LoopbackProxy(PROGRAMS.toAbsolutePath(), work)) {
+            Path hosts = hostfile("127.0.0.1:" + proxy.port() + ":0", "127.0.0.1:" + proxy.port() + ":1");
+
+            Run echo = run(Map.of(), program("mpiecho"), hosts.toString(), "200000");
+
+            String logs = rankLogs(work);
+            assertEquals(List.of(), proxy.failures(), logs);
+            assertEquals(0, echo.status(), echo.out() + echo.err() + logs);
+            List<String> lines = echo.out().lines().toList();
+            assertEquals(2, lines.size(), echo.out());
+            // 8 v1 datatypes x 2 messages + one of MPI_LONG: 30 bytes of single elements + 8 x 3000 + 200000
+            assertTrue(lines.get(0).startsWith("rank 1: 17 messages echoed, 224030 bytes, every element checked, in "),
+                    echo.out());
+            assertTrue(lines.get(1).startsWith("rank 2: 17 messages echoed, 224030 bytes, every element checked, in "),
+                    echo.out());
+            // each v1 datagram is one message at the rank; the bytes add up
+            assertTrue(logs.contains("rank 1 of 3: echoed ") && logs.contains(" messages, 224030 bytes"), logs);
         }
     }
 

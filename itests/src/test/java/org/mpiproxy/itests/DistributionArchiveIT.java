@@ -36,7 +36,7 @@ class DistributionArchiveIT {
 
     @Test
     void shouldPackProgramsAsExecutables() {
-        for (String name : List.of("mpiping", "mpiprime", "mpiping.lz4", "mpiprime.lz4")) {
+        for (String name : List.of("mpiping", "mpiprime", "mpiecho", "mpiping.lz4", "mpiprime.lz4", "mpiecho.lz4")) {
             DistributionArchive.Entry program = entry("programs/" + name);
             assertEquals("755", Integer.toOctalString(program.mode()), program.name() + " mode");
         }

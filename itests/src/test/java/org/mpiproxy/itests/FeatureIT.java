@@ -64,7 +64,7 @@ public class FeatureIT extends MpiProxyTestSupport {
 
     @Test
     public void shouldShipExecutablePrograms() {
-        for (String name : List.of("mpiping", "mpiprime", "mpiping.lz4", "mpiprime.lz4")) {
+        for (String name : List.of("mpiping", "mpiprime", "mpiecho", "mpiping.lz4", "mpiprime.lz4", "mpiecho.lz4")) {
             Path program = programsDirectory().resolve(name);
             assertTrue(program + " missing", Files.isRegularFile(program));
             assertTrue(program + " not executable", Files.isExecutable(program));

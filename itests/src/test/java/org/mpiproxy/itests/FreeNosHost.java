@@ -24,6 +24,7 @@ final class FreeNosHost implements AutoCloseable {
     static final int EXEC = 2;
     static final int TERMINATE = 3;
 
+    static final int MPI_CHAR = 0;
     static final int MPI_INT = 3;
     static final int MPI_UNSIGNED_CHAR = 4;
 
@@ -118,6 +119,13 @@ final class FreeNosHost implements AutoCloseable {
         for (int i = 0; i < values.length; i++) {
             b.putInt(HEADER + 4 * i, values[i]);
         }
+        sendRaw(d);
+    }
+
+    /** Sends one SEND datagram: {@code count} elements of {@code datatype}, packed in {@code elements}. */
+    void send(int rankId, int datatype, int count, byte[] elements) throws IOException {
+        byte[] d = header(SEND, 0, rankId, 0, datatype, count, elements.length);
+        System.arraycopy(elements, 0, d, HEADER, elements.length);
         sendRaw(d);
     }
 

@@ -91,6 +91,44 @@ public class FreeNosHostIT extends MpiProxyTestSupport {
         }
     }
 
+    /** Element sizes of the v1 datatypes 0..7 (CHAR, SHORT, LONG, INT, UNSIGNED_CHAR, UNSIGNED_SHORT, UNSIGNED, UNSIGNED_LONG). */
+    private static final int[] V1_SIZES = {1, 2, 8, 4, 1, 2, 4, 8};
+
+    @Test
+    public void shouldGetBackFromMpiechoEveryElementOfEveryDatatypeAndOf64KiBThenStopIt() throws Exception {
+        java.util.Random random = new java.util.Random(11);
+        try (FreeNosHost host = new FreeNosHost(udpPort(), TIMEOUT_MILLIS)) {
+            assertExecOk(host.exec(1, 0, 2, "mpiecho"), 1, 0);
+            // v1 keeps no message boundaries and has no tags: each SEND is one message to the rank,
+            // at most 1436 bytes of elements (one 1448-byte datagram), and comes back as its elements
+            for (int type = 0; type < V1_SIZES.length; type++) {
+                int count = (FreeNosHost.MAX_DATAGRAM - FreeNosHost.HEADER) / V1_SIZES[type];
+                byte[] elements = new byte[count * V1_SIZES[type]];
+                random.nextBytes(elements);
+                host.send(1, type, count, elements);
+                assertArrayEquals("echo of datatype " + type + " x " + count, elements,
+                        host.recv(1, type, V1_SIZES[type], count));
+            }
+            // 64 KiB of MPI_SHORT as 46 full datagrams and a short one, all sent before the first RECV
+            byte[] shorts = new byte[64 * 1024];
+            random.nextBytes(shorts);
+            int perDatagram = (FreeNosHost.MAX_DATAGRAM - FreeNosHost.HEADER) / 2;
+            for (int from = 0; from < shorts.length / 2; from += perDatagram) {
+                int n = Math.min(perDatagram, shorts.length / 2 - from);
+                host.send(1, 1, n, java.util.Arrays.copyOfRange(shorts, 2 * from, 2 * (from + n)));
+            }
+            assertArrayEquals("echo of 32768 MPI_SHORT", shorts, host.recv(1, 1, 2, shorts.length / 2));
+
+            // the stop message: exactly 4 MPI_CHAR "STOP"; the rank exits 0 by itself
+            host.send(1, FreeNosHost.MPI_CHAR, 4, "STOP".getBytes(java.nio.charset.StandardCharsets.US_ASCII));
+            JobInfo job = jobOf(host);
+            awaitCondition(() -> rank(jobOf(host), 1).state() == RankInfo.State.EXITED, TIMEOUT,
+                    () -> "mpiecho did not exit after the stop message: " + jobOf(host));
+            assertTerminated(host.terminate(1, 0), 1, 0);
+            assertFalse(Files.exists(jobDirectory(job.jobId())));
+        }
+    }
+
     @Test
     public void shouldDropOrRefuseEveryKindOfBadInputAndKeepServing() throws Exception {
         ProxyStatus status = awaitService(ProxyStatus.class, null);

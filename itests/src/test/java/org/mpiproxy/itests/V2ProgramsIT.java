@@ -17,7 +17,8 @@ import org.mpiproxy.api.ProxyStatus;
 
 /**
  * The shipped programs as hosts against the booted distribution: mpiping and mpiprime over v2
- * (the default, with the key the node generated on its first start), and mpiping over v1.
+ * (the default, with the key the node generated on its first start), and mpiping over v1; then
+ * mpiecho's self-check over v2 and over v1.
  */
 public class V2ProgramsIT extends MpiProxyTestSupport {
 
@@ -71,5 +72,19 @@ public class V2ProgramsIT extends MpiProxyTestSupport {
         assertEquals(List.of("v1", "v2", "v2"), protocols);
         Long v2Execs = awaitService(ProxyStatus.class, null).counters().get("v2.exec.started");
         assertEquals(Long.valueOf(4), v2Execs);
+
+        // mpiecho checks every element of each echo: over v2 13 datatypes x 2 messages and 1 MiB of
+        // MPI_DOUBLE, one message each (52 + 13 x 3000 + 1048576 bytes); over v1 8 datatypes x 2 and
+        // 1 MiB of MPI_LONG (30 + 8 x 3000 + 1048576), each datagram one message
+        Run echo = run(Map.of(), "./mpiecho", "itest-hostfile");
+        assertEquals(echo.output, 0, echo.status);
+        for (int r = 1; r <= 2; r++) {
+            assertTrue(echo.output, echo.output.contains("rank " + r + ": 27 messages echoed, 1087628 bytes, every element checked"));
+            assertTrue(echo.output, echo.output.contains("[" + r + "] rank " + r + " of 3: echoed 27 messages, 1087628 bytes\n"));
+        }
+        Run echoV1 = run(Map.of("MPIPROXY_PROTOCOL", "v1"), "./mpiecho", "itest-hostfile", "1048576");
+        assertEquals(echoV1.output, 0, echoV1.status);
+        assertTrue(echoV1.output, echoV1.output.contains("rank 1: 17 messages echoed, 1072606 bytes, every element checked"));
+        assertTrue(echoV1.output, echoV1.output.contains("rank 2: 17 messages echoed, 1072606 bytes, every element checked"));
     }
 }

@@ -21,6 +21,7 @@ import org.mpiproxy.mpi.internal.LaunchArguments;
 import org.mpiproxy.mpi.internal.PipeOutput;
 import org.mpiproxy.mpi.internal.ProxyLifeline;
 import org.mpiproxy.mpi.internal.TagMatcher;
+import org.mpiproxy.mpi.internal.TaggedMessage;
 import org.mpiproxy.mpi.internal.TaggedTransport;
 import org.mpiproxy.mpi.internal.Transport;
 import org.mpiproxy.mpi.internal.UdpHostTransport;
@@ -62,6 +63,12 @@ import org.mpiproxy.protocol.MpiErrors;
  * {@link #ANY_TAG}); it returns a {@link Status}. Messages received while looking that do not
  * match are kept for later receives, never lost. The calls without a tag send tag-0 messages
  * of up to 64 KiB and receive by elements, taking kept messages of their source first.
+ * <p>
+ * <b>Messages of any datatype</b>: {@link #recv(int, int)} returns the next matching
+ * {@link Message} as it arrived (datatype code, tag, elements) and {@link #send(Message, int)}
+ * sends one, so a program can pass on what it does not interpret (v2 and ranks);
+ * {@link #recvElements(ByteBuffer, int, int, int)} receives elements of any datatype by count, over v1
+ * too.
  * <p>
  * Thread-safety: not thread-safe; use an instance from one thread at a time.
  */
@@ -462,7 +469,7 @@ public final class Mpi implements AutoCloseable {
         check(buf == null ? -1 : buf.length, offset, count, source);
         for (int done = 0; done < count; ) {
             int k = Math.min(CHUNK_BYTES / Integer.BYTES, count - done);
-            recvElements(MpiDatatype.INT.code(), scratch, 0, k, source);
+            takeElements(MpiDatatype.INT.code(), scratch, 0, k, source);
             scratchInts.get(0, buf, offset + done, k);
             done += k;
         }
@@ -500,7 +507,7 @@ public final class Mpi implements AutoCloseable {
         check(buf == null ? -1 : buf.length, offset, count, source);
         for (int done = 0; done < count; ) {
             int k = Math.min(CHUNK_BYTES / Double.BYTES, count - done);
-            recvElements(MpiDatatype.DOUBLE.code(), scratch, 0, k, source);
+            takeElements(MpiDatatype.DOUBLE.code(), scratch, 0, k, source);
             scratch.asDoubleBuffer().get(0, buf, offset + done, k);
             done += k;
         }
@@ -518,11 +525,11 @@ public final class Mpi implements AutoCloseable {
     public void recv(byte[] buf, int offset, int count, int source) {
         check(buf == null ? -1 : buf.length, offset, count, source);
         if (count > 0) {
-            recvElements(MpiDatatype.UNSIGNED_CHAR.code(), ByteBuffer.wrap(buf), offset, count, source);
+            takeElements(MpiDatatype.UNSIGNED_CHAR.code(), ByteBuffer.wrap(buf), offset, count, source);
         }
     }
 
-    private void recvElements(int datatype, ByteBuffer dst, int offset, int count, int source) {
+    private void takeElements(int datatype, ByteBuffer dst, int offset, int count, int source) {
         if (matcher != null) {
             matcher.recvElements(datatype, dst, offset, count, source);
         } else {
@@ -637,6 +644,106 @@ public final class Mpi implements AutoCloseable {
     public Status recv(byte[] buf, int offset, int count, int source, int tag) {
         tagged(true, buf == null ? -1 : buf.length, offset, count, source, tag);
         return matcher.recv(MpiDatatype.UNSIGNED_CHAR.code(), ByteBuffer.wrap(buf), offset, count, source, tag);
+    }
+
+    /**
+     * Receives one whole message that matches a source and a tag, whatever its datatype and
+     * size ({@code MPI_Probe}, then {@code MPI_Recv} of what it found): the first, in the order
+     * its source sent them, whose source and tag match, as it arrived. A message a receive by
+     * elements took a part of is returned without that part.
+     *
+     * @param source the sending rank or {@link #ANY_SOURCE}
+     * @param tag    the tag or {@link #ANY_TAG}
+     * @return the message with its source, tag, datatype and elements
+     * @throws MpiException {@code MPI_ERR_TAG} for a tag below -1 or on a host speaking
+     *                      protocol v1 (which keeps neither tags nor message boundaries),
+     *                      {@code MPI_ERR_RANK} for a bad source, else as
+     *                      {@link #recv(int[], int, int, int)}
+     */
+    public Message recv(int source, int tag) {
+        tagged(true, 0, 0, 0, source, tag);
+        TaggedMessage m = matcher.recvMessage(source, tag);
+        return Message.received(m.source(), m.tag(), m.datatype(), m.data());
+    }
+
+    /**
+     * Sends a message as one message with its datatype and tag ({@code MPI_Send}); over
+     * protocol v1, which has neither tags nor message boundaries, its elements as the calls
+     * without a tag send them (the tag must be 0).
+     *
+     * @param message the message, for example one {@link #recv(int, int)} returned
+     * @param dest    the receiving rank
+     * @throws MpiException {@code MPI_ERR_BUFFER} for {@code null}, {@code MPI_ERR_RANK} for a
+     *                      bad destination, over v1 {@code MPI_ERR_TAG} for a tag other than 0
+     *                      and {@code MPI_ERR_TYPE} for a datatype above 7, else as
+     *                      {@link #send(int[], int, int, int, int)}
+     */
+    public void send(Message message, int dest) {
+        if (message == null) {
+            throw new MpiException(MpiErrors.ERR_BUFFER, "message is null");
+        }
+        check(message.length(), 0, message.count(), dest);
+        if (matcher == null) {
+            if (message.tag() != 0) {
+                throw new MpiException(MpiErrors.ERR_TAG, "protocol v1 carries no tags: tag=" + message.tag()
+                        + " cannot be sent, only 0");
+            }
+            v1Datatype(message.datatype());
+            transport.send(message.datatype(), message.elements(), 0, message.count(), dest);
+        } else {
+            ((TaggedTransport) transport).send(message.datatype(), message.tag(), message.elements(), 0,
+                    message.count(), dest);
+        }
+    }
+
+    /**
+     * Receives exactly {@code count} elements of any datatype ({@code MPI_Recv} with a datatype
+     * argument), as the calls without a tag do: whatever the sender's message boundaries and
+     * tags. Works over both protocols.
+     *
+     * @param buf      where the elements go, little-endian, from its position; its position
+     *                 advances by the bytes received
+     * @param count    number of elements, &gt;= 0
+     * @param datatype MPI datatype code (over v1: 0..7)
+     * @param source   the sending rank
+     * @throws MpiException {@code MPI_ERR_TYPE} for an unknown datatype (over v1: one above 7)
+     *                      or when the sender sent another one, {@code MPI_ERR_BUFFER} when
+     *                      {@code buf} is {@code null}, read-only or has too little room, else
+     *                      as {@link #recv(int[], int, int, int)}
+     */
+    public void recvElements(ByteBuffer buf, int count, int datatype, int source) {
+        int size = MpiDatatype.sizeOf(datatype);
+        if (size <= 0) {
+            throw new MpiException(MpiErrors.ERR_TYPE, "datatype=" + datatype + " is not an MPI datatype code");
+        }
+        if (buf != null && buf.isReadOnly()) {
+            throw new MpiException(MpiErrors.ERR_BUFFER, "buffer is read-only");
+        }
+        if (matcher == null) {
+            v1Datatype(datatype);
+        }
+        int room = buf == null ? -1 : buf.remaining() / size;
+        check(room, 0, count, source);
+        if (count > 0) {
+            takeElements(datatype, buf, buf.position(), count, source);
+            buf.position(buf.position() + count * size);
+        }
+    }
+
+    /**
+     * @return whether this process's messages keep their tags and boundaries: {@code true} on
+     *         every rank and on a host speaking protocol v2, {@code false} on a host speaking v1
+     *         (there {@link #recv(int, int)} and tags other than 0 are refused)
+     */
+    public boolean hasTags() {
+        return matcher != null;
+    }
+
+    private static void v1Datatype(int datatype) {
+        if (datatype > MpiDatatype.V1_MAX_CODE) {
+            throw new MpiException(MpiErrors.ERR_TYPE, "protocol v1 carries datatypes 0.." + MpiDatatype.V1_MAX_CODE
+                    + " only, not MPI_" + MpiDatatype.ofCode(datatype) + " (" + datatype + ")");
+        }
     }
 
     /** Checks a tagged call's arguments; receives pass a source (maybe ANY_SOURCE), sends a count &gt;= 1. */

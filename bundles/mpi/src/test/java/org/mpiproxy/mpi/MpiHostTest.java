@@ -126,6 +126,54 @@ class MpiHostTest {
     }
 
     @Test
+    void shouldSendAMessageOverV1AsDatagramsAndReceiveAnyDatatypeByCount() throws Exception {
+        byte[] shorts = new byte[2000];
+        new java.util.Random(7).nextBytes(shorts);
+        try (FakeProxy proxy = new FakeProxy((d, p) -> {
+            FakeProxy.STARTS_EVERYTHING.on(d, p);
+            V1HeaderFlyweight h = d.header();
+            if (h.operation() == V1HeaderDescriptor.OP_RECV) {
+                // answers 3 elements per reply, from the first element on
+                int asked = (int) h.datacount();
+                for (int done = 0; done < asked; done += 3) {
+                    int k = Math.min(3, asked - done);
+                    p.reply(d.source(), V1HeaderDescriptor.OP_RECV, 0, h.rankId(), 0, h.datatype(), k,
+                            java.util.Arrays.copyOfRange(shorts, done * 2, (done + k) * 2));
+                }
+            }
+        })) {
+            Path file = hostfile("127.0.0.1:" + proxy.port() + ":0\n");
+            Properties properties = new Properties();
+            properties.setProperty(Mpi.PROGRAM_PROPERTY, "mpiecho");
+            ByteBuffer back = ByteBuffer.allocate(2000);
+            try (Mpi mpi = init(Map.of("MPIPROXY_TIMEOUT", "5", Mpi.PROTOCOL_ENV, "v1"), properties, file.toString())) {
+                assertEquals(false, mpi.hasTags());
+                Message m = Message.of(MpiDatatype.SHORT.code(), 0, shorts);
+                mpi.send(m, 1);
+                assertEquals(MpiErrors.ERR_TAG, assertThrows(MpiException.class,
+                        () -> mpi.send(Message.of(MpiDatatype.SHORT.code(), 1, shorts), 1)).errorCode());
+                assertEquals(MpiErrors.ERR_TYPE, assertThrows(MpiException.class,
+                        () -> mpi.send(Message.of(MpiDatatype.DOUBLE.code(), 0, new byte[8]), 1)).errorCode());
+                assertEquals(MpiErrors.ERR_TYPE, assertThrows(MpiException.class,
+                        () -> mpi.recvElements(ByteBuffer.allocate(8), 1, MpiDatatype.DOUBLE.code(), 1)).errorCode());
+                assertEquals(MpiErrors.ERR_TAG, assertThrows(MpiException.class, () -> mpi.recv(1, 0)).errorCode());
+                mpi.recvElements(back, 1000, MpiDatatype.SHORT.code(), 1);
+            }
+
+            assertArrayEquals(shorts, back.array());
+            List<FakeProxy.Datagram> sends = proxy.received(V1HeaderDescriptor.OP_SEND);
+            assertEquals(2, sends.size(), "718 shorts fill one 1448-byte datagram, 282 the next");
+            assertEquals(718, sends.get(0).header().datacount());
+            assertEquals(MpiDatatype.SHORT.code(), sends.get(1).header().datatype());
+            byte[] sent = new byte[2000];
+            System.arraycopy(sends.get(0).payload(), 0, sent, 0, 1436);
+            System.arraycopy(sends.get(1).payload(), 0, sent, 1436, 564);
+            assertArrayEquals(shorts, sent);
+            assertEquals(1, proxy.received(V1HeaderDescriptor.OP_RECV).size());
+        }
+    }
+
+    @Test
     void shouldTakeTheWorldFromTheEnvironmentAndWriteExitStatuses() throws Exception {
         try (FakeProxy proxy = new FakeProxy((d, p) -> {
             V1HeaderFlyweight h = d.header();

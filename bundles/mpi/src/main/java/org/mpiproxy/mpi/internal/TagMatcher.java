@@ -26,6 +26,8 @@ public final class TagMatcher {
     public static final int ANY_TAG = -1;
     /** Matches any source. */
     public static final int ANY_SOURCE = -1;
+    /** For {@link #recvMessage}: a message of any datatype matches. */
+    private static final int ANY_DATATYPE = -1;
 
     /** How long one source is waited for while a receive from any source goes round them. */
     private static final long ROUND_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
@@ -65,6 +67,25 @@ public final class TagMatcher {
      *                      {@code count} elements (it is consumed), or the transport's errors
      */
     public Status recv(int datatype, ByteBuffer dst, int offset, int count, int source, int tag) {
+        return deliver(match(source, tag, datatype), datatype, dst, offset, count);
+    }
+
+    /**
+     * Receives one whole message whatever its datatype and size: the first, in the order its
+     * source sent them, whose source and tag match.
+     *
+     * @param source the sending rank, or {@link #ANY_SOURCE}
+     * @param tag    the tag, or {@link #ANY_TAG}
+     * @return the message; its data runs from the buffer's position to its limit (the part a
+     *         receive by elements has not taken)
+     * @throws MpiException the transport's errors
+     */
+    public TaggedMessage recvMessage(int source, int tag) {
+        return match(source, tag, ANY_DATATYPE);
+    }
+
+    /** The first matching message, kept or arriving; {@code datatype} {@link #ANY_DATATYPE} matches any. */
+    private TaggedMessage match(int source, int tag, int datatype) {
         TaggedMessage m = takeKept(source, tag, datatype);
         java.util.Set<Integer> ended = new java.util.HashSet<>();
         while (m == null) {
@@ -91,7 +112,7 @@ public final class TagMatcher {
                 m = matchOrKeep(transport.nextMessage(source, WAIT_NANOS), tag);
             }
         }
-        return deliver(m, datatype, dst, offset, count);
+        return m;
     }
 
     /**
@@ -163,7 +184,7 @@ public final class TagMatcher {
         for (Iterator<TaggedMessage> it = q.iterator(); it.hasNext(); ) {
             TaggedMessage m = it.next();
             if (tag == ANY_TAG || m.tag() == tag) {
-                if (m.datatype() != datatype) {
+                if (datatype != ANY_DATATYPE && m.datatype() != datatype) {
                     // stays kept where it is
                     throw typeMismatch(m, datatype);
                 }

@@ -99,6 +99,18 @@ class V1DispatcherTest {
         return dispatcher.counter(c);
     }
 
+    /** @return rank {@code rankId} of job {@code jobId}, or null */
+    private RankInfo rankInfo(long jobId, int rankId) {
+        for (JobInfo job : dispatcher.jobs()) {
+            for (RankInfo r : job.ranks()) {
+                if (job.jobId() == jobId && r.rankId() == rankId) {
+                    return r;
+                }
+            }
+        }
+        return null;
+    }
+
     private RankInfo rankInfo(int rankId) {
         for (JobInfo job : dispatcher.jobs()) {
             for (RankInfo r : job.ranks()) {
@@ -279,7 +291,7 @@ class V1DispatcherTest {
         long newJob = local.requests.get(0).jobId();
         assertNotEquals(failedJob, newJob);
         assertTrue(channels.released.contains(failedJob), "the failed job's directory is gone");
-        assertEquals(RankInfo.State.RUNNING, rankInfo(1).state());
+        assertEquals(RankInfo.State.RUNNING, rankInfo(newJob, 1).state());
         assertEquals(0, counter(ProxyCounter.EXEC_DUPLICATE));
         assertTrue(String.join("\n", retry).contains("job " + Job.hex(failedJob) + " of 127.0.0.1:40001 has failed and"
                 + " has no live rank"), String.join("\n", retry) + String.join("\n", log));
