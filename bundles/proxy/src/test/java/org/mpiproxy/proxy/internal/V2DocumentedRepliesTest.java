@@ -24,6 +24,7 @@ import org.mpiproxy.protocol.MpiErrors;
 import org.mpiproxy.protocol.V2Authenticator;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
+import org.mpiproxy.protocol.V2RefusalDescriptor;
 import org.mpiproxy.proxy.internal.FakeChannelManager.FakeChannel;
 
 /**
@@ -201,7 +202,11 @@ class V2DocumentedRepliesTest {
                 Duration.ofSeconds(30), 1024, 1448, Duration.ofSeconds(300))));
 
         deliver(host.recv(JOB, 1, 0, 8));
-        assertEquals(0, transport.take().size(), "a request for the old name is for another node now");
+        List<RecordingTransport.Sent> refused = transport.take();
+        assertEquals(1, refused.size(), "a request for the old name is for another node now: only a refusal");
+        ByteBuffer refusal = refused.get(0).bytes;
+        assertTrue(V2RefusalDescriptor.isRefusal(refusal, 0, refusal.limit()));
+        assertEquals(V2RefusalDescriptor.REASON_WRONG_NODE, V2RefusalDescriptor.reason(refusal, 0));
         assertEquals(1, dispatcher.counter(V2Counter.AUTH_WRONG_NODE));
         deliver(new V2Datagrams(V2Datagrams.KEYS, "node-b", NOW).recv(JOB, 1, 0, 8));
         V2HeaderFlyweight r = new V2HeaderFlyweight().wrap(transport.take().get(0).bytes, 0);

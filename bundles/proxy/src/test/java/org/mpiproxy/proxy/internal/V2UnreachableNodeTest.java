@@ -63,9 +63,8 @@ class V2UnreachableNodeTest {
 
     /** A proxy whose ranks wait for {@link #release}; {@link #mute} makes it drop every datagram. */
     private int start(ProcessLauncher launcher) throws Exception {
-        MappedFileChannelManager channels = new MappedFileChannelManager(TestConfigs.of(
-                MappedFileChannelManager.Config.class, Map.of("base.directory", dir.resolve("shm").toString(),
-                        "ring.capacity", 1 << 16)));
+        MappedFileChannelManager channels = new MappedFileChannelManager(
+                Map.of("base.directory", dir.resolve("shm").toString(), "ring.capacity", 1 << 16));
         ProxySettings settings = new ProxySettings(dir.resolve("logs"), 1 << 20, Duration.ofSeconds(30),
                 Duration.ofSeconds(1));
         dispatcher = new V2Dispatcher(channels, settings, new V2Settings(V2Datagrams.KEYS, "127.0.0.1",
