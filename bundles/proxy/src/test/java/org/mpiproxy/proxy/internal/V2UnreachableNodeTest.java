@@ -205,8 +205,8 @@ class V2UnreachableNodeTest {
         ProcessLauncher ranks = waitingRanks();
         int port = start(request -> {
             try {
-                // an EXEC is answered once the process started: this one takes 3.5 s
-                Thread.sleep(3500);
+                // an EXEC is answered once the process started: this one takes 5 s, twice the silence
+                Thread.sleep(5000);
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
@@ -214,7 +214,7 @@ class V2UnreachableNodeTest {
         });
 
         V2HostTransport host = V2HostTransport.start(node(port), "slow", List.of(), V2Datagrams.KEYS, 1448, LONG,
-                Duration.ofMillis(1500), diagnosticsStream);
+                Duration.ofMillis(2500), diagnosticsStream);
 
         String text = diagnostics.toString(StandardCharsets.UTF_8);
         assertTrue(text.matches("mpi: 0 of 1 ranks started\nmpi: all 1 ranks answered in \\d+ ms\n"), text);
