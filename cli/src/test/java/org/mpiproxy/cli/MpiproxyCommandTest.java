@@ -277,7 +277,8 @@ class MpiproxyCommandTest {
     @Test
     void shouldNameTheNodeAndSayNothingListensOnItsPortWithinAFewSeconds() throws Exception {
         Path program = dir.resolve("no-start");
-        Files.writeString(program, "#!/bin/sh\nexit 1\n");
+        // a library program whose Mpi.init failed: it got as far as starting ranks
+        Files.writeString(program, "#!/bin/sh\n: > \"$MPIPROXY_INIT_FILE\"\nexit 1\n");
         assertTrue(program.toFile().setExecutable(true));
         int port;
         try (java.nio.channels.DatagramChannel gone = java.nio.channels.DatagramChannel.open()) {
@@ -298,7 +299,8 @@ class MpiproxyCommandTest {
     @Test
     void shouldSayAuthenticationFailedForAProxyThatRefusesTheKeyWithinAFewSeconds() throws Exception {
         Path program = dir.resolve("no-start");
-        Files.writeString(program, "#!/bin/sh\nexit 1\n");
+        // a library program whose Mpi.init failed: it got as far as starting ranks
+        Files.writeString(program, "#!/bin/sh\n: > \"$MPIPROXY_INIT_FILE\"\nexit 1\n");
         assertTrue(program.toFile().setExecutable(true));
         try (java.nio.channels.DatagramChannel proxy = java.nio.channels.DatagramChannel.open()) {
             proxy.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
