@@ -119,14 +119,50 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
         this.selector = sel;
         this.localAddress = (InetSocketAddress) ch.getLocalAddress();
         this.doorbell = Doorbell.encode(localAddress);
-        // One more byte than the largest accepted datagram: a longer one arrives truncated to
-        // this size, so the handler sees it is too long instead of reading a cut-off message.
-        ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(maxDatagramSize + 1).order(ByteOrder.LITTLE_ENDIAN);
-        this.thread = new Thread(() -> receiveLoop(receiveBuffer), THREAD_NAME);
-        this.thread.setDaemon(true);
+        this.thread = newReceiveThread();
         if (start) {
             start();
         }
+    }
+
+    /** Takes over the bound socket of {@code predecessor}, with a receive loop of the new settings. */
+    private UdpTransport(UdpTransport predecessor, UdpTransportSettings settings) {
+        this.handlers = predecessor.handlers;
+        this.maxDatagramSize = settings.maxDatagramSize();
+        this.channel = predecessor.channel;
+        this.selector = predecessor.selector;
+        this.localAddress = predecessor.localAddress;
+        this.doorbell = predecessor.doorbell;
+        this.thread = newReceiveThread();
+    }
+
+    /**
+     * Applies settings for the same bind address to the bound socket, which stays open: its
+     * buffer sizes are set in place, and the returned transport, not yet started, owns the
+     * socket with a receive loop for the new largest datagram. Binding a second socket to the
+     * address would fail while this one holds it, and closing this one first would lose what
+     * is queued in it. The caller stops this transport, then starts the returned one, and
+     * never closes this one: the socket now belongs to the successor.
+     *
+     * @param settings settings whose {@link UdpTransportSettings#bindAddress()} is the one this
+     *                 socket was bound for
+     * @return the successor, not yet started
+     * @throws IOException when a buffer size cannot be set; this transport is then unchanged
+     *                     but for the buffer sizes already set, and keeps serving
+     */
+    UdpTransport reconfigured(UdpTransportSettings settings) throws IOException {
+        channel.setOption(StandardSocketOptions.SO_RCVBUF, settings.receiveBufferSize());
+        channel.setOption(StandardSocketOptions.SO_SNDBUF, settings.sendBufferSize());
+        return new UdpTransport(this, settings);
+    }
+
+    private Thread newReceiveThread() {
+        // One more byte than the largest accepted datagram: a longer one arrives truncated to
+        // this size, so the handler sees it is too long instead of reading a cut-off message.
+        ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(maxDatagramSize + 1).order(ByteOrder.LITTLE_ENDIAN);
+        Thread t = new Thread(() -> receiveLoop(receiveBuffer), THREAD_NAME);
+        t.setDaemon(true);
+        return t;
     }
 
     /** Starts the receive thread of a transport made by {@link #bind}. */

@@ -120,7 +120,9 @@ public class UdpTransportComponent implements DatagramTransport {
      * first, then the old socket's receive thread is stopped, and only then the new one's
      * started, so that the handler is never driven by two threads. What reaches the new socket
      * in between waits in it. Jobs live in the proxy and are keyed by their host's address, so
-     * they continue on the new socket. A bad value, or a socket that cannot be bound, is logged
+     * they continue on the new socket. A change that keeps the address and port (buffer sizes,
+     * largest datagram) keeps the socket and what is queued in it: only its receive loop is
+     * replaced, in the same order. A bad value, or a socket that cannot be bound, is logged
      * and the old socket stays.
      *
      * @param properties the new raw configuration properties
@@ -150,22 +152,30 @@ public class UdpTransportComponent implements DatagramTransport {
             configurations.remember(config);
             return;
         }
+        UdpTransport old = transport;
+        boolean sameSocket = next.bindAddress().equals(settings.bindAddress());
         UdpTransport replacement;
         try {
-            replacement = UdpTransport.bind(next, () -> handler);
+            replacement = sameSocket ? old.reconfigured(next) : UdpTransport.bind(next, () -> handler);
         } catch (IOException | RuntimeException e) {
-            keepLastGood("cannot bind " + next.bindAddress() + " (" + e + ")");
+            keepLastGood(sameSocket ? "cannot set the socket's buffer sizes (" + e + ")"
+                    : "cannot bind " + next.bindAddress() + " (" + e + ")");
             return;
         }
         configurations.remember(config);
-        UdpTransport old = transport;
         old.stop();
         transport = replacement;
         settings = next;
         replacement.start();
-        old.close();
+        if (!sameSocket) {
+            old.close();
+        }
         old.counters().forEach((k, v) -> retired.merge(k, v, Long::sum));
-        LOG.info("{}: moved from {} to {}", PID, old.localAddress(), replacement.localAddress());
+        if (sameSocket) {
+            LOG.info("{}: reconfigured on {}", PID, replacement.localAddress());
+        } else {
+            LOG.info("{}: moved from {} to {}", PID, old.localAddress(), replacement.localAddress());
+        }
     }
 
     private void keepLastGood(String problem) {

@@ -80,6 +80,37 @@ class UdpTransportRebindTest {
         assertEquals("127.0.0.1:" + port, jmx.getAttribute(name, "LocalAddress"));
     }
 
+    /**
+     * A buffer size or the largest datagram changes on the socket in force: a second socket on a
+     * fixed port could not be bound while the first holds it.
+     */
+    @Test
+    void shouldApplyNewBufferSizesOnTheSameFixedPort() throws Exception {
+        java.util.List<String> problems = new java.util.ArrayList<>();
+        UdpTransportComponent fixed = new UdpTransportComponent(
+                new org.mpiproxy.api.config.CheckedConfiguration<>(UdpTransportComponent.Config.class), problems::add);
+        int port = freePort();
+        fixed.start(config("port", port));
+        try {
+            java.lang.reflect.Field f = UdpTransportComponent.class.getDeclaredField("handler");
+            f.setAccessible(true);
+            f.set(fixed, handler);
+            InetSocketAddress address = fixed.localAddress();
+            assertDelivered(address, (byte) 5);
+
+            fixed.apply(config("port", port, "receive.buffer.size", 2097152, "send.buffer.size", 1048576,
+                    "max.datagram.size", 1448));
+
+            assertEquals(java.util.List.of(), problems);
+            assertEquals(new UdpTransportSettings(address, 2097152, 1048576, 1448), fixed.settings());
+            assertEquals(address, fixed.localAddress());
+            assertDelivered(address, (byte) 6);
+            assertEquals(2L, fixed.counters().get("datagrams.in"), "counters survive the change");
+        } finally {
+            fixed.deactivate();
+        }
+    }
+
     @Test
     void shouldKeepTheSocketWhenAValueIsBad() throws Exception {
         InetSocketAddress before = component.localAddress();
