@@ -43,7 +43,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     /** Configuration PID and component name. */
     public static final String PID = "org.mpiproxy.proxy";
 
-    /** Minutes between two sweeps of the log directory (the first runs at start). */
+    /** Minutes between two sweeps of the log directory (the first runs at start; a configuration change sweeps at once). */
     static final int LOG_SWEEP_MINUTES = 10;
 
     /** Configuration of the proxy. */
@@ -58,7 +58,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
 
         @AttributeDefinition(name = "Log retention days",
                 description = "Days the ranks' output of a finished job is kept after it was last written; 0 means"
-                        + " no age limit. Checked at start and every " + LOG_SWEEP_MINUTES + " minutes.", min = "0")
+                        + " no age limit. Checked at start, every " + LOG_SWEEP_MINUTES + " minutes and when the"
+                        + " configuration changes.", min = "0")
         int log_retention_days() default 14;
 
         @AttributeDefinition(name = "Log retention megabytes",
@@ -487,6 +488,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             v2KeyFiles = keyFiles;
         }
         configurations.remember(config);
+        // new limits or a new log directory apply now, not at the next periodic sweep
+        timer.execute(this::sweepLogs);
         return null;
     }
 

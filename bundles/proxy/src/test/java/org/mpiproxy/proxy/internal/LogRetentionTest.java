@@ -108,4 +108,24 @@ class LogRetentionTest {
             component.deactivate();
         }
     }
+
+    @Test
+    void shouldSweepTheLogDirectoryWhenTheLimitsChange() throws Exception {
+        Path old = jobAt(9, Instant.now().minus(Duration.ofDays(3)), 10);
+        Path recent = jobAt(10, Instant.now(), 10);
+        ProxyComponent component = new ProxyComponent(TestConfigs.of(ProxyComponent.Config.class,
+                Map.of("log.directory", logs.toString(), "log.retention.days", 14, "v2.enabled", false)));
+        try {
+            assertEquals(null, component.reconfigure(TestConfigs.of(ProxyComponent.Config.class,
+                    Map.of("log.directory", logs.toString(), "log.retention.days", 1, "v2.enabled", false))));
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (Files.exists(old) && System.nanoTime() < deadline) {
+                Thread.onSpinWait();
+            }
+            assertFalse(Files.exists(old), "a 3 days old output goes once the limit is 1 day, not 10 minutes later");
+            assertTrue(Files.exists(recent));
+        } finally {
+            component.deactivate();
+        }
+    }
 }
