@@ -13,6 +13,7 @@ import org.mpiproxy.api.HealthResult;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.ProxyStatus;
 import org.mpiproxy.api.config.CheckedConfiguration;
+import org.mpiproxy.api.config.RejectedConfigurationException;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Modified;
@@ -92,14 +93,16 @@ public class HealthCheckComponent {
     /** Running launchers by kind, with the directory their service properties name. */
     private final Map<String, Launcher> launchers = new ConcurrentHashMap<>();
     private volatile Settings settings;
+    /** Why these checks do not start, {@code null} when they run. */
+    private final RejectedConfigurationException rejected;
 
     /**
      * Checks the raw configuration: bad values are logged in one line, and the checks then run
-     * with the last good configuration, or, with none yet, do not start.
+     * with the last good configuration, or, with none yet, do not start: {@link #activate()}
+     * then refuses (Declarative Services logs a constructor's exception with its stack trace,
+     * an activate method's as it is).
      *
      * @param properties the raw configuration properties
-     * @throws org.mpiproxy.api.config.RejectedConfigurationException when a value is bad and there
-     *                                                                is no last good configuration
      */
     @Activate
     public HealthCheckComponent(Map<String, Object> properties) {
@@ -115,8 +118,28 @@ public class HealthCheckComponent {
                          Consumer<String> problems) {
         this.configurations = configurations;
         this.problems = problems;
-        this.settings = settings(configurations.activation(properties, HealthCheckComponent::settings,
-                line -> problems.accept(PID + ": " + line)));
+        Settings accepted = null;
+        RejectedConfigurationException refused = null;
+        try {
+            accepted = settings(configurations.activation(properties, HealthCheckComponent::settings,
+                    line -> problems.accept(PID + ": " + line)));
+        } catch (RejectedConfigurationException e) {
+            refused = e;
+        }
+        this.settings = accepted;
+        this.rejected = refused;
+    }
+
+    /**
+     * Refuses to start when the configuration was rejected at construction.
+     *
+     * @throws RejectedConfigurationException when a value is bad and there is no last good configuration
+     */
+    @Activate
+    void activate() {
+        if (rejected != null) {
+            throw rejected;
+        }
     }
 
     /**
@@ -127,6 +150,7 @@ public class HealthCheckComponent {
         this.configurations = new CheckedConfiguration<>(Config.class);
         this.problems = LOG::error;
         this.settings = settings(config);
+        this.rejected = null;
     }
 
     /**

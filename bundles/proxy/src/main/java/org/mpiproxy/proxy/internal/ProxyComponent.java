@@ -21,6 +21,7 @@ import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.ProxyStatus;
 import org.mpiproxy.api.RankOutputListener;
 import org.mpiproxy.api.config.CheckedConfiguration;
+import org.mpiproxy.api.config.RejectedConfigurationException;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -164,6 +165,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(Config.class);
 
     private final CheckedConfiguration<Config> configurations;
+    /** Why this instance does not start, {@code null} when it runs; then every other field but these is unset. */
+    private final RejectedConfigurationException rejected;
     /** Where the one-line configuration problems go. */
     private final Consumer<String> problems;
     /** The configuration in force. */
@@ -202,11 +205,11 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     /**
      * Checks the raw configuration: bad values are logged in one line, and the proxy then starts
      * with the last good configuration, or, with none yet, does not start (the node does not
-     * answer on its UDP port).
+     * answer on its UDP port): {@link #activate()} then refuses. The refusal is not thrown from
+     * here, because Declarative Services logs the full stack trace of whatever a constructor
+     * throws, while it logs an activate method's exception as it is: one line.
      *
      * @param properties the raw configuration properties
-     * @throws org.mpiproxy.api.config.RejectedConfigurationException when a value is bad and there
-     *                                                                is no last good configuration
      */
     @Activate
     public ProxyComponent(Map<String, Object> properties) {
@@ -220,8 +223,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
      */
     ProxyComponent(Map<String, Object> properties, CheckedConfiguration<Config> configurations,
                    Consumer<String> problems) {
-        this(configurations.activation(properties, ProxyComponent::validate,
-                line -> problems.accept(PID + ": " + line)), configurations, problems);
+        this(accept(properties, configurations, problems), configurations, problems);
     }
 
     /**
@@ -229,10 +231,44 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
      * @throws IllegalArgumentException when a value is bad, naming its key and the value
      */
     ProxyComponent(Config config) {
-        this(config, new CheckedConfiguration<>(Config.class), LOG::error);
+        this(new Accepted(config, null), new CheckedConfiguration<>(Config.class), LOG::error);
     }
 
-    private ProxyComponent(Config config, CheckedConfiguration<Config> configurations, Consumer<String> problems) {
+    /**
+     * The outcome of checking an activation's configuration.
+     *
+     * @param config   the configuration to run with, {@code null} when rejected
+     * @param rejected why the proxy does not start, {@code null} when it does
+     */
+    private record Accepted(Config config, RejectedConfigurationException rejected) {
+    }
+
+    private static Accepted accept(Map<String, Object> properties, CheckedConfiguration<Config> configurations,
+                                   Consumer<String> problems) {
+        try {
+            return new Accepted(configurations.activation(properties, ProxyComponent::validate,
+                    line -> problems.accept(PID + ": " + line)), null);
+        } catch (RejectedConfigurationException e) {
+            return new Accepted(null, e);
+        }
+    }
+
+    private ProxyComponent(Accepted accepted, CheckedConfiguration<Config> configurations, Consumer<String> problems) {
+        this.rejected = accepted.rejected();
+        if (rejected != null) {
+            // nothing starts: no threads, no ledger sweep, no socket use; activate() refuses
+            this.configurations = configurations;
+            this.problems = problems;
+            this.startupWaitNanos = 0;
+            this.launches = null;
+            this.timer = null;
+            this.current = null;
+            this.dispatcher = null;
+            this.ledger = null;
+            this.front = null;
+            return;
+        }
+        Config config = accepted.config();
         validate(config);
         this.configurations = configurations;
         this.problems = problems;
@@ -355,7 +391,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     @Reference(name = "channels", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY, unbind = "unbindChannels")
     void bindChannels(ChannelManager manager) {
-        if (swept.compareAndSet(false, true)) {
+        if (rejected == null && swept.compareAndSet(false, true)) {
             ledger.sweep(manager);
         }
         channels = manager;
@@ -516,10 +552,26 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
                 Duration.ofSeconds(config.host_silence_seconds()));
     }
 
+    /**
+     * Refuses to start when the configuration was rejected at construction (Declarative
+     * Services then logs the exception's message, which is the line already logged, and the
+     * component stays inactive until its configuration changes).
+     *
+     * @throws RejectedConfigurationException when a value is bad and there is no last good configuration
+     */
+    @Activate
+    void activate() {
+        if (rejected != null) {
+            throw rejected;
+        }
+    }
+
     /** Stops every rank, removes the channels and stops the proxy's threads. */
     @Deactivate
     void deactivate() {
-        front.close();
+        if (front != null) {
+            front.close();
+        }
     }
 
     static ProxySettings settings(Config config) {
@@ -617,7 +669,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY, unbind = "unbindOutput")
     void bindOutput(RankOutputListener bridge) {
         outputBridge = bridge;
-        V2Dispatcher v2 = front.v2();
+        V2Dispatcher v2 = rejected == null ? front.v2() : null;
         if (bridge instanceof RankOutputBridge && v2 != null) {
             ((RankOutputBridge) bridge).target(v2.outputListener());
         }
