@@ -102,9 +102,6 @@ final class JobRunner {
             Files.deleteIfExists(workDir.resolve("output"));
             Files.deleteIfExists(statusFile);
             Files.deleteIfExists(workDir);
-            if (settings.jobFile() != null) {
-                Files.deleteIfExists(settings.jobFile());
-            }
         }
     }
 
@@ -155,6 +152,10 @@ final class JobRunner {
             process = builder.start();
         } catch (IOException e) {
             err.println("mpiproxy: cannot start " + settings.program() + ": " + e.getMessage());
+            int[] statuses = new int[size];
+            Arrays.fill(statuses, V1Control.NOT_RUNNING);
+            statuses[0] = EXIT_CANNOT_START;
+            recordEnd(jobFile(0, null, hostPort, ranks, jobId), statuses, EXIT_CANNOT_START, null);
             return EXIT_CANNOT_START;
         }
         process.onExit().thenRun(this::wake);
@@ -163,8 +164,14 @@ final class JobRunner {
             pumps.add(pump(process.getInputStream(), out, "[0] ", "rank-0-stdout", () -> stopping));
             pumps.add(pump(process.getErrorStream(), err, "[0] ", "rank-0-stderr", () -> stopping));
         }
+        JobFile job = jobFile(process.pid(), JobFile.startOf(process.toHandle()), hostPort, ranks, jobId);
         if (settings.jobFile() != null) {
-            writeJobFile(settings.jobFile(), process.pid(), hostPort, ranks, jobId);
+            try {
+                job.write(settings.jobFile());
+            } catch (IOException e) {
+                err.println("mpiproxy: cannot write the job file " + settings.jobFile() + " (" + e
+                        + "): 'mpiproxy status' and 'mpiproxy kill' will not find this job by it");
+            }
         }
 
         boolean timedOut = awaitEndOrStop(process);
@@ -234,7 +241,29 @@ final class JobRunner {
             }
         }
         int exit = report(statuses, ranks, stopReason);
-        return plainProgram && exit == 0 ? EXIT_PLAIN_PROGRAM : exit;
+        exit = plainProgram && exit == 0 ? EXIT_PLAIN_PROGRAM : exit;
+        recordEnd(job, statuses, exit, stopReason);
+        return exit;
+    }
+
+    /**
+     * Rewrites the job file, when there is one, with the job's end; a file that cannot be written
+     * is reported and changes nothing else.
+     */
+    private void recordEnd(JobFile job, int[] statuses, int exit, String stopReason) {
+        if (settings.jobFile() == null) {
+            return;
+        }
+        List<Integer> ranks = new ArrayList<>();
+        for (int s : statuses) {
+            ranks.add(s);
+        }
+        try {
+            job.ended(new JobFile.End(java.time.Instant.now(), exit, stopReason, List.copyOf(ranks)))
+                    .write(settings.jobFile());
+        } catch (IOException e) {
+            err.println("mpiproxy: cannot record the job's end in " + settings.jobFile() + ": " + e);
+        }
     }
 
     /** @return the one line that tells a world of {@code size} ran as rank 0 only */
@@ -389,24 +418,12 @@ final class JobRunner {
         return true;
     }
 
-    private void writeJobFile(Path file, long rankZeroPid, int hostPort, List<Placement> ranks, long jobId)
-            throws IOException {
-        StringBuilder text = new StringBuilder();
-        text.append("# mpiproxy job: read by 'mpiproxy status' and 'mpiproxy kill'\n");
-        text.append("protocol=").append(settings.protocol()).append('\n');
-        if (settings.v2()) {
-            text.append("job.id=").append(Job.hex(jobId)).append('\n');
-            text.append("key.files=").append(settings.keySpec().replace("\\", "\\\\")).append('\n');
-        }
-        text.append("launcher.pid=").append(ProcessHandle.current().pid()).append('\n');
-        text.append("rank0.pid=").append(rankZeroPid).append('\n');
-        text.append("host.port=").append(hostPort).append('\n');
-        text.append("world.size=").append(ranks.size() + 1).append('\n');
-        for (int r = 1; r <= ranks.size(); r++) {
-            Placement p = ranks.get(r - 1);
-            text.append("rank.").append(r).append('=').append(p.hostEntry()).append(' ').append(p.node()).append('\n');
-        }
-        Files.writeString(file, text);
+    /** @return the running job's description, for the job file */
+    private JobFile jobFile(long rankZeroPid, java.time.Instant rankZeroStarted, int hostPort, List<Placement> ranks,
+                            long jobId) {
+        ProcessHandle launcher = ProcessHandle.current();
+        return new JobFile(launcher.pid(), rankZeroPid, hostPort, ranks, settings.protocol(), jobId,
+                settings.keySpec(), JobFile.startOf(launcher), rankZeroStarted, null);
     }
 
     /** A rank's line that reached the launcher after rank 0 ended (over v2). */

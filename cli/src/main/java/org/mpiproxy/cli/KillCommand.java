@@ -19,6 +19,8 @@ import picocli.CommandLine.Option;
                 + " with the job's key).",
             "Over v2 the proxies stop the ranks at once: SIGTERM, SIGKILL after their stop.grace.seconds. v1 has no"
                 + " such request: its proxies first wait their terminate.timeout.seconds for the ranks to exit.",
+            "A job that already ended (its file records the end) is not stopped again: the command says when it"
+                + " ended and with which exit status, contacts nobody, and exits 0.",
             "Exit status: 0 when the job is gone everywhere, 1 when some rank's state is unknown, 2 for bad usage."})
 final class KillCommand implements Callable<Integer> {
 
@@ -36,6 +38,27 @@ final class KillCommand implements Callable<Integer> {
         this.launch = launch;
     }
 
+    /**
+     * After the launcher ended on this command's SIGTERM: records in the job file that the job was
+     * stopped by {@code mpiproxy kill} (the launcher wrote SIGTERM) and returns how it ended, in words.
+     */
+    private String endedByKill() {
+        try {
+            JobFile job = JobFile.read(jobFile);
+            if (job.end() == null) {
+                return " (it did not record the job's end)";
+            }
+            if ("SIGTERM".equals(job.end().stopReason())) {
+                JobFile.End end = job.end();
+                job = job.ended(new JobFile.End(end.at(), end.exitStatus(), "kill", end.rankStatuses()));
+                job.write(jobFile);
+            }
+            return ": it ended " + job.endText();
+        } catch (IllegalArgumentException | java.io.IOException e) {
+            return " (" + e.getMessage() + ")";
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
         PrintStream out = launch.out();
@@ -46,21 +69,28 @@ final class KillCommand implements Callable<Integer> {
             launch.err().println("mpiproxy: " + e.getMessage());
             return 2;
         }
+        if (job.end() != null) {
+            out.println("mpiproxy: job " + job.name(jobFile) + " already ended " + job.endText()
+                    + "; nothing to stop");
+            return 0;
+        }
         Duration wait = Duration.ofSeconds(waitSeconds);
-        Optional<ProcessHandle> launcher = ProcessHandle.of(job.launcherPid()).filter(ProcessHandle::isAlive);
+        Optional<ProcessHandle> launcher = JobFile.process(job.launcherPid(), job.launcherStarted());
         if (launcher.isPresent()) {
             out.println("stopping launcher " + job.launcherPid());
             launcher.get().destroy();
             try {
                 launcher.get().onExit().get(wait.toSeconds(), TimeUnit.SECONDS);
-                out.println("the launcher stopped the job");
+                out.println("the launcher stopped the job" + endedByKill());
                 return 0;
             } catch (java.util.concurrent.TimeoutException e) {
                 launch.err().println("mpiproxy: launcher " + job.launcherPid() + " still runs after " + waitSeconds + " s");
                 return 1;
             }
         }
-        ProcessHandle.of(job.rankZeroPid()).filter(ProcessHandle::isAlive).ifPresent(p -> {
+        out.println("launcher " + job.launcherPid() + " is not running (it ended without recording the job's end,"
+                + " e.g. killed): stopping the job itself");
+        job.rankZero().ifPresent(p -> {
             out.println("stopping rank 0 (pid " + p.pid() + ")");
             p.destroyForcibly();
             try {

@@ -88,8 +88,9 @@ final class RunCommand implements Callable<Integer> {
     Path keyFile;
 
     @Option(names = "--job-file", paramLabel = "FILE",
-            description = "Writes what 'mpiproxy status' and 'mpiproxy kill' need to find this job; the file"
-                    + " exists while the job runs and is removed when it ends.")
+            description = "Writes what 'mpiproxy status' and 'mpiproxy kill' need to find this job; when the job"
+                    + " ends the file stays, rewritten (atomically) with the end: when, the exit status, each rank's"
+                    + " exit status and the stop reason (timeout, SIGINT, SIGTERM; kill when 'mpiproxy kill' stopped it).")
     Path jobFile;
 
     @Option(names = {"-q", "--quiet"}, description = "Only errors and the failure summary.")

@@ -30,6 +30,8 @@ import picocli.CommandLine.Option;
                 + " (code, or 128 + signal); a node that does not know the job says so. Any holder of the cluster"
                 + " key may ask. Over v2 a proxy answers only a request signed with the cluster key; over v1 any"
                 + " proxy answers, and lists no ranks (use the node's console, mpi:jobs).",
+            "For a job that ended (its file records the end) it prints the final state, each rank's exit status"
+                + " and ENDED, asks no node, and exits 0.",
             "Exit status: 0 when every proxy answered (also when one does not know the job), 1 otherwise, 2 for"
                 + " bad usage."})
 final class StatusCommand implements Callable<Integer> {
@@ -74,14 +76,19 @@ final class StatusCommand implements Callable<Integer> {
             }
             if (jobFile != null) {
                 JobFile job = JobFile.read(jobFile);
+                if (job.end() != null) {
+                    return ended(out, job, jobFile);
+                }
                 protocol = job.protocol();
                 keySpec = job.keySpec();
                 if (job.v2()) {
                     out.println("job " + JobRunner.Job.hex(job.jobId()) + " (v2)");
                     jobId = jobId != 0 ? jobId : job.jobId();
                 }
-                out.println("launcher pid " + job.launcherPid() + ": " + alive(job.launcherPid()));
-                out.println("rank 0 pid " + job.rankZeroPid() + ": " + alive(job.rankZeroPid()));
+                out.println("launcher pid " + job.launcherPid() + ": " + (job.launcherRuns() ? "running"
+                        : "not running (it ended without recording the job's end, e.g. killed): asking the nodes"));
+                out.println("rank 0 pid " + job.rankZeroPid() + ": " + (job.rankZero().isPresent() ? "running"
+                        : "not running"));
                 ranks = job.ranks();
             } else {
                 ranks = placement.nodes(launch.env()::get);
@@ -186,6 +193,18 @@ final class StatusCommand implements Callable<Integer> {
         return down == 0 ? 0 : 1;
     }
 
+    /** Prints the final state an ended job's file records, asking no node; returns 0. */
+    private static int ended(PrintStream out, JobFile job, Path file) {
+        out.println("job " + job.name(file) + " ENDED " + job.endText());
+        List<Integer> statuses = job.end().rankStatuses();
+        for (int r = 0; r < statuses.size(); r++) {
+            int s = statuses.get(r);
+            out.println("rank " + r + " (" + (r == 0 ? "here" : job.ranks().get(r - 1).toString()) + "): ENDED, "
+                    + (s >= 0 ? "exit status " + exitText(s) : V1Control.describe(s)));
+        }
+        return 0;
+    }
+
     static String exitText(int status) {
         if (status < 0) {
             return "-";
@@ -214,7 +233,4 @@ final class StatusCommand implements Callable<Integer> {
         return id;
     }
 
-    private static String alive(long pid) {
-        return ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false) ? "running" : "not running";
-    }
 }

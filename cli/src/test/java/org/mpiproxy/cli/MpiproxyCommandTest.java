@@ -254,7 +254,7 @@ class MpiproxyCommandTest {
     void shouldSayWhereAMissingJobFileComesFrom() {
         String missing = dir.resolve("job").toString();
         String message = "mpiproxy: job file " + missing + " does not exist (written by 'mpiproxy run --job-file "
-                + missing + "' while the job runs, removed when it ends)\n";
+                + missing + "' when the job starts, and kept with the job's end when it ends)\n";
 
         assertEquals(2, run("status", "--job-file", missing));
         assertEquals(message, err());
