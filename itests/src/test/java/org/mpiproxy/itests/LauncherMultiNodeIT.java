@@ -273,7 +273,14 @@ class LauncherMultiNodeIT {
         assertEquals(List.of(), ranksEverywhere(), "ranks left running after the launcher exited");
         assertFalse(ProcessHandle.of(rankZero).map(ProcessHandle::isAlive).orElse(false), "rank 0 still runs");
         assertTrue(seconds < STOP_BOUND_SECONDS, "took " + seconds + " s");
-        assertFalse(Files.exists(jobFile), "job file left behind");
+        // the job file stays and records how the job ended
+        Properties ended = new Properties();
+        try (var in = Files.newBufferedReader(jobFile)) {
+            ended.load(in);
+        }
+        assertEquals("ended", ended.getProperty("state"), "job file state: " + ended);
+        assertEquals("130", ended.getProperty("exit.status"), "job file exit status: " + ended);
+        assertEquals("SIGINT", ended.getProperty("stop.reason"), "job file stop reason: " + ended);
     }
 
     @Test
