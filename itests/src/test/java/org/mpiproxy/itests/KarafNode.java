@@ -5,7 +5,6 @@ import java.net.DatagramPacket;
 import java.net.DatagramSocket;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.net.SocketTimeoutException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -66,7 +65,7 @@ final class KarafNode {
         if (!tar.waitFor(120, TimeUnit.SECONDS) || tar.exitValue() != 0) {
             throw new IOException("tar failed to unpack " + distribution);
         }
-        KarafNode node = new KarafNode(name, home, address, freeUdpPort(address));
+        KarafNode node = new KarafNode(name, home, address, Ports.freeUdpPort(address));
         Path etc = home.resolve("etc");
         edit(etc.resolve("org.mpiproxy.transport.udp.cfg"), "address", address);
         edit(etc.resolve("org.mpiproxy.transport.udp.cfg"), "port", Integer.toString(node.port));
@@ -78,9 +77,9 @@ final class KarafNode {
         // v2 requests name the node they are for: hosts name a node by its proxy's address
         edit(etc.resolve("org.mpiproxy.proxy.cfg"), "node.name", address);
         edit(etc.resolve("org.mpiproxy.proxy.cfg"), "stop.grace.seconds", "2");
-        edit(etc.resolve("org.apache.karaf.shell.cfg"), "sshPort", Integer.toString(freeTcpPort()));
-        edit(etc.resolve("org.apache.karaf.management.cfg"), "rmiRegistryPort", Integer.toString(freeTcpPort()));
-        edit(etc.resolve("org.apache.karaf.management.cfg"), "rmiServerPort", Integer.toString(freeTcpPort()));
+        edit(etc.resolve("org.apache.karaf.shell.cfg"), "sshPort", Integer.toString(Ports.freeTcpPort()));
+        edit(etc.resolve("org.apache.karaf.management.cfg"), "rmiRegistryPort", Integer.toString(Ports.freeTcpPort()));
+        edit(etc.resolve("org.apache.karaf.management.cfg"), "rmiServerPort", Integer.toString(Ports.freeTcpPort()));
         return node;
     }
 
@@ -172,15 +171,5 @@ final class KarafNode {
         Files.writeString(cfg, m.replaceFirst(Matcher.quoteReplacement(key + " = " + value)));
     }
 
-    private static int freeUdpPort(String address) throws IOException {
-        try (DatagramSocket s = new DatagramSocket(new InetSocketAddress(address, 0))) {
-            return s.getLocalPort();
-        }
-    }
 
-    private static int freeTcpPort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
 }

@@ -15,10 +15,7 @@ import java.io.File;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.io.UncheckedIOException;
-import java.net.DatagramSocket;
-import java.net.InetAddress;
 import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.DatagramChannel;
@@ -135,11 +132,11 @@ public abstract class MpiProxyTestSupport {
         String examRepository = requiredProperty("mpiproxy.itest.examRepository");
         boolean keep = Boolean.getBoolean("mpiproxy.itest.keep");
 
-        int sshPort = freeTcpPort();
-        int rmiRegistryPort = freeTcpPort();
-        int rmiServerPort = freeTcpPort();
-        int httpPort = freeTcpPort();
-        int udpPort = freeUdpPort();
+        int sshPort = Ports.freeTcpPort();
+        int rmiRegistryPort = Ports.freeTcpPort();
+        int rmiServerPort = Ports.freeTcpPort();
+        int httpPort = Ports.freeTcpPort();
+        int udpPort = Ports.freeUdpPort(LOCALHOST);
         Path channels = target.resolve("itest-channels").resolve(UUID.randomUUID().toString());
         Files.createDirectories(channels);
 
@@ -468,17 +465,7 @@ public abstract class MpiProxyTestSupport {
         return value;
     }
 
-    private static int freeTcpPort() throws IOException {
-        try (ServerSocket socket = new ServerSocket(0, 1, InetAddress.getByName(LOCALHOST))) {
-            return socket.getLocalPort();
-        }
-    }
 
-    private static int freeUdpPort() throws IOException {
-        try (DatagramSocket socket = new DatagramSocket(new InetSocketAddress(LOCALHOST, 0))) {
-            return socket.getLocalPort();
-        }
-    }
 
     /** "programs/mpiping=755,..." for every file under programs/ in the archive. */
     private static String programModes(Path distribution) {

@@ -6,10 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assertions.fail;
 
 import java.io.IOException;
-import java.net.DatagramSocket;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
-import java.net.ServerSocket;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
@@ -52,12 +48,12 @@ class NodeCrashIT {
             home = top.filter(Files::isDirectory).findFirst().orElseThrow();
         }
         shm = work.resolve("shm");
-        udpPort = freeUdpPort();
+        udpPort = Ports.freeUdpPort("127.0.0.1");
         set("org.mpiproxy.transport.udp.cfg", "port", Integer.toString(udpPort));
         set("org.mpiproxy.channel.shm.cfg", "base.directory", shm.toString());
         set("org.apache.karaf.shell.cfg", "sshPort", "0");
-        set("org.apache.karaf.management.cfg", "rmiRegistryPort", Integer.toString(freeTcpPort()));
-        set("org.apache.karaf.management.cfg", "rmiServerPort", Integer.toString(freeTcpPort()));
+        set("org.apache.karaf.management.cfg", "rmiRegistryPort", Integer.toString(Ports.freeTcpPort()));
+        set("org.apache.karaf.management.cfg", "rmiServerPort", Integer.toString(Ports.freeTcpPort()));
         // a rank that records itself and a grandchild, then waits forever
         program("waiter", "echo \"$$\" > \"$0.rank-$MPIPROXY_RANK\"\n"
                 + "( sleep 1000 & echo \"$!\" > \"$0.child-$MPIPROXY_RANK\" )\n"
@@ -264,15 +260,5 @@ class NodeCrashIT {
         assertEquals(0, p.exitValue(), command + " exit status");
     }
 
-    private static int freeUdpPort() throws IOException {
-        try (DatagramSocket s = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
-            return s.getLocalPort();
-        }
-    }
 
-    private static int freeTcpPort() throws IOException {
-        try (ServerSocket s = new ServerSocket(0, 1, InetAddress.getLoopbackAddress())) {
-            return s.getLocalPort();
-        }
-    }
 }

@@ -8,9 +8,6 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.UncheckedIOException;
 import java.lang.management.ManagementFactory;
-import java.net.DatagramSocket;
-import java.net.InetAddress;
-import java.net.InetSocketAddress;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
@@ -189,10 +186,7 @@ public class OperatorIT extends MpiProxyTestSupport {
     @Test
     public void shouldMoveToANewPortWhileAJobRuns() throws Exception {
         DatagramTransport transport = awaitService(DatagramTransport.class, null);
-        int newPort;
-        try (DatagramSocket probe = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0))) {
-            newPort = probe.getLocalPort();
-        }
+        int newPort = Ports.freeUdpPort("127.0.0.1");
         try (FreeNosHost host = new FreeNosHost(udpPort(), TIMEOUT_MILLIS)) {
             assertEquals(0, host.exec(1, 0, 2, "mpiping").result);
             JobInfo job = jobOwnedBy(host);
