@@ -42,11 +42,15 @@ record JobFile(long launcherPid, long rankZeroPid, int hostPort, List<Placement>
     /** Start instants of one process as two readers see it differ by less than this. */
     private static final Duration SAME_START = Duration.ofSeconds(1);
 
+    /** {@link End#exitStatus()} of a job whose launcher died before recording it: unknown. */
+    static final int LAUNCHER_GONE = -1;
+
     /**
      * How a job ended.
      *
      * @param at          when the launcher recorded it
-     * @param exitStatus  the launcher's exit status
+     * @param exitStatus  the launcher's exit status, or {@link #LAUNCHER_GONE} when the launcher had died and
+     *                    {@code mpiproxy kill} stopped the job
      * @param stopReason  {@code timeout}, {@code SIGINT}, {@code SIGTERM}, {@code kill} (the SIGTERM of
      *                    {@code mpiproxy kill}, which records it), or {@code null} when the job was not stopped
      * @param rankStatuses rank r's exit status at element r: code or 128 + signal, or one of the
@@ -72,7 +76,8 @@ record JobFile(long launcherPid, long rankZeroPid, int hostPort, List<Placement>
 
     /** @return the recorded end in words: {@code at TIME (exit status N[, stopped by REASON])} */
     String endText() {
-        return "at " + end.at().truncatedTo(ChronoUnit.SECONDS) + " (exit status " + end.exitStatus()
+        return "at " + end.at().truncatedTo(ChronoUnit.SECONDS) + " (" + (end.exitStatus() == LAUNCHER_GONE
+                ? "its launcher had died" : "exit status " + end.exitStatus())
                 + (end.stopReason() == null ? "" : ", stopped by " + (end.stopReason().equals("kill") ? "'mpiproxy kill'"
                 : end.stopReason())) + ")";
     }

@@ -6,7 +6,6 @@ import java.time.Duration;
 import java.util.Arrays;
 import java.util.Optional;
 import java.util.concurrent.Callable;
-import java.util.concurrent.TimeUnit;
 
 import picocli.CommandLine.Command;
 import picocli.CommandLine.Option;
@@ -79,47 +78,112 @@ final class KillCommand implements Callable<Integer> {
         if (launcher.isPresent()) {
             out.println("stopping launcher " + job.launcherPid());
             launcher.get().destroy();
-            try {
-                launcher.get().onExit().get(wait.toSeconds(), TimeUnit.SECONDS);
+            if (awaitGone(launcher.get(), wait)) {
                 out.println("the launcher stopped the job" + endedByKill());
                 return 0;
-            } catch (java.util.concurrent.TimeoutException e) {
-                launch.err().println("mpiproxy: launcher " + job.launcherPid() + " still runs after " + waitSeconds + " s");
-                return 1;
             }
+            launch.err().println("mpiproxy: launcher " + job.launcherPid() + " still runs after " + waitSeconds + " s");
+            return 1;
         }
         out.println("launcher " + job.launcherPid() + " is not running (it ended without recording the job's end,"
                 + " e.g. killed): stopping the job itself");
-        job.rankZero().ifPresent(p -> {
+        Optional<ProcessHandle> rankZero = job.rankZero();
+        rankZero.ifPresent(p -> {
             out.println("stopping rank 0 (pid " + p.pid() + ")");
             p.destroyForcibly();
-            try {
-                p.onExit().get(10, TimeUnit.SECONDS);
-            } catch (Exception e) {
-                launch.err().println("mpiproxy: rank 0 did not stop: " + e);
-            }
         });
+        // rank 0 holds the job's owner port until it is gone: take the port over as soon as it is free
+        String taken = awaitPortFree(job.hostPort(), rankZero.isPresent() ? PORT_WAIT : Duration.ZERO);
+        if (taken != null) {
+            launch.err().println("mpiproxy: cannot take over the job's port " + job.hostPort() + " to stop its ranks ("
+                    + taken + "): another process holds it; the ranks on the nodes still run");
+            return 1;
+        }
         int[] statuses = new int[job.ranks().size() + 1];
         Arrays.fill(statuses, V1Control.NO_REPLY);
-        statuses[0] = 0;
-        if (job.v2()) {
-            out.println("terminating job " + JobRunner.Job.hex(job.jobId()) + " over v2");
-            try {
+        statuses[0] = rankZero.isPresent() ? 128 + 9 : V1Control.NO_REPLY;
+        try {
+            if (job.v2()) {
+                out.println("terminating job " + JobRunner.Job.hex(job.jobId()) + " over v2");
                 V2Control.terminate(job.hostPort(), job.jobId(),
                         V2Control.keys(job.keySpec() != null ? job.keySpec() : V2Control.keySpec(null, launch.env())),
                         job.ranks(), statuses, true, wait, V2Control.DEAD_AFTER, () -> false, (r, stderr, line) -> { });
-            } catch (IllegalArgumentException e) {
-                launch.err().println("mpiproxy: " + e.getMessage());
-                return 2;
+            } else {
+                V1Control.terminate(job.hostPort(), job.ranks(), statuses, wait, () -> false);
             }
-        } else {
-            V1Control.terminate(job.hostPort(), job.ranks(), statuses, wait, () -> false);
+        } catch (IllegalArgumentException e) {
+            launch.err().println("mpiproxy: " + e.getMessage());
+            return 2;
+        } catch (java.io.IOException e) {
+            launch.err().println("mpiproxy: cannot stop the ranks from the job's port " + job.hostPort() + ": " + e.getMessage());
+            return 1;
         }
+        recordEnd(job, statuses);
         int unknown = 0;
         for (int r = 1; r < statuses.length; r++) {
             out.println("rank " + r + " (" + job.ranks().get(r - 1) + ") " + V1Control.describe(statuses[r]));
             unknown += statuses[r] == V1Control.NO_REPLY ? 1 : 0;
         }
         return unknown == 0 ? 0 : 1;
+    }
+    /** How long rank 0 may take to die and free the job's port after SIGKILL. */
+    private static final Duration PORT_WAIT = Duration.ofSeconds(10);
+    private static final long PORT_POLL_MILLIS = 5;
+
+    /**
+     * Waits until a UDP socket can be bound to {@code port}: polls, so the port is taken over the
+     * moment rank 0's socket closes rather than when a wait for the process's exit notices it.
+     *
+     * @return {@code null} when the port is free, else why it could not be bound at the end of {@code max}
+     */
+    private static String awaitPortFree(int port, Duration max) {
+        long deadline = System.nanoTime() + max.toNanos();
+        while (true) {
+            try (java.nio.channels.DatagramChannel probe = java.nio.channels.DatagramChannel.open()) {
+                probe.bind(new java.net.InetSocketAddress(port));
+                return null;
+            } catch (java.io.IOException e) {
+                if (System.nanoTime() - deadline >= 0) {
+                    return String.valueOf(e.getMessage());
+                }
+            }
+            try {
+                Thread.sleep(PORT_POLL_MILLIS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                return "interrupted";
+            }
+        }
+    }
+
+    /**
+     * Waits for a process that is not this one's child to end. Polls: the JDK's wait for such a
+     * process sleeps 300 ms and more between looks, which would add that to every stop.
+     *
+     * @return whether it ended within {@code max}
+     */
+    private static boolean awaitGone(ProcessHandle process, Duration max) throws InterruptedException {
+        long deadline = System.nanoTime() + max.toNanos();
+        while (process.isAlive()) {
+            if (System.nanoTime() - deadline >= 0) {
+                return false;
+            }
+            Thread.sleep(PORT_POLL_MILLIS);
+        }
+        return true;
+    }
+
+    /** Records in the job file that this command stopped the job after its launcher had died. */
+    private void recordEnd(JobFile job, int[] statuses) {
+        java.util.List<Integer> ranks = new java.util.ArrayList<>();
+        for (int s : statuses) {
+            ranks.add(s);
+        }
+        try {
+            job.ended(new JobFile.End(java.time.Instant.now(), JobFile.LAUNCHER_GONE, "kill", java.util.List.copyOf(ranks)))
+                    .write(jobFile);
+        } catch (java.io.IOException e) {
+            launch.err().println("mpiproxy: cannot record the job's end in " + jobFile + ": " + e.getMessage());
+        }
     }
 }

@@ -188,7 +188,7 @@ class LauncherStopIT {
         KillRun kill = new KillRun(job.jobFile, "stopping launcher");
 
         assertEquals(0, kill.exit, kill.output.toString());
-        assertWithinStopBound(kill.ended - kill.stoppingAt, "mpiproxy kill");
+        assertWithinStopBound(kill.ended - kill.stoppingAt, "mpiproxy kill: " + kill.timeline);
         assertTrue(job.launcher.waitFor(5, TimeUnit.SECONDS), "launcher still runs");
         assertEquals(143, job.launcher.exitValue(), String.join("\n", job.errors));
         job.assertNothingLeft();
@@ -207,13 +207,60 @@ class LauncherStopIT {
         assertEquals(0, kill.exit, kill.output.toString());
         assertTrue(kill.output.stream().anyMatch(l -> l.matches("rank 1 .* exited with status 137 \\(signal 9\\)")),
                 "rank 1 killed after the grace: " + kill.output);
-        assertWithinStopBound(kill.ended - kill.stoppingAt, "mpiproxy kill without a launcher");
+        assertWithinStopBound(kill.ended - kill.stoppingAt, "mpiproxy kill without a launcher: " + kill.timeline);
         job.assertNothingLeft();
+        Properties recorded = jobFile(job);
+        assertEquals("ended", recorded.getProperty("state"), "the job file records the end: " + recorded);
+        assertEquals("kill", recorded.getProperty("stop.reason"), "stop reason: " + recorded);
+        assertEquals("137", recorded.getProperty("exit.0"), "rank 0 was killed: " + recorded);
+        assertEquals("137", recorded.getProperty("exit.1"), "rank 1 was killed after the grace: " + recorded);
+        KillRun again = new KillRun(job.jobFile, "mpiproxy: job");
+        assertEquals(0, again.exit, again.output.toString());
+        assertTrue(again.output.get(0).contains("already ended") && again.output.get(0).contains("its launcher had died"),
+                "a second kill stops nothing: " + again.output);
+    }
+
+    @Test
+    void shouldSayInOneLineWhenTheJobsPortIsHeldAndLoseNothing() throws Exception {
+        Job job = new Job("held-port");
+        job.launcher.destroyForcibly();
+        assertTrue(job.launcher.waitFor(10, TimeUnit.SECONDS));
+        ProcessHandle rankZero = ProcessHandle.of(job.rankZero).orElseThrow();
+        rankZero.destroyForcibly();
+        assertTrue(rankZero.onExit().get(10, TimeUnit.SECONDS) != null);
+        int port = Integer.parseInt(jobFile(job).getProperty("host.port"));
+
+        KillRun refused;
+        try (java.net.DatagramSocket holder = new java.net.DatagramSocket(port)) {
+            refused = new KillRun(job.jobFile, "launcher");
+        }
+        assertEquals(1, refused.exit, refused.output.toString());
+        List<String> errors = refused.output.stream().filter(l -> l.startsWith("mpiproxy:")).toList();
+        assertEquals(1, errors.size(), "one line says why: " + refused.output);
+        assertTrue(errors.get(0).contains("cannot take over the job's port " + port), errors.get(0));
+        assertFalse(refused.output.stream().anyMatch(l -> l.contains("Exception") || l.startsWith("\tat ")),
+                "no stack trace: " + refused.output);
+        assertEquals("running", jobFile(job).getProperty("state"), "the job still runs and its file says so");
+        assertEquals(2, node.ranks().size(), "the ranks still run");
+
+        KillRun kill = new KillRun(job.jobFile, "launcher");
+        assertEquals(0, kill.exit, "once the port is free the kill works: " + kill.output);
+        job.assertNothingLeft();
+    }
+
+    private static Properties jobFile(Job job) throws IOException {
+        Properties p = new Properties();
+        try (var in = Files.newBufferedReader(job.jobFile)) {
+            p.load(in);
+        }
+        return p;
     }
 
     /** {@code mpiproxy kill --job-file FILE}, timed from the line that says the stop begins. */
     private final class KillRun {
         final List<String> output = new CopyOnWriteArrayList<>();
+        /** Each line with the time it came, from the start of the command: what a slow stop spent its time on. */
+        final List<String> timeline = new CopyOnWriteArrayList<>();
         volatile long stoppingAt;
         final long ended;
         final int exit;
@@ -222,15 +269,19 @@ class LauncherStopIT {
             Process kill = new ProcessBuilder(java(), "-jar", cli.toString(), "kill", "--job-file", jobFile.toString())
                     .redirectErrorStream(true).start();
             started.add(kill);
+            long begun = System.nanoTime();
             CompletableFuture<Void> read = CompletableFuture.runAsync(() -> readLines(kill.getInputStream(), line -> {
+                long now = System.nanoTime();
                 if (line.startsWith(stopLine) && stoppingAt == 0) {
-                    stoppingAt = System.nanoTime();
+                    stoppingAt = now;
                 }
                 output.add(line);
+                timeline.add("+" + TimeUnit.NANOSECONDS.toMillis(now - begun) + " ms " + line);
             }));
             assertTrue(kill.waitFor(60, TimeUnit.SECONDS), "mpiproxy kill still runs");
             ended = System.nanoTime();
             read.get(10, TimeUnit.SECONDS);
+            timeline.add("+" + TimeUnit.NANOSECONDS.toMillis(ended - begun) + " ms (ended)");
             exit = kill.exitValue();
             assertTrue(stoppingAt != 0, "no line '" + stopLine + "': " + output);
         }
