@@ -52,6 +52,8 @@ class V2EndToEndTest {
     private UdpTransport transport;
     /** How long the dispatcher's TERMINATE waits for a rank's exit before stopping it. */
     private Duration terminateTimeout = Duration.ofSeconds(30);
+    /** Datagrams from the host this says to lose never reach the dispatcher: the network lost them. */
+    private java.util.function.Predicate<ByteBuffer> lose = datagram -> false;
 
     /** What a rank thread does with its channel. */
     interface RankBody {
@@ -80,6 +82,9 @@ class V2EndToEndTest {
         DatagramHandler handler = new DatagramHandler() {
             @Override
             public void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
+                if (lose.test(datagram)) {
+                    return;
+                }
                 front.onDatagram(datagram, source, replies);
                 afterDatagram.run();
             }
@@ -175,6 +180,70 @@ class V2EndToEndTest {
         assertEquals(-1, out.mismatch(received.get()), "first differing byte");
         assertEquals(true, dispatcher.counter(V2Counter.SEND_WINDOW_UPDATES) > 0, "window updates sent");
         assertEquals(ints * (long) Integer.BYTES, dispatcher.counter(V2Counter.SEND_BYTES), "every byte stored once");
+    }
+
+    /**
+     * Section 7's timer rule: the host's retransmit timeout doubles only while nothing is
+     * acknowledged and goes back to its initial value (20 ms) on an ack that advances. The network
+     * loses every SEND until fragment 0 went out 7 times (the timeout has doubled to 1 s by then),
+     * lets that one through and loses the rest again: the first fragment not acknowledged must come
+     * again after about 20 ms, not after the 1 s it would take had the timeout kept its back-off.
+     */
+    @Test
+    void shouldSendAgainAfterTheInitialTimeoutOnceAnAckAdvancedAfterABackOff() throws Exception {
+        int ints = 16 * 1024;
+        AtomicReference<ByteBuffer> received = new AtomicReference<>();
+        int port = start(1448, "127.0.0.1", (rank, request) -> {
+            ByteBuffer b = ByteBuffer.allocate(ints * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            rank.recv(MpiDatatype.INT.code(), b, 0, ints, 0);
+            received.set(b);
+        });
+        org.mpiproxy.protocol.V2HeaderFlyweight header = new org.mpiproxy.protocol.V2HeaderFlyweight();
+        List<Long> zeroSent = new java.util.ArrayList<>();
+        Map<Long, Long> firstSeenAfterAck = new java.util.HashMap<>();
+        long[] resend = {-1, 0}; // sequence, nanoseconds after its first sending since the ack
+        int[] phase = {0}; // 0: lose until fragment 0 went 7 times; 1: lose, watch for a resend; 2: lose nothing
+        lose = datagram -> {
+            header.wrap(datagram, datagram.position());
+            if (header.operation() != org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND || phase[0] == 2) {
+                return false;
+            }
+            long now = System.nanoTime();
+            long sequence = header.sequence();
+            if (phase[0] == 0) {
+                if (sequence == 0) {
+                    zeroSent.add(now);
+                    if (zeroSent.size() == 7) {
+                        phase[0] = 1;
+                        return false;
+                    }
+                }
+                return true;
+            }
+            Long first = firstSeenAfterAck.putIfAbsent(sequence, now);
+            if (first != null) {
+                resend[0] = sequence;
+                resend[1] = now - first;
+                phase[0] = 2;
+            }
+            return true;
+        };
+        ByteBuffer out = ByteBuffer.allocate(ints * Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < ints; i++) {
+            out.putInt(i * Integer.BYTES, i * 13 + 5);
+        }
+        V2HostTransport host = V2HostTransport.start(hostfile(port, 1), "sink", List.of(), V2Datagrams.KEYS, 1448,
+                Duration.ofSeconds(60), System.err);
+        host.send(MpiDatatype.INT.code(), out, 0, ints, 1);
+        assertArrayEquals(new int[] {0, 10}, host.finish());
+        assertEquals(-1, out.mismatch(received.get()), "first differing byte");
+
+        long backedOff = zeroSent.get(6) - zeroSent.get(5);
+        assertEquals(true, backedOff >= Duration.ofMillis(500).toNanos(),
+                "the timeout doubled while nothing was acknowledged: " + backedOff / 1_000_000 + " ms before the 7th");
+        assertEquals(1, resend[0], "fragment 1, the first not acknowledged, is sent again");
+        assertEquals(true, resend[1] < Duration.ofMillis(400).toNanos(), "sent again " + resend[1] / 1_000_000
+                + " ms after the ack of fragment 0: the timeout did not go back to 20 ms");
     }
 
     @Test
