@@ -50,7 +50,10 @@ public final class CheckedConfiguration<A extends Annotation> {
     public CheckedConfiguration(Class<A> type) {
         this.type = Objects.requireNonNull(type, "type");
         Map<String, Method> byKey = new LinkedHashMap<>();
-        for (Method m : type.getDeclaredMethods()) {
+        // sorted: reflection returns methods in no particular order, and the first bad key named must not vary
+        Method[] methods = type.getDeclaredMethods();
+        java.util.Arrays.sort(methods, java.util.Comparator.comparing(m -> key(m.getName())));
+        for (Method m : methods) {
             if (Modifier.isStatic(m.getModifiers()) || m.getParameterCount() != 0) {
                 continue;
             }
@@ -65,7 +68,7 @@ public final class CheckedConfiguration<A extends Annotation> {
     }
 
     /**
-     * @return the configuration keys of the annotation's attributes, in declaration order
+     * @return the configuration keys of the annotation's attributes, sorted
      */
     public List<String> keys() {
         return new ArrayList<>(attributes.keySet());

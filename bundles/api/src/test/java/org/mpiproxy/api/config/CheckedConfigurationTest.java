@@ -31,8 +31,8 @@ class CheckedConfigurationTest {
 
     @Test
     void shouldMapAttributeNamesToKeysAsDeclarativeServicesDoes() {
-        assertEquals(List.of("abort.on.failure", "stop.grace.seconds", "hold.limit.bytes", "log.directory",
-                "my_key"), checked.keys());
+        assertEquals(List.of("abort.on.failure", "hold.limit.bytes", "log.directory", "my_key",
+                "stop.grace.seconds"), checked.keys());
         assertEquals("a$b", CheckedConfiguration.key("a$$b"));
         assertEquals("ab", CheckedConfiguration.key("a$b"));
     }
