@@ -162,6 +162,58 @@ final class KarafNode {
         Files.setPosixFilePermissions(target, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
     }
 
+    /**
+     * Sets one value in one of the node's {@code etc/*.cfg} files, as an operator's editor would
+     * (a running node picks the change up from the file).
+     *
+     * @param cfg   the file name, e.g. {@code org.mpiproxy.proxy.cfg}
+     * @param key   a key the file already has
+     * @param value its new value
+     */
+    void configure(String cfg, String key, String value) throws IOException {
+        edit(home.resolve("etc").resolve(cfg), key, value);
+    }
+
+    /**
+     * Runs one console command through the distribution's {@code bin/client} as the shipped
+     * operator, over the node's SSH port.
+     *
+     * @return what the command printed (stdout and stderr)
+     */
+    String console(String command) throws IOException, InterruptedException {
+        ProcessBuilder builder = new ProcessBuilder(home.resolve("bin/client").toString(), "-u", "karaf", "-p", "karaf",
+                "-r", "3", "-b").directory(home.toFile()).redirectErrorStream(true);
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        Process client = builder.start();
+        try (var in = client.getOutputStream()) {
+            in.write((command + "\n").getBytes(StandardCharsets.UTF_8));
+        }
+        byte[] out = client.getInputStream().readAllBytes();
+        if (!client.waitFor(60, TimeUnit.SECONDS)) {
+            client.destroyForcibly();
+            throw new IOException("bin/client '" + command + "' did not end");
+        }
+        return new String(out, StandardCharsets.UTF_8);
+    }
+
+    /** @return the node's {@code data/log/karaf.log}, empty while there is none */
+    String log() throws IOException {
+        Path log = home.resolve("data/log/karaf.log");
+        return Files.exists(log) ? Files.readString(log) : "";
+    }
+
+    /** Deletes a directory and everything in it; nothing when it does not exist. */
+    static void deleteTree(Path root) throws IOException {
+        if (!Files.exists(root)) {
+            return;
+        }
+        try (java.util.stream.Stream<Path> paths = Files.walk(root)) {
+            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
+                Files.delete(p);
+            }
+        }
+    }
+
     private static void edit(Path cfg, String key, String value) throws IOException {
         String text = Files.readString(cfg);
         Matcher m = Pattern.compile("(?m)^" + Pattern.quote(key) + "\\s*=.*$").matcher(text);

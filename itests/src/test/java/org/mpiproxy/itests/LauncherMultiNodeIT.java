@@ -54,7 +54,7 @@ class LauncherMultiNodeIT {
         Path distribution = Paths.get(System.getProperty("mpiproxy.itest.distribution"));
         cli = Paths.get(System.getProperty("mpiproxy.itest.cli"));
         work = target.resolve("launcher-nodes");
-        deleteTree(work);
+        KarafNode.deleteTree(work);
         Files.createDirectories(work);
         StringBuilder map = new StringBuilder("# node name -> proxy\n");
         for (int i = 1; i <= 3; i++) {
@@ -481,16 +481,5 @@ class LauncherMultiNodeIT {
             }
         }
         return primes;
-    }
-
-    private static void deleteTree(Path root) throws IOException {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(root)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        }
     }
 }

@@ -57,7 +57,7 @@ class LauncherStopIT {
         Path distribution = Paths.get(System.getProperty("mpiproxy.itest.distribution"));
         cli = Paths.get(System.getProperty("mpiproxy.itest.cli"));
         work = target.resolve("launcher-stop");
-        deleteTree(work);
+        KarafNode.deleteTree(work);
         Files.createDirectories(work);
         node = KarafNode.create("s1", distribution, work, "127.0.0.21", TERMINATE_TIMEOUT_SECONDS);
         nodeMap = work.resolve("node-map");
@@ -316,16 +316,5 @@ class LauncherStopIT {
 
     private static String java() {
         return Paths.get(System.getProperty("java.home"), "bin", "java").toString();
-    }
-
-    private static void deleteTree(Path root) throws IOException {
-        if (!Files.exists(root)) {
-            return;
-        }
-        try (Stream<Path> paths = Files.walk(root)) {
-            for (Path p : paths.sorted(java.util.Comparator.reverseOrder()).toList()) {
-                Files.delete(p);
-            }
-        }
     }
 }

@@ -1,9 +1,10 @@
 /**
  * Checking of the bundles' raw configuration properties against their typed configuration
- * ({@code @ObjectClassDefinition} annotations), and memory of the last good configuration.
+ * ({@code @ObjectClassDefinition} annotations), memory of the last good configuration, and the gate
+ * that holds a component back until its first good configuration.
  */
 @Export
-@Version("1.0.0")
+@Version("1.1.0")
 package org.mpiproxy.api.config;
 
 import org.osgi.annotation.bundle.Export;

@@ -32,7 +32,7 @@ import org.slf4j.LoggerFactory;
  * program directory is usable, the v2 key (when configured) is usable, the channel
  * directory's file system has room.
  */
-@Component(name = HealthCheckComponent.PID, service = HealthCheckComponent.class)
+@Component(name = HealthCheckComponent.PID, enabled = false, service = HealthCheckComponent.class)
 @Designate(ocd = HealthCheckComponent.Config.class)
 public class HealthCheckComponent {
 

@@ -37,7 +37,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** Wires the v1 and v2 dispatchers to the channel manager, the launchers and the UDP transport. */
-@Component(name = ProxyComponent.PID, immediate = true, service = {DatagramHandler.class, ProxyStatus.class})
+@Component(name = ProxyComponent.PID, immediate = true, enabled = false, service = {DatagramHandler.class, ProxyStatus.class})
 @Designate(ocd = ProxyComponent.Config.class)
 public class ProxyComponent implements DatagramHandler, ProxyStatus {
 

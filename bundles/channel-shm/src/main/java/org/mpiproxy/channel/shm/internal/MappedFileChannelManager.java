@@ -39,7 +39,7 @@ import org.slf4j.LoggerFactory;
  * exists already (a crashed run's, or an attacker's) makes the open fail instead of being
  * shared.
  */
-@Component(name = MappedFileChannelManager.PID, service = ChannelManager.class,
+@Component(name = MappedFileChannelManager.PID, enabled = false, service = ChannelManager.class,
     configurationPolicy = ConfigurationPolicy.OPTIONAL)
 @Designate(ocd = MappedFileChannelManager.Config.class)
 public final class MappedFileChannelManager implements ChannelManager {

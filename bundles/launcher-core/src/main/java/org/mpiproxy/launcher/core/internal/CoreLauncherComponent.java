@@ -25,7 +25,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** DS adapter: registers a {@link PinnedCoreLauncher} for cores &gt;= 1. */
-@Component(name = CoreLauncherComponent.PID, service = ProcessLauncher.class,
+@Component(name = CoreLauncherComponent.PID, enabled = false, service = ProcessLauncher.class,
         property = ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_CORE)
 @Designate(ocd = CoreLauncherComponent.Config.class)
 public final class CoreLauncherComponent implements ProcessLauncher {

@@ -25,7 +25,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** DS adapter: registers a {@link LocalProcessLauncher} for core 0. */
-@Component(name = LocalLauncherComponent.PID, service = ProcessLauncher.class,
+@Component(name = LocalLauncherComponent.PID, enabled = false, service = ProcessLauncher.class,
         property = ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_LOCAL)
 @Designate(ocd = LocalLauncherComponent.Config.class)
 public final class LocalLauncherComponent implements ProcessLauncher {

@@ -24,7 +24,7 @@ import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** Publishes the proxy's UDP socket as a {@link DatagramTransport} and feeds the bound handler. */
-@Component(name = UdpTransportComponent.PID, service = DatagramTransport.class, immediate = true)
+@Component(name = UdpTransportComponent.PID, enabled = false, service = DatagramTransport.class, immediate = true)
 @Designate(ocd = UdpTransportComponent.Config.class)
 public class UdpTransportComponent implements DatagramTransport {
 

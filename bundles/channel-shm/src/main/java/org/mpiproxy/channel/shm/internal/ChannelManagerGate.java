@@ -1,0 +1,33 @@
+package org.mpiproxy.channel.shm.internal;
+
+import java.util.Map;
+
+import org.mpiproxy.api.config.ConfigurationGate;
+import org.osgi.service.component.ComponentContext;
+import org.osgi.service.component.annotations.Activate;
+import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Modified;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Enables {@link MappedFileChannelManager} (declared disabled) once its configuration is good: until then a
+ * bad value is one line in the log, and the channel manager is not started and not registered.
+ */
+@Component(configurationPid = MappedFileChannelManager.PID, service = {}, immediate = true)
+public final class ChannelManagerGate {
+
+    private final ConfigurationGate<MappedFileChannelManager.Config> gate = new ConfigurationGate<>(MappedFileChannelManager.PID,
+            MappedFileChannelManager.Config.class, c -> ChannelSettings.of(c, MappedFileChannelManager.currentUid()));
+
+    @Activate
+    void activate(ComponentContext context, Map<String, Object> properties) {
+        gate.offer(properties, LoggerFactory.getLogger(MappedFileChannelManager.class)::error,
+                () -> context.enableComponent(MappedFileChannelManager.PID));
+    }
+
+    @Modified
+    void modified(ComponentContext context, Map<String, Object> properties) {
+        gate.offerChange(properties, LoggerFactory.getLogger(MappedFileChannelManager.class)::error,
+                () -> context.enableComponent(MappedFileChannelManager.PID));
+    }
+}
