@@ -39,7 +39,7 @@ public class FeatureIT extends MpiProxyTestSupport {
             awaitCondition(() -> inactiveComponents(bundle).isEmpty(), TIMEOUT,
                     () -> bsn + " components not active: " + inactiveComponents(bundle));
         }
-        assertFalse("the proxy bundle declares no component", components(bundle("proxy")).isEmpty());
+        assertFalse("the proxy bundle declares no component", components(bundle("org.mpiproxy.proxy")).isEmpty());
     }
 
     @Test

@@ -85,13 +85,13 @@ public class HotUpdateIT extends MpiProxyTestSupport {
 
             Stream stream = new Stream(host, per);
             stream.receive(per / 5);
-            update("transport-udp", updated);
+            update("org.mpiproxy.transport.udp", updated);
             awaitService(DatagramTransport.class, null);
             stream.receive(2 * per / 5);
-            update("launcher-local", updated);
-            update("launcher-core", updated);
+            update("org.mpiproxy.launcher.local", updated);
+            update("org.mpiproxy.launcher.core", updated);
             stream.receive(3 * per / 5);
-            update("channel-shm", updated);
+            update("org.mpiproxy.channel.shm", updated);
             stream.receive(per);
 
             assertEquals("elements received", per, stream.received);
@@ -105,7 +105,7 @@ public class HotUpdateIT extends MpiProxyTestSupport {
             assertEquals("exit status", 0, terminated.datacount);
             assertFalse(jobDirectory + " removed by the updated channel manager", Files.exists(jobDirectory));
         }
-        assertEquals(List.of("transport-udp", "launcher-local", "launcher-core", "channel-shm"), updated);
+        assertEquals(List.of("org.mpiproxy.transport.udp", "org.mpiproxy.launcher.local", "org.mpiproxy.launcher.core", "org.mpiproxy.channel.shm"), updated);
 
         // the updated bundles serve new jobs
         try (FreeNosHost host = new FreeNosHost(udpPort(), (int) TIMEOUT.toMillis())) {

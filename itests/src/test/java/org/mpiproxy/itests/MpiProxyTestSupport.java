@@ -98,8 +98,9 @@ public abstract class MpiProxyTestSupport {
 
     /** Symbolic names of the bundles the {@code mpiproxy} feature installs in a shell-enabled Karaf. */
     protected static final List<String> FEATURE_BUNDLES = List.of(
-            "lz4-java", "api", "protocol", "channel-shm", "transport-udp", "launcher-local",
-            "launcher-core", "proxy", "mpi", "shell");
+            "lz4-java", "org.mpiproxy.api", "org.mpiproxy.protocol", "org.mpiproxy.channel.shm",
+            "org.mpiproxy.transport.udp", "org.mpiproxy.launcher.local", "org.mpiproxy.launcher.core",
+            "org.mpiproxy.proxy", "org.mpiproxy.mpi", "org.mpiproxy.shell");
 
     /** Bound of every wait: services, components, commands, datagrams. */
     protected static final Duration TIMEOUT = Duration.ofSeconds(60);
