@@ -116,7 +116,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         String node_name() default "";
 
         @AttributeDefinition(name = "Start-up wait",
-                description = "Seconds the proxy, once started, waits for its channel manager and local launcher"
+                description = "Seconds the proxy, once started, waits for its channel manager and a launcher for core 0"
                         + " before it answers requests without them. Datagrams that arrive meanwhile are dropped"
                         + " and counted (datagrams.before.ready), as if the port were not open yet: an EXEC is"
                         + " never refused only because the node is still booting.", min = "0")
@@ -172,12 +172,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     /** The configuration in force. */
     private volatile Config inForce;
 
-    private volatile ProcessLauncher localLauncher;
-
-    @Reference(target = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_CORE + ")",
-            cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
-    private volatile ProcessLauncher coreLauncher;
+    /** Every launcher, chosen per rank by the cores it declares. */
+    private final LauncherTable launchers = new LauncherTable(LOG::warn);
 
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY)
@@ -397,18 +393,23 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         channels = manager;
     }
 
-    /** @param launcher the launcher of the proxy's own core */
-    @Reference(name = "localLauncher", target = "(" + ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_LOCAL + ")",
-            cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY, unbind = "unbindLocalLauncher")
-    void bindLocalLauncher(ProcessLauncher launcher) {
-        localLauncher = launcher;
+    /**
+     * @param launcher   a launcher
+     * @param properties its service properties: the cores it serves ({@link ProcessLauncher#CORES})
+     */
+    @Reference(name = "launchers", service = ProcessLauncher.class, cardinality = ReferenceCardinality.MULTIPLE,
+            policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY,
+            unbind = "unbindLauncher", updated = "updatedLauncher")
+    void bindLauncher(ProcessLauncher launcher, Map<String, Object> properties) {
+        launchers.bind(launcher, properties);
     }
 
-    void unbindLocalLauncher(ProcessLauncher launcher) {
-        if (localLauncher == launcher) {
-            localLauncher = null;
-        }
+    void updatedLauncher(ProcessLauncher launcher, Map<String, Object> properties) {
+        launchers.bind(launcher, properties);
+    }
+
+    void unbindLauncher(ProcessLauncher launcher) {
+        launchers.unbind(launcher);
     }
 
     void unbindChannels(ChannelManager manager) {
@@ -588,7 +589,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     }
 
     private ProcessLauncher launcher(int coreId) {
-        return coreId == 0 ? localLauncher : coreLauncher;
+        return launchers.forCore(coreId);
     }
 
     private void wakeup() {
@@ -623,12 +624,12 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     }
 
     /**
-     * The proxy serves once the channel manager (after its start-up sweep) and the local launcher
+     * The proxy serves once the channel manager (after its start-up sweep) and a launcher for core 0
      * are bound, or when the start-up wait is over without them. Later absences, such as a
      * launcher being updated, are answered with errors rather than silence.
      */
     private boolean becameReady() {
-        boolean complete = channels != null && localLauncher != null;
+        boolean complete = channels != null && launchers.forCore(0) != null;
         if (!complete && System.nanoTime() - startedNanos < startupWaitNanos) {
             return false;
         }
@@ -638,7 +639,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             log.info("serving requests ({} datagrams dropped while starting)", beforeReady);
         } else {
             log.warn("serving requests without {} after waiting {} s for it ({} datagrams dropped while starting)",
-                    channels == null ? "a channel manager" : "a local launcher",
+                    channels == null ? "a channel manager" : "a launcher for core 0",
                     TimeUnit.NANOSECONDS.toSeconds(startupWaitNanos), beforeReady);
         }
         return true;

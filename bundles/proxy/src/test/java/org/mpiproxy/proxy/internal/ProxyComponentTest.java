@@ -12,6 +12,10 @@ import org.junit.jupiter.api.Test;
 
 class ProxyComponentTest {
 
+    /** The service properties of the local launcher. */
+    private static final Map<String, Object> LOCAL = Map.of(org.mpiproxy.api.ProcessLauncher.KIND, "local",
+            org.mpiproxy.api.ProcessLauncher.CORES, "0");
+
     @Test
     void shouldUseContractDefaults() {
         ProxySettings s = ProxyComponent.settings(TestConfigs.of(ProxyComponent.Config.class, Map.of()));
@@ -83,13 +87,13 @@ class ProxyComponentTest {
         assertEquals(0L, component.counters().get("exec.requests"));
 
         FakeLauncher launcher = new FakeLauncher();
-        component.bindLocalLauncher(launcher);
+        component.bindLauncher(launcher, LOCAL);
         component.onDatagram(V1Datagrams.exec(1, 0, 2, "prog"), host, transport);
         assertEquals(1L, component.counters().get("exec.requests"));
         assertEquals(1, awaitReplies(component, transport).size(), "the launched rank's EXEC reply");
         assertEquals(1L, component.counters().get("exec.started"));
 
-        component.unbindLocalLauncher(launcher);
+        component.unbindLauncher(launcher);
         component.onDatagram(V1Datagrams.exec(1, 0, 3, "prog"), new java.net.InetSocketAddress("127.0.0.1", 2),
                 transport);
         assertEquals(1L, component.counters().get("exec.rejected"), "once serving, a missing launcher is an error");
@@ -136,7 +140,7 @@ class ProxyComponentTest {
                 "node.name", V2Datagrams.NODE, "startup.wait.seconds", 0));
         ProxyComponent component = new ProxyComponent(new FakeChannelManager(),
                 TestConfigs.of(ProxyComponent.Config.class, config));
-        component.bindLocalLauncher(new FakeLauncher());
+        component.bindLauncher(new FakeLauncher(), LOCAL);
         RecordingTransport transport = new RecordingTransport();
         java.net.InetSocketAddress host = new java.net.InetSocketAddress("127.0.0.1", 7);
         V2Datagrams old = new V2Datagrams(System.currentTimeMillis());
@@ -185,7 +189,7 @@ class ProxyComponentTest {
                 "startup.wait.seconds", 0);
         ProxyComponent component = new ProxyComponent(new FakeChannelManager(),
                 TestConfigs.of(ProxyComponent.Config.class, config));
-        component.bindLocalLauncher(new FakeLauncher());
+        component.bindLauncher(new FakeLauncher(), LOCAL);
         assertTrue(component.v2Problem() != null);
         RecordingTransport transport = new RecordingTransport();
         java.net.InetSocketAddress host = new java.net.InetSocketAddress("127.0.0.1", 7);

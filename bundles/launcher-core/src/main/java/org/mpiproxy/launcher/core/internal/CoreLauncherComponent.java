@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
 
 /** DS adapter: registers a {@link PinnedCoreLauncher} for cores &gt;= 1. */
 @Component(name = CoreLauncherComponent.PID, enabled = false, service = ProcessLauncher.class,
-        property = ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_CORE)
+        property = {ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_CORE, ProcessLauncher.CORES + "=1-"})
 @Designate(ocd = CoreLauncherComponent.Config.class)
 public final class CoreLauncherComponent implements ProcessLauncher {
 

@@ -26,7 +26,7 @@ import org.slf4j.LoggerFactory;
 
 /** DS adapter: registers a {@link LocalProcessLauncher} for core 0. */
 @Component(name = LocalLauncherComponent.PID, enabled = false, service = ProcessLauncher.class,
-        property = ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_LOCAL)
+        property = {ProcessLauncher.KIND + "=" + ProcessLauncher.KIND_LOCAL, ProcessLauncher.CORES + "=0"})
 @Designate(ocd = LocalLauncherComponent.Config.class)
 public final class LocalLauncherComponent implements ProcessLauncher {
 
