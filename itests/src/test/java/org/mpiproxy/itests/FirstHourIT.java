@@ -65,6 +65,21 @@ public class FirstHourIT extends MpiProxyTestSupport {
 
     private void set(String pid, String key, Object value) throws Exception {
         admin("config:property-set -p " + pid + " " + key + " " + value);
+        // the change reaches the component asynchronously; its service shows it once the component
+        // has been given it (good or bad: the component decides what it keeps)
+        awaitCondition(() -> String.valueOf(value).equals(String.valueOf(componentProperty(pid, key))), TIMEOUT,
+                () -> pid + " " + key + "=" + value + " not delivered to the component: its service has "
+                        + componentProperty(pid, key));
+    }
+
+    /** @return the property of the service of the component named {@code pid}, or null */
+    private Object componentProperty(String pid, String key) {
+        try {
+            ServiceReference<?>[] refs = bundleContext.getServiceReferences((String) null, "(component.name=" + pid + ")");
+            return refs == null || refs.length == 0 ? null : refs[0].getProperty(key);
+        } catch (org.osgi.framework.InvalidSyntaxException e) {
+            throw new IllegalArgumentException(e);
+        }
     }
 
     /** The commands register a moment after the bundles start: wait for every one used here. */
