@@ -99,7 +99,7 @@ public abstract class MpiProxyTestSupport {
     /** Symbolic names of the bundles the {@code mpiproxy} feature installs in a shell-enabled Karaf. */
     protected static final List<String> FEATURE_BUNDLES = List.of(
             "lz4-java", "org.mpiproxy.api", "org.mpiproxy.protocol", "org.mpiproxy.channel.shm",
-            "org.mpiproxy.transport.udp", "org.mpiproxy.launcher.local", "org.mpiproxy.launcher.core",
+            "org.mpiproxy.transport.udp", "org.mpiproxy.process", "org.mpiproxy.launcher.local", "org.mpiproxy.launcher.core",
             "org.mpiproxy.proxy", "org.mpiproxy.mpi", "org.mpiproxy.shell");
 
     /** Bound of every wait: services, components, commands, datagrams. */

@@ -12,8 +12,8 @@ import java.util.List;
 import java.util.Optional;
 
 import org.mpiproxy.api.ChannelManager;
-import org.mpiproxy.launcher.ProcStat;
-import org.mpiproxy.launcher.ProcessGroup;
+import org.mpiproxy.process.ProcStat;
+import org.mpiproxy.process.ProcessGroup;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 

@@ -5,7 +5,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
-import org.mpiproxy.launcher.ProcStat;
+import org.mpiproxy.process.ProcStat;
 
 /**
  * Sends a named signal to a rank. Ranks run under {@code setsid}, so a rank's pid is also its

@@ -16,8 +16,8 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.api.RankProcess;
-import org.mpiproxy.launcher.ProcStat;
-import org.mpiproxy.launcher.RankProcessStarter;
+import org.mpiproxy.process.ProcStat;
+import org.mpiproxy.process.RankProcessStarter;
 
 class RankLedgerTest {
 

@@ -10,8 +10,8 @@ import java.io.InputStreamReader;
 import java.nio.charset.StandardCharsets;
 import java.util.concurrent.TimeUnit;
 
-import org.mpiproxy.launcher.ProcStat;
-import org.mpiproxy.launcher.ProcessGroup;
+import org.mpiproxy.process.ProcStat;
+import org.mpiproxy.process.ProcessGroup;
 
 import org.junit.jupiter.api.Test;
 

@@ -14,10 +14,10 @@ import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.ProgramNames;
 import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.api.RankOutputListener;
-import org.mpiproxy.launcher.OutputSettings;
-import org.mpiproxy.launcher.ProgramFiles;
-import org.mpiproxy.launcher.RankCommand;
-import org.mpiproxy.launcher.RankProcessStarter;
+import org.mpiproxy.process.OutputSettings;
+import org.mpiproxy.process.ProgramFiles;
+import org.mpiproxy.process.RankCommand;
+import org.mpiproxy.process.RankProcessStarter;
 import org.mpiproxy.protocol.MpiErrors;
 
 /** Starts a program from its LZ4 image, pinned with taskset to the requested core. */

@@ -19,7 +19,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.RankProcess;
-import org.mpiproxy.launcher.RankUser;
+import org.mpiproxy.process.RankUser;
 
 class CoreLauncherComponentTest {
 

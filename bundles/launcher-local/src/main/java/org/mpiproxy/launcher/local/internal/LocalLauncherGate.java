@@ -3,7 +3,7 @@ package org.mpiproxy.launcher.local.internal;
 import java.util.Map;
 
 import org.mpiproxy.api.config.ConfigurationGate;
-import org.mpiproxy.launcher.RankUser;
+import org.mpiproxy.process.RankUser;
 import org.osgi.service.component.ComponentContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;

@@ -4,9 +4,9 @@ import java.nio.file.Path;
 import java.util.List;
 import java.util.function.UnaryOperator;
 
-import org.mpiproxy.launcher.LauncherDirectories;
-import org.mpiproxy.launcher.RankEnvironment;
-import org.mpiproxy.launcher.RankUser;
+import org.mpiproxy.process.LauncherDirectories;
+import org.mpiproxy.process.RankEnvironment;
+import org.mpiproxy.process.RankUser;
 
 /**
  * Validated configuration of the local launcher.

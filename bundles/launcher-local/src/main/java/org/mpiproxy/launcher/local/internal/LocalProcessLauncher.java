@@ -9,10 +9,10 @@ import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.api.RankOutputListener;
-import org.mpiproxy.launcher.OutputSettings;
-import org.mpiproxy.launcher.ProgramFiles;
-import org.mpiproxy.launcher.RankCommand;
-import org.mpiproxy.launcher.RankProcessStarter;
+import org.mpiproxy.process.OutputSettings;
+import org.mpiproxy.process.ProgramFiles;
+import org.mpiproxy.process.RankCommand;
+import org.mpiproxy.process.RankProcessStarter;
 import org.mpiproxy.protocol.MpiErrors;
 
 /** Starts programs of the program directory as plain child processes on the proxy's core. */

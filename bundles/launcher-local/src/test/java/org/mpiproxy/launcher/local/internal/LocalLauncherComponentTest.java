@@ -16,8 +16,8 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.RankProcess;
-import org.mpiproxy.launcher.RankUser;
-import org.mpiproxy.launcher.TestScripts;
+import org.mpiproxy.process.RankUser;
+import org.mpiproxy.process.TestScripts;
 
 class LocalLauncherComponentTest {
 

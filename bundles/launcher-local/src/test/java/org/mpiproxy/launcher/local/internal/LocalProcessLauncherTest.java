@@ -15,7 +15,7 @@ import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.RankProcess;
-import org.mpiproxy.launcher.TestScripts;
+import org.mpiproxy.process.TestScripts;
 import org.mpiproxy.protocol.MpiErrors;
 
 class LocalProcessLauncherTest {
@@ -63,7 +63,7 @@ class LocalProcessLauncherTest {
                 "MPIPROXY_JOB_ID=0000000000001234",
                 "MPIPROXY_PROGRAM=report",
                 "MPIPROXY_PROXY_PID=" + ProcessHandle.current().pid(),
-                "MPIPROXY_PROXY_START=" + org.mpiproxy.launcher.ProcStat.read(ProcessHandle.current().pid())
+                "MPIPROXY_PROXY_START=" + org.mpiproxy.process.ProcStat.read(ProcessHandle.current().pid())
                         .orElseThrow().startTime(),
                 "MPIPROXY_RANK=2",
                 "MPIPROXY_WORLD_SIZE=4"), Files.readAllLines(out));

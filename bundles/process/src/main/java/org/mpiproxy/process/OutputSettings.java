@@ -1,4 +1,4 @@
-package org.mpiproxy.launcher;
+package org.mpiproxy.process;
 
 import java.util.Map;
 

@@ -1,4 +1,4 @@
-package org.mpiproxy.launcher;
+package org.mpiproxy.process;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;

@@ -1,4 +1,4 @@
-package org.mpiproxy.launcher;
+package org.mpiproxy.process;
 
 import java.nio.file.Path;
 import java.util.function.UnaryOperator;

@@ -1,0 +1,18 @@
+/**
+ * The process library of the rank launchers and the proxy, a bundle of its own: the rank command
+ * line and environment
+ * ({@link org.mpiproxy.process.RankCommand}), program lookup
+ * ({@link org.mpiproxy.process.ProgramFiles}), default directories
+ * ({@link org.mpiproxy.process.LauncherDirectories}), starting a process with its output
+ * redirected ({@link org.mpiproxy.process.RankProcessStarter}) and the
+ * {@link org.mpiproxy.api.RankProcess} over a {@link java.lang.Process}
+ * ({@link org.mpiproxy.process.SpawnedRankProcess}), process groups and their signals
+ * ({@link org.mpiproxy.process.ProcessGroup}), {@code /proc} ({@link org.mpiproxy.process.ProcStat}) and the
+ * unprivileged user ranks run as ({@link org.mpiproxy.process.RankUser}).
+ */
+@Export
+@Version("0.2.0")
+package org.mpiproxy.process;
+
+import org.osgi.annotation.bundle.Export;
+import org.osgi.annotation.versioning.Version;
