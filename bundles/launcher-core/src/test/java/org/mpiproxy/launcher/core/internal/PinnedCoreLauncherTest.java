@@ -69,12 +69,12 @@ class PinnedCoreLauncherTest {
         Path out = temp.resolve("out.txt");
         Path ready = temp.resolve("ready");
         Path go = temp.resolve("go");
-        CompletableFuture<String> readiness = TestImages.readFifo(ready);
+        CompletableFuture<String> readiness = org.mpiproxy.process.TestScripts.readFifo(ready);
         new ProcessBuilder("mkfifo", go.toString()).start().waitFor(10, TimeUnit.SECONDS);
 
         process = launcher.launch(request("pinned", 1,
                 Map.of("OUT", out.toString(), "READY", ready.toString(), "GO", go.toString())));
-        TestImages.await(ready, readiness, TIMEOUT);
+        org.mpiproxy.process.TestScripts.await(ready, readiness, TIMEOUT);
         String allowed = CpuList.allowedList(Path.of("/proc", Long.toString(process.pid()), "status"));
         Files.writeString(go, "go\n");
 
