@@ -1,35 +1,25 @@
 package org.mpiproxy.api;
 
 /**
- * A rank could not be started. The message is meant for the host and the operator.
+ * A rank could not be started. The message is meant for the host and the operator; which error
+ * a host is answered with is the protocol's business, not the launcher's.
  */
 public class LaunchException extends Exception {
 
-    private static final long serialVersionUID = 1L;
-
-    private final int mpiError;
+    private static final long serialVersionUID = 2L;
 
     /**
-     * @param mpiError the MPI error code to report to the host (for example MPI_ERR_SPAWN = 54)
-     * @param message  what went wrong, naming the program or core
+     * @param message what went wrong, naming the program or core
      */
-    public LaunchException(int mpiError, String message) {
+    public LaunchException(String message) {
         super(message);
-        this.mpiError = mpiError;
     }
 
     /**
-     * @param mpiError the MPI error code to report to the host
-     * @param message  what went wrong
-     * @param cause    the underlying failure
+     * @param message what went wrong
+     * @param cause   the underlying failure
      */
-    public LaunchException(int mpiError, String message, Throwable cause) {
+    public LaunchException(String message, Throwable cause) {
         super(message, cause);
-        this.mpiError = mpiError;
-    }
-
-    /** @return the MPI error code to report to the host */
-    public int mpiError() {
-        return mpiError;
     }
 }

@@ -6,7 +6,6 @@ import java.nio.file.Path;
 
 import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.ProgramNames;
-import org.mpiproxy.protocol.MpiErrors;
 
 /**
  * Looks up program files by name inside a program directory, with the rules of
@@ -30,7 +29,7 @@ public final class ProgramFiles {
     public static Path executable(Path directory, String program) throws LaunchException {
         Path file = contained(directory, program, program);
         if (!Files.isExecutable(file)) {
-            throw new LaunchException(MpiErrors.ERR_IO, "program '" + program + "' is not executable");
+            throw new LaunchException("program '" + program + "' is not executable");
         }
         return file;
     }
@@ -51,12 +50,12 @@ public final class ProgramFiles {
             problem = ProgramNames.fileNameProblem(fileName);
         }
         if (problem != null) {
-            throw new LaunchException(MpiErrors.ERR_IO, problem);
+            throw new LaunchException(problem);
         }
         try {
             return ProgramNames.resolveContained(directory, fileName);
         } catch (IOException e) {
-            throw new LaunchException(MpiErrors.ERR_IO, e.getMessage(), e);
+            throw new LaunchException(e.getMessage(), e);
         }
     }
 }

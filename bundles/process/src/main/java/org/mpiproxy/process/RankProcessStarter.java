@@ -12,7 +12,6 @@ import java.util.concurrent.CompletableFuture;
 
 import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.RankOutputListener;
-import org.mpiproxy.protocol.MpiErrors;
 
 /**
  * Spawns a rank's process, leading its own process group and session ({@link ProcessGroup}):
@@ -112,12 +111,12 @@ public final class RankProcessStarter {
         try {
             Files.createDirectories(logDirectory);
         } catch (IOException e) {
-            throw new LaunchException(MpiErrors.ERR_IO, "cannot create log directory " + logDirectory
+            throw new LaunchException("cannot create log directory " + logDirectory
                     + " for program '" + program + "': " + e, e);
         }
         // setsid would spawn fine and only then fail to exec: check the command first
         if (argv.isEmpty() || !isExecutable(argv.get(0))) {
-            throw new LaunchException(MpiErrors.ERR_IO, "cannot start program '" + program + "': "
+            throw new LaunchException("cannot start program '" + program + "': "
                     + (argv.isEmpty() ? "empty command line" : argv.get(0) + " is not an executable file"));
         }
         ProcessBuilder builder = new ProcessBuilder(ProcessGroup.argv(argv));
@@ -142,7 +141,7 @@ public final class RankProcessStarter {
                     output.listener());
             return new SpawnedRankProcess(process, coreId, true, CompletableFuture.allOf(out, err));
         } catch (IOException | RuntimeException e) {
-            throw new LaunchException(MpiErrors.ERR_IO, "cannot start program '" + program + "': "
+            throw new LaunchException("cannot start program '" + program + "': "
                     + e.getMessage(), e);
         }
     }

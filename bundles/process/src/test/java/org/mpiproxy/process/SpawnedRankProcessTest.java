@@ -17,7 +17,6 @@ import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.api.LaunchException;
-import org.mpiproxy.protocol.MpiErrors;
 
 class SpawnedRankProcessTest {
 
@@ -118,7 +117,6 @@ class SpawnedRankProcessTest {
         LaunchException e = assertThrows(LaunchException.class, () -> RankProcessStarter.start("ghost",
                 List.of(temp.resolve("ghost").toString()), Map.of(), temp.resolve("logs"), 1, 0));
 
-        assertEquals(MpiErrors.ERR_IO, e.mpiError());
         assertTrue(e.getMessage().startsWith("cannot start program 'ghost'"), e.getMessage());
     }
 
@@ -127,7 +125,6 @@ class SpawnedRankProcessTest {
         LaunchException e = assertThrows(LaunchException.class, () -> RankProcessStarter.start("p",
                 List.of("true"), Map.of("BAD", "a\u0000b"), temp.resolve("logs"), 1, 0));
 
-        assertEquals(MpiErrors.ERR_IO, e.mpiError());
     }
 
     @Test

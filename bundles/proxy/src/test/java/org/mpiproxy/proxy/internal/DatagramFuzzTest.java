@@ -34,7 +34,7 @@ class DatagramFuzzTest {
     private final AtomicInteger launches = new AtomicInteger();
     private final ProcessLauncher refusingLauncher = request -> {
         launches.incrementAndGet();
-        throw new LaunchException(org.mpiproxy.protocol.MpiErrors.ERR_IO, "fuzz: nothing is started");
+        throw new LaunchException("fuzz: nothing is started");
     };
     private final RecordingTransport transport = new RecordingTransport();
     private final ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1);

@@ -10,7 +10,6 @@ import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.RankProcess;
-import org.mpiproxy.protocol.MpiErrors;
 
 /** Records launch requests and hands out processes that exit when the test says so. */
 final class FakeLauncher implements ProcessLauncher {
@@ -65,7 +64,7 @@ final class FakeLauncher implements ProcessLauncher {
     public RankProcess launch(LaunchRequest request) throws LaunchException {
         requests.add(request);
         if (failWith != null) {
-            throw new LaunchException(MpiErrors.ERR_SPAWN, failWith);
+            throw new LaunchException(failWith);
         }
         FakeProcess p = new FakeProcess(nextPid++, request.coreId());
         processes.add(p);

@@ -24,7 +24,6 @@ import net.jpountz.lz4.LZ4Exception;
 import net.jpountz.lz4.LZ4FrameInputStream;
 
 import org.mpiproxy.api.LaunchException;
-import org.mpiproxy.protocol.MpiErrors;
 
 /**
  * Decompressed program images, kept in a private directory under a name made of the program
@@ -281,6 +280,6 @@ final class ImageCache {
     }
 
     private static LaunchException failure(String message, Throwable cause) {
-        return new LaunchException(MpiErrors.ERR_IO, message, cause);
+        return new LaunchException(message, cause);
     }
 }

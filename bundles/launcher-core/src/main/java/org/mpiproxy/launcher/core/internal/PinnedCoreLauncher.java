@@ -18,7 +18,6 @@ import org.mpiproxy.process.OutputSettings;
 import org.mpiproxy.process.ProgramFiles;
 import org.mpiproxy.process.RankCommand;
 import org.mpiproxy.process.RankProcessStarter;
-import org.mpiproxy.protocol.MpiErrors;
 
 /** Starts a program from its LZ4 image, pinned with taskset to the requested core. */
 final class PinnedCoreLauncher implements ProcessLauncher {
@@ -71,7 +70,7 @@ final class PinnedCoreLauncher implements ProcessLauncher {
     public RankProcess launch(LaunchRequest request) throws LaunchException {
         int core = request.coreId();
         if (core < 1) {
-            throw new LaunchException(MpiErrors.ERR_IO, "the core launcher starts programs on cores >= 1, not core "
+            throw new LaunchException("the core launcher starts programs on cores >= 1, not core "
                     + core);
         }
         checkCoreExists(core);
@@ -106,11 +105,11 @@ final class PinnedCoreLauncher implements ProcessLauncher {
             list = cpus.list();
             allowed = CpuList.parse(list);
         } catch (IOException | IllegalArgumentException e) {
-            throw new LaunchException(MpiErrors.ERR_IO, "cannot tell which cores exist on this node: "
+            throw new LaunchException("cannot tell which cores exist on this node: "
                     + e.getMessage(), e);
         }
         if (!allowed.get(core)) {
-            throw new LaunchException(MpiErrors.ERR_IO, "core " + core + " does not exist on this node (cores "
+            throw new LaunchException("core " + core + " does not exist on this node (cores "
                     + list.trim() + ")");
         }
     }

@@ -20,7 +20,6 @@ import java.util.stream.Stream;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.api.LaunchException;
-import org.mpiproxy.protocol.MpiErrors;
 
 class ImageCacheTest {
 
@@ -108,7 +107,6 @@ class ImageCacheTest {
         LaunchException e = assertThrows(LaunchException.class,
                 () -> new ImageCache(cacheDir(), 100_000).extract("big", image));
 
-        assertEquals(MpiErrors.ERR_IO, e.mpiError());
         assertEquals("image 'big.lz4' of program 'big' decompresses to more than 100000 bytes (max.image.size)",
                 e.getMessage());
         assertEquals(List.of(), list(cacheDir()));
@@ -121,7 +119,6 @@ class ImageCacheTest {
         LaunchException e = assertThrows(LaunchException.class,
                 () -> new ImageCache(cacheDir(), 1 << 20).extract("junk", image));
 
-        assertEquals(MpiErrors.ERR_IO, e.mpiError());
         assertTrue(e.getMessage().startsWith("image 'junk.lz4' of program 'junk' is not a valid LZ4 frame"),
                 e.getMessage());
         assertEquals(List.of(), list(cacheDir()));

@@ -12,7 +12,6 @@ import java.util.HexFormat;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.api.LaunchException;
-import org.mpiproxy.protocol.MpiErrors;
 
 class ImageDigestsTest {
 
@@ -35,7 +34,6 @@ class ImageDigestsTest {
 
         assertTrue(Files.isExecutable(cache.extract("good", good)));
         LaunchException e = assertThrows(LaunchException.class, () -> cache.extract("bad", bad));
-        assertEquals(MpiErrors.ERR_IO, e.mpiError());
         assertTrue(e.getMessage().contains("not in image.digests"), e.getMessage());
         assertTrue(e.getMessage().contains(sha256(bad)), e.getMessage());
         try (var cached = Files.list(temp.resolve("cache"))) {

@@ -19,7 +19,6 @@ import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.RankProcess;
-import org.mpiproxy.protocol.MpiErrors;
 
 class PinnedCoreLauncherTest {
 
@@ -97,7 +96,6 @@ class PinnedCoreLauncherTest {
 
         LaunchException e = assertThrows(LaunchException.class, () -> launcher.launch(request("p", 2, Map.of())));
 
-        assertEquals(MpiErrors.ERR_IO, e.mpiError());
         assertEquals("core 2 does not exist on this node (cores 0-1)", e.getMessage());
         assertTrue(Files.notExists(temp.resolve("cache")));
     }
@@ -117,7 +115,6 @@ class PinnedCoreLauncherTest {
         LaunchException e = assertThrows(LaunchException.class,
                 () -> launcher(() -> "0-1").launch(request("p", 0, Map.of())));
 
-        assertEquals(MpiErrors.ERR_IO, e.mpiError());
         assertTrue(e.getMessage().contains("not core 0"), e.getMessage());
     }
 
@@ -144,7 +141,6 @@ class PinnedCoreLauncherTest {
 
         for (String name : List.of("", "../p", "a/b", "a\tb")) {
             LaunchException e = assertThrows(LaunchException.class, () -> launcher.launch(request(name, 1, Map.of())));
-            assertEquals(MpiErrors.ERR_IO, e.mpiError());
         }
     }
 

@@ -13,7 +13,6 @@ import org.mpiproxy.process.OutputSettings;
 import org.mpiproxy.process.ProgramFiles;
 import org.mpiproxy.process.RankCommand;
 import org.mpiproxy.process.RankProcessStarter;
-import org.mpiproxy.protocol.MpiErrors;
 
 /** Starts programs of the program directory as plain child processes on the proxy's core. */
 final class LocalProcessLauncher implements ProcessLauncher {
@@ -53,7 +52,7 @@ final class LocalProcessLauncher implements ProcessLauncher {
     @Override
     public RankProcess launch(LaunchRequest request) throws LaunchException {
         if (request.coreId() != 0) {
-            throw new LaunchException(MpiErrors.ERR_IO, "the local launcher starts programs on core 0, not core "
+            throw new LaunchException("the local launcher starts programs on core 0, not core "
                     + request.coreId());
         }
         Path executable = ProgramFiles.executable(programDirectory, request.program());
