@@ -32,12 +32,10 @@ import org.mpiproxy.api.DatagramHandler;
 import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.api.Doorbell;
 import org.mpiproxy.api.JobInfo;
-import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.MessageRing;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.RankChannel;
-import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.protocol.ExecCommand;
 import org.mpiproxy.protocol.MpiDatatype;
 import org.mpiproxy.protocol.MpiErrors;
@@ -55,7 +53,7 @@ import org.slf4j.LoggerFactory;
  * state so that {@link #jobs()}, {@link #counters()} and {@link #close()} may run on any thread;
  * it is uncontended on the fast path.
  */
-final class V1Dispatcher implements DatagramHandler {
+final class V1Dispatcher implements DatagramHandler, RankLifecycle.Relay {
 
     /** Result of a RECV answered without data because the rank ended before writing it all. */
     static final int RECV_RANK_ENDED = MpiErrors.ERR_TRUNCATE;
@@ -84,6 +82,8 @@ final class V1Dispatcher implements DatagramHandler {
     /** Where acknowledgements of launches go when sent from the launch thread (see completeNow). */
     private volatile DatagramTransport execReplies;
     private final JobSupervisor supervisor;
+    private final RankLifecycle lifecycle;
+    private final Steps steps = new Steps();
 
     // guarded by lock
     private final Map<InetSocketAddress, Job> jobs = new HashMap<>();
@@ -119,6 +119,8 @@ final class V1Dispatcher implements DatagramHandler {
         this.timer = timer;
         this.invalidLog = new RateLimitedLog(logIntervalNanos);
         this.supervisor = new JobSupervisor(timer, this::post, () -> this.settings.stopGrace(), this::reap);
+        this.lifecycle = new RankLifecycle("job", LOG, () -> this.settings, timer, channels,
+                RankLifecycle.counting(ProxyCounter.class, counters::increment, ProxyCounter.TERMINATE_FORCED), this);
         reply.wrap(replyBuffer, 0);
     }
 
@@ -355,9 +357,9 @@ final class V1Dispatcher implements DatagramHandler {
                 command.args(), channel.path(), Map.of(), job.logDirectory);
         try {
             execReplies = replies;
-            launchExecutor.execute(() -> launch(launcher, launch, rank));
+            launchExecutor.execute(() -> lifecycle.launch(launcher, launch, rank, steps));
         } catch (RejectedExecutionException e) {
-            onLaunched(replies, rank, null, "the proxy is shutting down");
+            lifecycle.notStarted(replies, rank, "the proxy is shutting down", steps);
         }
     }
 
@@ -412,7 +414,7 @@ final class V1Dispatcher implements DatagramHandler {
                 break;
             case RUNNING:
                 rank.phase = Rank.Phase.TERMINATING;
-                startTerminateTimer(rank);
+                lifecycle.startTerminateTimer(rank);
                 break;
             default:
                 // STARTING: the timer starts once the launch completes.
@@ -595,114 +597,45 @@ final class V1Dispatcher implements DatagramHandler {
 
     // ------------------------------------------------------------------ launches and exits
 
-    private void launch(ProcessLauncher launcher, LaunchRequest request, Rank rank) {
-        RankProcess process = null;
-        String failure = null;
-        try {
-            process = launcher.launch(request);
-        } catch (LaunchException e) {
-            failure = e.getMessage();
-        } catch (RuntimeException e) {
-            failure = "launcher failed: " + e;
-            LOG.error("launcher failed to start {}", request, e);
+    /** What v1 does at each step of a rank's life. */
+    private final class Steps implements RankLifecycle.Steps<Rank> {
+        @Override
+        public void started(DatagramTransport replies, Rank rank) {
+            replyExec(replies, rank);
+            supervisor.onRankStarted(rank);
         }
-        RankProcess started = process;
-        String reason = failure;
-        Completion done = replies -> onLaunched(replies, rank, started, reason);
-        if (completeNow(done)) {
-            return;
-        }
-        post(done);
-        // close() drains the queue; if it already did, nobody else will stop this process.
-        if (closed && started != null && completions.remove(done)) {
-            started.stop(settings.stopGrace());
-        }
-    }
 
-    private void onLaunched(DatagramTransport replies, Rank rank, RankProcess process, String failure) {
-        if (rank.removed) {
-            if (process != null) {
-                process.stop(settings.stopGrace());
-            }
-            return;
-        }
-        if (process == null) {
-            rank.phase = Rank.Phase.FAILED;
-            // v1 hosts know only MPI_ERR_IO for a failed EXEC, whatever the launcher reported.
-            rank.execResult = MpiErrors.ERR_IO;
-            rank.execReason = failure;
-            counters.increment(ProxyCounter.EXEC_FAILED);
-            LOG.warn("job {} rank {}: {} could not be started: {}", Job.hex(rank.job.jobId), rank.rankId,
-                    rank.program, failure);
-            closeChannel(rank);
+        @Override
+        public void failed(DatagramTransport replies, Rank rank) {
+            lifecycle.closeChannel(rank);
             replyExec(replies, rank);
             supervisor.onRankFailed(rank);
-            if (rank.terminateRequested) {
-                finish(replies, rank);
-            } else if (!rank.recvs.isEmpty()) {
-                activate(rank);
+        }
+
+        @Override
+        public void exited(DatagramTransport replies, Rank rank) {
+            supervisor.onRankExited(rank);
+            if (!rank.held.isEmpty()) {
+                rank.dropped += rank.held.records();
+                counters.add(ProxyCounter.SEND_DROPPED, rank.held.records());
+                rank.held.clear();
             }
-            return;
         }
-        rank.process = process;
-        rank.phase = rank.terminateRequested ? Rank.Phase.TERMINATING : Rank.Phase.RUNNING;
-        rank.execResult = MpiErrors.SUCCESS;
-        counters.increment(ProxyCounter.EXEC_STARTED);
-        LOG.info("job {} rank {}: {} started on core {} (pid {})", Job.hex(rank.job.jobId), rank.rankId,
-                rank.program, rank.coreId, process.pid());
-        replyExec(replies, rank);
-        supervisor.onRankStarted(rank);
-        process.onExit().whenComplete((status, error) -> post(r -> onExited(r, rank,
-                status != null ? status : -1)));
-        if (rank.terminateRequested) {
-            startTerminateTimer(rank);
-        }
-    }
 
-    private void onExited(DatagramTransport replies, Rank rank, int status) {
-        if (rank.removed) {
-            return;
+        @Override
+        public void finish(DatagramTransport replies, Rank rank) {
+            V1Dispatcher.this.finish(replies, rank);
         }
-        rank.exitStatus = status;
-        rank.phase = Rank.Phase.EXITED;
-        counters.increment(ProxyCounter.RANKS_EXITED);
-        if (rank.terminateTimer != null) {
-            rank.terminateTimer.cancel(false);
-            rank.terminateTimer = null;
-        }
-        LOG.info("job {} rank {}: {} exited with status {}", Job.hex(rank.job.jobId), rank.rankId, rank.program,
-                status);
-        supervisor.onRankExited(rank);
-        if (!rank.held.isEmpty()) {
-            rank.dropped += rank.held.records();
-            counters.add(ProxyCounter.SEND_DROPPED, rank.held.records());
-            rank.held.clear();
-        }
-        if (rank.terminateRequested) {
-            finish(replies, rank);
-        } else if (!rank.recvs.isEmpty()) {
-            activate(rank);
-        }
-    }
 
-    private void startTerminateTimer(Rank rank) {
-        long nanos = settings.terminateTimeout().toNanos();
-        try {
-            rank.terminateTimer = timer.schedule(() -> post(r -> onTerminateTimeout(rank)), nanos,
-                    TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-            onTerminateTimeout(rank);
+        @Override
+        public boolean waits(Rank rank) {
+            return !rank.recvs.isEmpty();
         }
-    }
 
-    private void onTerminateTimeout(Rank rank) {
-        if (rank.removed || rank.phase != Rank.Phase.TERMINATING || rank.process == null) {
-            return;
+        @Override
+        public void activate(Rank rank) {
+            V1Dispatcher.this.activate(rank);
         }
-        counters.increment(ProxyCounter.TERMINATE_FORCED);
-        LOG.warn("job {} rank {}: {} did not exit within {} s of TERMINATE; stopping it", Job.hex(rank.job.jobId),
-                rank.rankId, rank.program, settings.terminateTimeout().toSeconds());
-        rank.process.stop(settings.stopGrace());
     }
 
     /** Removes the rank's channel and, with the last rank, the job's directory; then replies to TERMINATE. */
@@ -720,7 +653,7 @@ final class V1Dispatcher implements DatagramHandler {
     }
 
     private void remove(Rank rank) {
-        closeChannel(rank);
+        lifecycle.closeChannel(rank);
         rank.removed = true;
         rank.held.clear();
         rank.recvs.clear();
@@ -749,23 +682,13 @@ final class V1Dispatcher implements DatagramHandler {
         }
     }
 
-    private void closeChannel(Rank rank) {
-        RankChannel channel = rank.channel;
-        if (channel == null) {
-            return;
-        }
-        rank.channel = null;
-        rank.toRank = null;
-        rank.fromRank = null;
-        ChannelCleanup.close(channels, channel, rank.job.jobId, rank.rankId);
-    }
-
     private void releaseQuietly(long jobId) {
         ChannelCleanup.release(channels, jobId);
     }
 
     /** @return whether the completion was applied on this thread (see {@link LaunchReplies#completeNow}) */
-    private boolean completeNow(Completion done) {
+    @Override
+    public boolean completeNow(Completion done) {
         return LaunchReplies.completeNow(lock, execReplies, () -> closed, this::post, () -> {
             if (!active.isEmpty()) {
                 // the receive thread may be waiting in select() without knowing of that work
@@ -777,7 +700,18 @@ final class V1Dispatcher implements DatagramHandler {
         }, done);
     }
 
-    private void post(Completion completion) {
+    @Override
+    public boolean closed() {
+        return closed;
+    }
+
+    @Override
+    public boolean withdraw(Completion done) {
+        return completions.remove(done);
+    }
+
+    @Override
+    public void post(Completion completion) {
         completions.add(completion);
         wakeup.run();
     }

@@ -35,13 +35,11 @@ import java.util.function.LongSupplier;
 import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.api.JobInfo;
-import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.MessageRing;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.RankChannel;
 import org.mpiproxy.api.RankOutputListener;
-import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.protocol.ExecCommand;
 import org.mpiproxy.protocol.MpiDatatype;
 import org.mpiproxy.protocol.MpiErrors;
@@ -60,7 +58,7 @@ import org.slf4j.LoggerFactory;
  * which alone touches rings; launches and exits complete elsewhere and are posted to a queue;
  * one lock makes {@link #jobs()}, {@link #counters()} and {@link #close()} safe from any thread.
  */
-final class V2Dispatcher {
+final class V2Dispatcher implements RankLifecycle.Relay {
 
     /** Result of a SEND to a rank that has ended, and of RECV when no more data will come. */
     static final int RANK_ENDED = MpiErrors.ERR_TRUNCATE;
@@ -106,6 +104,8 @@ final class V2Dispatcher {
     private final V2HeaderFlyweight slot = new V2HeaderFlyweight();
     private final ByteBuffer replyBuffer;
     private long lastPurgeNanos;
+    private final RankLifecycle lifecycle;
+    private final Steps steps = new Steps();
     private final V2OutputStreams output;
     private final V2OutputStreams.Sender outputSender = this::sendOutput;
     private DatagramTransport outputReplies;
@@ -138,6 +138,8 @@ final class V2Dispatcher {
         this.replyBuffer = ByteBuffer.allocateDirect(v2.datagramSize()).order(ByteOrder.LITTLE_ENDIAN);
         reply.wrap(replyBuffer, 0);
         this.output = new V2OutputStreams(v2.maxPayload(), wakeup);
+        this.lifecycle = new RankLifecycle("v2 job", LOG, () -> this.settings, timer, channels,
+                RankLifecycle.counting(V2Counter.class, this::count, V2Counter.TERMINATE_FORCED), this);
     }
 
     /** @return takes the output lines of v2 ranks (and ignores those of other jobs); any thread */
@@ -336,9 +338,9 @@ final class V2Dispatcher {
                 command.args(), channel.path(), Map.of(), job.logDirectory);
         try {
             execReplies = replies;
-            launchExecutor.execute(() -> launch(launcher, launch, rank));
+            launchExecutor.execute(() -> lifecycle.launch(launcher, launch, rank, steps));
         } catch (RejectedExecutionException e) {
-            onLaunched(replies, rank, null, "the proxy is shutting down");
+            lifecycle.notStarted(replies, rank, "the proxy is shutting down", steps);
         }
     }
 
@@ -617,7 +619,7 @@ final class V2Dispatcher {
         if (rank.terminateRequested) {
             // a retransmission: the rank is still being terminated
             if (stop) {
-                stopNow(rank);
+                lifecycle.stopNow(rank);
             }
             sendInterim(replies, rank);
             return;
@@ -632,13 +634,13 @@ final class V2Dispatcher {
             case RUNNING:
                 rank.phase = Rank.Phase.TERMINATING;
                 if (stop) {
-                    stopNow(rank);
+                    lifecycle.stopNow(rank);
                 } else {
-                    startTerminateTimer(rank);
+                    lifecycle.startTerminateTimer(rank);
                 }
                 break;
             default:
-                // STARTING: onLaunched stops or waits once the process exists
+                // STARTING: the lifecycle stops or waits once the process exists
                 break;
         }
     }
@@ -868,124 +870,37 @@ final class V2Dispatcher {
 
     // ------------------------------------------------------------------ launches and exits
 
-    private void launch(ProcessLauncher launcher, LaunchRequest launch, V2Rank rank) {
-        RankProcess process = null;
-        String failure = null;
-        try {
-            process = launcher.launch(launch);
-        } catch (LaunchException e) {
-            failure = e.getMessage();
-        } catch (RuntimeException e) {
-            failure = "launcher failed: " + e;
-            LOG.error("launcher failed to start {}", launch, e);
-        }
-        RankProcess started = process;
-        String reason = failure;
-        V1Dispatcher.Completion done = r -> onLaunched(r, rank, started, reason);
-        if (completeNow(done)) {
-            return;
-        }
-        post(done);
-        if (closed && started != null && completions.remove(done)) {
-            started.stop(settings.stopGrace());
-        }
-    }
-
-    private void onLaunched(DatagramTransport replies, V2Rank rank, RankProcess process, String failure) {
-        if (rank.removed) {
-            if (process != null) {
-                process.stop(settings.stopGrace());
-            }
-            return;
-        }
-        if (process == null) {
-            rank.phase = Rank.Phase.FAILED;
-            rank.execResult = MpiErrors.ERR_IO;
-            rank.execReason = failure;
-            count(V2Counter.EXEC_FAILED);
-            LOG.warn("v2 job {} rank {}: {} could not be started: {}", Job.hex(rank.job.jobId), rank.rankId,
-                    rank.program, failure);
+    /** What v2 does at each step of a rank's life. */
+    private final class Steps implements RankLifecycle.Steps<V2Rank> {
+        @Override
+        public void started(DatagramTransport replies, V2Rank rank) {
             replyExec(replies, rank);
-            if (rank.terminateRequested) {
-                finish(replies, rank);
-            } else if (rank.wantsData()) {
-                activate(rank);
-            }
-            return;
         }
-        rank.process = process;
-        rank.phase = rank.terminateRequested ? Rank.Phase.TERMINATING : Rank.Phase.RUNNING;
-        rank.execResult = MpiErrors.SUCCESS;
-        count(V2Counter.EXEC_STARTED);
-        LOG.info("v2 job {} rank {}: {} started on core {} (pid {})", Job.hex(rank.job.jobId), rank.rankId,
-                rank.program, rank.coreId, process.pid());
-        replyExec(replies, rank);
-        process.onExit().whenComplete((status, error) -> post(r -> onExited(r, rank, status != null ? status : -1)));
-        if (rank.stopRequested) {
-            stopNow(rank);
-        } else if (rank.terminateRequested) {
-            startTerminateTimer(rank);
-        }
-    }
 
-    private void onExited(DatagramTransport replies, V2Rank rank, int status) {
-        if (rank.removed) {
-            return;
+        @Override
+        public void failed(DatagramTransport replies, V2Rank rank) {
+            replyExec(replies, rank);
         }
-        rank.exitStatus = status;
-        rank.phase = Rank.Phase.EXITED;
-        count(V2Counter.RANKS_EXITED);
-        if (rank.terminateTimer != null) {
-            rank.terminateTimer.cancel(false);
-            rank.terminateTimer = null;
-        }
-        LOG.info("v2 job {} rank {}: {} exited with status {}", Job.hex(rank.job.jobId), rank.rankId, rank.program,
-                status);
-        if (rank.terminateRequested) {
-            finish(replies, rank);
-        } else if (rank.wantsData()) {
-            activate(rank);
-        }
-    }
 
-    private void startTerminateTimer(V2Rank rank) {
-        try {
-            rank.terminateTimer = timer.schedule(() -> post(r -> onTerminateTimeout(rank)),
-                    settings.terminateTimeout().toNanos(), TimeUnit.NANOSECONDS);
-        } catch (RejectedExecutionException e) {
-            onTerminateTimeout(rank);
+        @Override
+        public void exited(DatagramTransport replies, V2Rank rank) {
+            // the output streams drain on their own; nothing else is kept
         }
-    }
 
-    /**
-     * TERMINATE with STOP: SIGTERM now, SIGKILL after the stop grace, without waiting for the
-     * terminate timeout. Once per rank; before its process exists it only marks the rank.
-     */
-    private void stopNow(V2Rank rank) {
-        rank.stopRequested = true;
-        if (rank.stopped || rank.process == null || rank.phase != Rank.Phase.TERMINATING) {
-            return;
+        @Override
+        public void finish(DatagramTransport replies, V2Rank rank) {
+            V2Dispatcher.this.finish(replies, rank);
         }
-        rank.stopped = true;
-        if (rank.terminateTimer != null) {
-            rank.terminateTimer.cancel(false);
-            rank.terminateTimer = null;
-        }
-        count(V2Counter.TERMINATE_STOPPED);
-        LOG.info("v2 job {} rank {}: stopping {} (pid {}) now: SIGTERM, SIGKILL after {} s", Job.hex(rank.job.jobId),
-                rank.rankId, rank.program, rank.process.pid(), settings.stopGrace().toSeconds());
-        rank.process.stop(settings.stopGrace());
-    }
 
-    private void onTerminateTimeout(V2Rank rank) {
-        if (rank.removed || rank.phase != Rank.Phase.TERMINATING || rank.process == null || rank.stopped) {
-            return;
+        @Override
+        public boolean waits(V2Rank rank) {
+            return rank.wantsData();
         }
-        rank.stopped = true;
-        count(V2Counter.TERMINATE_FORCED);
-        LOG.warn("v2 job {} rank {}: {} did not exit within {} s of TERMINATE; stopping it", Job.hex(rank.job.jobId),
-                rank.rankId, rank.program, settings.terminateTimeout().toSeconds());
-        rank.process.stop(settings.stopGrace());
+
+        @Override
+        public void activate(V2Rank rank) {
+            V2Dispatcher.this.activate(rank);
+        }
     }
 
     /** Answers TERMINATE once everything the rank wrote to its output has been acknowledged by the host. */
@@ -1008,7 +923,7 @@ final class V2Dispatcher {
     }
 
     private void remove(V2Rank rank, V2Job.Finished outcome) {
-        closeChannel(rank);
+        lifecycle.closeChannel(rank);
         rank.removed = true;
         V2Job job = rank.job;
         job.remove(rank, outcome);
@@ -1021,23 +936,13 @@ final class V2Dispatcher {
         }
     }
 
-    private void closeChannel(V2Rank rank) {
-        RankChannel channel = rank.channel;
-        if (channel == null) {
-            return;
-        }
-        rank.channel = null;
-        rank.toRank = null;
-        rank.fromRank = null;
-        ChannelCleanup.close(channels, channel, rank.job.jobId, rank.rankId);
-    }
-
     private void releaseQuietly(long jobId) {
         ChannelCleanup.release(channels, jobId);
     }
 
     /** @return whether the completion was applied on this thread (see {@link LaunchReplies#completeNow}) */
-    private boolean completeNow(V1Dispatcher.Completion done) {
+    @Override
+    public boolean completeNow(V1Dispatcher.Completion done) {
         return LaunchReplies.completeNow(lock, execReplies, () -> closed, this::post, () -> {
             if (!active.isEmpty()) {
                 // the receive thread may be waiting in select() without knowing of that work
@@ -1049,7 +954,18 @@ final class V2Dispatcher {
         }, done);
     }
 
-    private void post(V1Dispatcher.Completion completion) {
+    @Override
+    public boolean closed() {
+        return closed;
+    }
+
+    @Override
+    public boolean withdraw(V1Dispatcher.Completion done) {
+        return completions.remove(done);
+    }
+
+    @Override
+    public void post(V1Dispatcher.Completion completion) {
         completions.add(completion);
         wakeup.run();
     }

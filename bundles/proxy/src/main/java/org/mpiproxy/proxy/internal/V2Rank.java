@@ -2,15 +2,12 @@ package org.mpiproxy.proxy.internal;
 
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
-import java.util.concurrent.Future;
 
-import org.mpiproxy.api.MessageRing;
 import org.mpiproxy.api.RankChannel;
 import org.mpiproxy.api.RankInfo;
-import org.mpiproxy.api.RankProcess;
 
 /**
- * One rank of a v2 job: its channel, process, stream positions and the rank-to-host fragments
+ * One rank of a v2 job: besides what every rank has, its stream positions and the rank-to-host fragments
  * sent but not yet acknowledged. Relay thread only.
  * <p>
  * The retained fragments are copies: their data stays in the rank's ring until the host
@@ -18,7 +15,7 @@ import org.mpiproxy.api.RankProcess;
  * number of the fragment that starts at the ring's released head, so a new instance over the
  * same channel (a refreshed bundle) cuts the same fragments again.
  */
-final class V2Rank {
+final class V2Rank extends LiveRank {
 
     /** Most fragments retained per rank (the largest RECV window). */
     static final int MAX_RETAINED = 256;
@@ -26,27 +23,6 @@ final class V2Rank {
     static final int RETAIN_BYTES = 1 << 20;
 
     final V2Job job;
-    final int rankId;
-    final int coreId;
-    final int worldSize;
-    final String program;
-
-    RankChannel channel;
-    MessageRing toRank;
-    MessageRing fromRank;
-    RankProcess process;
-    Rank.Phase phase = Rank.Phase.STARTING;
-    int exitStatus = -1;
-    boolean terminateRequested;
-    /** A TERMINATE asked to stop the rank now (STOP), not to wait for its exit. */
-    boolean stopRequested;
-    /** The process was told to stop (SIGTERM sent, SIGKILL scheduled after the grace). */
-    boolean stopped;
-    boolean removed;
-    int execResult = -1;
-    String execReason;
-    Future<?> terminateTimer;
-    boolean active;
 
     /** Rank-to-host stream: fragments below {@code acked} are acknowledged, below {@code next} were read. */
     long acked;
@@ -68,24 +44,21 @@ final class V2Rank {
 
     /** Bytes stored of the host-to-rank message not yet complete (0 between messages). */
     long messageBytesIn;
-    long bytesIn;
-    long bytesOut;
 
     V2Rank(V2Job job, int rankId, int coreId, int worldSize, String program, RankChannel channel, int datagramSize) {
+        super(rankId, coreId, worldSize, program, channel);
         this.job = job;
-        this.rankId = rankId;
-        this.coreId = coreId;
-        this.worldSize = worldSize;
-        this.program = program;
-        this.channel = channel;
-        this.toRank = channel.toRank();
-        this.fromRank = channel.fromRank();
         this.slotSize = datagramSize;
         this.slots = Math.max(1, Math.min(MAX_RETAINED, RETAIN_BYTES / datagramSize));
         // after a bundle refresh the stream continues where the rings say
         this.next = fromRank.consumerMark();
         this.acked = next;
         this.pullEnd = next;
+    }
+
+    @Override
+    long jobId() {
+        return job.jobId;
     }
 
     ByteBuffer retained() {
@@ -105,9 +78,6 @@ final class V2Rank {
         return (int) Long.remainderUnsigned(sequence, slots);
     }
 
-    boolean isDone() {
-        return phase == Rank.Phase.EXITED || phase == Rank.Phase.FAILED;
-    }
 
     boolean wantsData() {
         return next < pullEnd && fromRank != null;
