@@ -1,7 +1,7 @@
 package org.mpiproxy.proxy.internal;
 
 /** The proxy's counters; {@link #key()} is the name shown to operators. */
-enum ProxyCounter {
+enum ProxyCounter implements CounterKey {
     DATAGRAMS_IN("datagrams.in"),
     EXEC_REQUESTS("exec.requests"),
     EXEC_STARTED("exec.started"),
@@ -42,7 +42,8 @@ enum ProxyCounter {
         this.key = key;
     }
 
-    String key() {
+    @Override
+    public String key() {
         return key;
     }
 }

@@ -3,28 +3,37 @@ package org.mpiproxy.proxy.internal;
 import java.util.LinkedHashMap;
 import java.util.Map;
 
-/** Plain counters indexed by {@link ProxyCounter}; guarded by the dispatcher's lock. */
-final class ProxyCounters {
+/**
+ * Plain counters of one protocol, indexed by its counter enum; guarded by the dispatcher's lock.
+ *
+ * @param <C> the protocol's counters ({@link ProxyCounter}, {@link V2Counter})
+ */
+final class ProxyCounters<C extends Enum<C> & CounterKey> {
 
-    private static final ProxyCounter[] ALL = ProxyCounter.values();
+    private final C[] all;
+    private final long[] values;
 
-    private final long[] values = new long[ALL.length];
+    /** @param type the protocol's counter enum */
+    ProxyCounters(Class<C> type) {
+        this.all = type.getEnumConstants();
+        this.values = new long[all.length];
+    }
 
-    void increment(ProxyCounter counter) {
+    void increment(C counter) {
         values[counter.ordinal()]++;
     }
 
-    void add(ProxyCounter counter, long delta) {
+    void add(C counter, long delta) {
         values[counter.ordinal()] += delta;
     }
 
-    long get(ProxyCounter counter) {
+    long get(C counter) {
         return values[counter.ordinal()];
     }
 
     Map<String, Long> snapshot() {
         Map<String, Long> m = new LinkedHashMap<>();
-        for (ProxyCounter c : ALL) {
+        for (C c : all) {
             m.put(c.key(), values[c.ordinal()]);
         }
         return m;

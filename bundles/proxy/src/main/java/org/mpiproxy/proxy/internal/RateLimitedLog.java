@@ -6,8 +6,10 @@ import java.util.concurrent.TimeUnit;
  * Allows at most one log line per reason per interval; the lines in between are counted and the count
  * is reported with the next line. Checking is allocation-free, so a flood of bad datagrams costs
  * no garbage. Not thread-safe.
+ *
+ * @param <C> the reasons: a protocol's counters
  */
-final class RateLimitedLog {
+final class RateLimitedLog<C extends Enum<C>> {
 
     static final long DEFAULT_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
 
@@ -16,9 +18,13 @@ final class RateLimitedLog {
     private final long[] suppressed;
     private final boolean[] seen;
 
-    RateLimitedLog(long intervalNanos) {
+    /**
+     * @param type          the reasons' enum
+     * @param intervalNanos the least time between two lines of one reason
+     */
+    RateLimitedLog(Class<C> type, long intervalNanos) {
         this.intervalNanos = intervalNanos;
-        int n = ProxyCounter.values().length;
+        int n = type.getEnumConstants().length;
         this.last = new long[n];
         this.suppressed = new long[n];
         this.seen = new boolean[n];
@@ -28,7 +34,7 @@ final class RateLimitedLog {
      * @return {@code true} when a line for {@code reason} may be written now; then
      *         {@link #takeSuppressed} tells how many were skipped since the last one
      */
-    boolean permit(ProxyCounter reason) {
+    boolean permit(C reason) {
         int i = reason.ordinal();
         long now = System.nanoTime();
         if (seen[i] && now - last[i] < intervalNanos) {
@@ -40,10 +46,9 @@ final class RateLimitedLog {
         return true;
     }
 
-    long takeSuppressed(ProxyCounter reason) {
+    long takeSuppressed(C reason) {
         long n = suppressed[reason.ordinal()];
         suppressed[reason.ordinal()] = 0;
         return n;
     }
-
 }

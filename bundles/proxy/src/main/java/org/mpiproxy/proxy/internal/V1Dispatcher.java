@@ -89,8 +89,8 @@ final class V1Dispatcher implements DatagramHandler, RankLifecycle.Relay {
     private final Map<InetSocketAddress, Job> jobs = new HashMap<>();
     private final ArrayDeque<JobInfo> history = new ArrayDeque<>();
     private final ArrayList<Rank> active = new ArrayList<>();
-    private final ProxyCounters counters = new ProxyCounters();
-    private final RateLimitedLog invalidLog;
+    private final ProxyCounters<ProxyCounter> counters = new ProxyCounters<>(ProxyCounter.class);
+    private final RateLimitedLog<ProxyCounter> invalidLog;
     private final V1HeaderFlyweight request = new V1HeaderFlyweight();
     private final V1HeaderFlyweight reply = new V1HeaderFlyweight();
     private final ByteBuffer replyBuffer = ByteBuffer.allocateDirect(MAX_DATAGRAM_LENGTH)
@@ -117,7 +117,7 @@ final class V1Dispatcher implements DatagramHandler, RankLifecycle.Relay {
         this.wakeup = wakeup;
         this.launchExecutor = launchExecutor;
         this.timer = timer;
-        this.invalidLog = new RateLimitedLog(logIntervalNanos);
+        this.invalidLog = new RateLimitedLog<>(ProxyCounter.class, logIntervalNanos);
         this.supervisor = new JobSupervisor(timer, this::post, () -> this.settings.stopGrace(), this::reap);
         this.lifecycle = new RankLifecycle("job", LOG, () -> this.settings, timer, channels,
                 RankLifecycle.counting(ProxyCounter.class, counters::increment, ProxyCounter.TERMINATE_FORCED), this);

@@ -1,7 +1,7 @@
 package org.mpiproxy.proxy.internal;
 
 /** Counters of protocol v2; {@link #key()} is the name shown to operators. */
-enum V2Counter {
+enum V2Counter implements CounterKey {
     DATAGRAMS_IN("v2.datagrams.in"),
     AUTH_TOO_SHORT("v2.auth.too.short"),
     AUTH_BAD_MAGIC("v2.auth.bad.magic"),
@@ -71,7 +71,8 @@ enum V2Counter {
         this.key = key;
     }
 
-    String key() {
+    @Override
+    public String key() {
         return key;
     }
 

@@ -21,7 +21,6 @@ import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.HashMap;
 import java.util.Iterator;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -94,9 +93,8 @@ final class V2Dispatcher implements RankLifecycle.Relay {
     private final ArrayList<V2Rank> active = new ArrayList<>();
     /** Ranks whose host was told window 0 (a full ring) and is owed a window update. */
     private final ArrayList<V2Rank> stalled = new ArrayList<>();
-    private final long[] counters = new long[V2Counter.values().length];
-    private final long[] lastLog = new long[V2Counter.values().length];
-    private final long[] suppressed = new long[V2Counter.values().length];
+    private final ProxyCounters<V2Counter> counters = new ProxyCounters<>(V2Counter.class);
+    private final RateLimitedLog<V2Counter> log = new RateLimitedLog<>(V2Counter.class, LOG_INTERVAL_NANOS);
     private V2Authenticator authenticator;
     private final SplittableRandom random = new SplittableRandom();
     private final V2HeaderFlyweight request = new V2HeaderFlyweight();
@@ -1035,11 +1033,11 @@ final class V2Dispatcher implements RankLifecycle.Relay {
     // ------------------------------------------------------------------ counters and logs
 
     private void count(V2Counter counter) {
-        counters[counter.ordinal()]++;
+        counters.increment(counter);
     }
 
     private void add(V2Counter counter, long delta) {
-        counters[counter.ordinal()] += delta;
+        counters.add(counter, delta);
     }
 
     private void invalid(V2Counter reason, InetSocketAddress source, int length) {
@@ -1051,20 +1049,11 @@ final class V2Dispatcher implements RankLifecycle.Relay {
     }
 
     private boolean permit(V2Counter reason) {
-        int i = reason.ordinal();
-        long now = System.nanoTime();
-        if (lastLog[i] != 0 && now - lastLog[i] < LOG_INTERVAL_NANOS) {
-            suppressed[i]++;
-            return false;
-        }
-        lastLog[i] = now == 0 ? 1 : now;
-        return true;
+        return log.permit(reason);
     }
 
     private long takeSuppressed(V2Counter reason) {
-        long n = suppressed[reason.ordinal()];
-        suppressed[reason.ordinal()] = 0;
-        return n;
+        return log.takeSuppressed(reason);
     }
 
     // ------------------------------------------------------------------ any thread
@@ -1082,10 +1071,7 @@ final class V2Dispatcher implements RankLifecycle.Relay {
 
     Map<String, Long> counters() {
         synchronized (lock) {
-            Map<String, Long> m = new LinkedHashMap<>();
-            for (V2Counter c : V2Counter.values()) {
-                m.put(c.key(), counters[c.ordinal()]);
-            }
+            Map<String, Long> m = counters.snapshot();
             m.putAll(output.counters());
             return m;
         }
@@ -1093,7 +1079,7 @@ final class V2Dispatcher implements RankLifecycle.Relay {
 
     long counter(V2Counter counter) {
         synchronized (lock) {
-            return counters[counter.ordinal()];
+            return counters.get(counter);
         }
     }
 

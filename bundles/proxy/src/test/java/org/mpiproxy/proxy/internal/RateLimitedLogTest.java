@@ -10,7 +10,7 @@ class RateLimitedLogTest {
 
     @Test
     void shouldPermitOneLinePerReasonAndCountTheRest() {
-        RateLimitedLog log = new RateLimitedLog(RateLimitedLog.DEFAULT_INTERVAL_NANOS);
+        RateLimitedLog<ProxyCounter> log = new RateLimitedLog<>(ProxyCounter.class, RateLimitedLog.DEFAULT_INTERVAL_NANOS);
         assertTrue(log.permit(ProxyCounter.INVALID_SHORT));
         assertEquals(0, log.takeSuppressed(ProxyCounter.INVALID_SHORT));
         assertFalse(log.permit(ProxyCounter.INVALID_SHORT));
@@ -21,7 +21,7 @@ class RateLimitedLogTest {
 
     @Test
     void shouldPermitAgainAfterInterval() {
-        RateLimitedLog log = new RateLimitedLog(0);
+        RateLimitedLog<ProxyCounter> log = new RateLimitedLog<>(ProxyCounter.class, 0);
         assertTrue(log.permit(ProxyCounter.INVALID_RANK));
         assertTrue(log.permit(ProxyCounter.INVALID_RANK));
     }
