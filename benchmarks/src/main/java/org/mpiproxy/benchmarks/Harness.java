@@ -203,7 +203,7 @@ public final class Harness {
 
     private Void dispatch() throws Exception {
         ChainedOptionsBuilder options = new OptionsBuilder()
-                .include(org.mpiproxy.proxy.internal.DispatchBenchmark.class.getName())
+                .include(DispatchBenchmark.class.getName())
                 .forks(quick ? 1 : 2)
                 .warmupIterations(3).warmupTime(TimeValue.seconds(1))
                 .measurementIterations(quick ? 3 : 5).measurementTime(TimeValue.seconds(1))

@@ -1,4 +1,4 @@
-package org.mpiproxy.proxy.internal;
+package org.mpiproxy.benchmarks;
 
 import java.io.IOException;
 import java.net.InetSocketAddress;
@@ -20,6 +20,7 @@ import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.channel.shm.MappedRankChannel;
 import org.mpiproxy.channel.shm.internal.BenchmarkChannels;
+import org.mpiproxy.proxy.internal.BenchmarkDispatchers;
 import org.mpiproxy.protocol.MpiDatatype;
 import org.mpiproxy.protocol.V1HeaderDescriptor;
 import org.mpiproxy.protocol.V1HeaderFlyweight;
@@ -38,7 +39,7 @@ import org.openjdk.jmh.annotations.Warmup;
 
 /**
  * The proxy's per-datagram hot paths, single-threaded, without sockets: a SEND datagram in the
- * receive buffer goes through {@link V1Dispatcher} into the rank's mapped ring (and the rank
+ * receive buffer goes through the v1 dispatcher into the rank's mapped ring (and the rank
  * side takes it out again); a RECV request is answered from the rank's ring with an encoded
  * reply handed to the transport. Run with {@code -prof gc}: both must show 0 B/op.
  */
@@ -55,7 +56,7 @@ public class DispatchBenchmark {
     private static final int PAYLOAD = V1HeaderDescriptor.MAX_PAYLOAD_LENGTH;
 
     private Path base;
-    private V1Dispatcher dispatcher;
+    private BenchmarkDispatchers.Dispatcher dispatcher;
     private MappedRankChannel rankSide;
     private final ByteBuffer sendDatagram = direct(V1HeaderDescriptor.MAX_DATAGRAM_LENGTH + 1);
     private final ByteBuffer recvDatagram = direct(V1HeaderDescriptor.MAX_DATAGRAM_LENGTH + 1);
@@ -77,9 +78,8 @@ public class DispatchBenchmark {
             launched = request;
             return new IdleProcess();
         };
-        dispatcher = new V1Dispatcher(BenchmarkChannels.mappedFiles(base, 1 << 18),
-                new ProxySettings(base.resolve("logs"), 1 << 20, Duration.ofSeconds(5), Duration.ofSeconds(1)),
-                core -> launcher, () -> { }, Runnable::run, new ScheduledThreadPoolExecutor(1));
+        dispatcher = BenchmarkDispatchers.v1(BenchmarkChannels.mappedFiles(base, 1 << 18), launcher,
+                base.resolve("logs"), Duration.ofSeconds(5), Duration.ofSeconds(1), new ScheduledThreadPoolExecutor(1));
         ByteBuffer exec = direct(V1HeaderDescriptor.MAX_DATAGRAM_LENGTH);
         byte[] program = "bench".getBytes(StandardCharsets.UTF_8);
         new V1HeaderFlyweight().wrap(exec, 0).set(V1HeaderDescriptor.OP_EXEC, 0, 1, 0, 2, 0);
