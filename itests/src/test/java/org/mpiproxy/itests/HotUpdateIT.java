@@ -26,9 +26,11 @@ import org.osgi.framework.ServiceReference;
 import org.osgi.framework.wiring.FrameworkWiring;
 
 /**
- * {@code bundle:update} of the UDP transport, both launchers and the channel manager while a
- * v1 job streams two megabytes of prime flags to its host: the proxy (and with it the job)
- * stays, and the host receives every element exactly once, in order.
+ * {@code bundle:update} of the UDP transport, both launchers, the channel manager, the process
+ * library, the protocol and API bundles, the MPI library and the shell commands while a v1 job
+ * streams two megabytes of prime flags to its host: the proxy (and with it the job) stays, and
+ * the host receives every element exactly once, in order. (The proxy bundle itself is not
+ * updated here: that still ends its jobs.)
  */
 public class HotUpdateIT extends MpiProxyTestSupport {
 
@@ -92,6 +94,12 @@ public class HotUpdateIT extends MpiProxyTestSupport {
             update("org.mpiproxy.launcher.core", updated);
             stream.receive(3 * per / 5);
             update("org.mpiproxy.channel.shm", updated);
+            stream.receive(4 * per / 5);
+            // the libraries every bundle uses, and the bundles no job needs
+            for (String library : List.of("org.mpiproxy.process", "org.mpiproxy.protocol", "org.mpiproxy.api",
+                    "org.mpiproxy.mpi", "org.mpiproxy.shell")) {
+                update(library, updated);
+            }
             stream.receive(per);
 
             assertEquals("elements received", per, stream.received);
@@ -105,7 +113,9 @@ public class HotUpdateIT extends MpiProxyTestSupport {
             assertEquals("exit status", 0, terminated.datacount);
             assertFalse(jobDirectory + " removed by the updated channel manager", Files.exists(jobDirectory));
         }
-        assertEquals(List.of("org.mpiproxy.transport.udp", "org.mpiproxy.launcher.local", "org.mpiproxy.launcher.core", "org.mpiproxy.channel.shm"), updated);
+        assertEquals(List.of("org.mpiproxy.transport.udp", "org.mpiproxy.launcher.local", "org.mpiproxy.launcher.core",
+                "org.mpiproxy.channel.shm", "org.mpiproxy.process", "org.mpiproxy.protocol", "org.mpiproxy.api",
+                "org.mpiproxy.mpi", "org.mpiproxy.shell"), updated);
 
         // the updated bundles serve new jobs
         try (FreeNosHost host = new FreeNosHost(udpPort(), (int) TIMEOUT.toMillis())) {
