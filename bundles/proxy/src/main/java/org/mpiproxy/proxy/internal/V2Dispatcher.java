@@ -19,8 +19,6 @@ import java.nio.charset.StandardCharsets;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.Comparator;
-import java.util.HashMap;
-import java.util.Iterator;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
@@ -89,7 +87,7 @@ final class V2Dispatcher implements RankLifecycle.Relay {
     private volatile DatagramTransport execReplies;
 
     // guarded by lock
-    private final Map<Long, V2Job> jobs = new HashMap<>();
+    private final LongMap<V2Job> jobs = new LongMap<>();
     private final ArrayList<V2Rank> active = new ArrayList<>();
     /** Ranks whose host was told window 0 (a full ring) and is owed a window update. */
     private final ArrayList<V2Rank> stalled = new ArrayList<>();
@@ -851,12 +849,7 @@ final class V2Dispatcher implements RankLifecycle.Relay {
 
     private void purge(long now) {
         long linger = v2.jobLinger().toNanos();
-        for (Iterator<V2Job> it = jobs.values().iterator(); it.hasNext();) {
-            V2Job job = it.next();
-            if (job.isEmpty() && job.emptySince != 0 && now - job.emptySince >= linger) {
-                it.remove();
-            }
-        }
+        jobs.removeIf(job -> job.isEmpty() && job.emptySince != 0 && now - job.emptySince >= linger);
     }
 
     private void activate(V2Rank rank) {
@@ -1088,7 +1081,7 @@ final class V2Dispatcher implements RankLifecycle.Relay {
         closed = true;
         synchronized (lock) {
             output.closeAll();
-            for (V2Job job : new ArrayList<>(jobs.values())) {
+            for (V2Job job : jobs.values()) {
                 for (V2Rank rank : job.ranks()) {
                     if (rank.process != null && !rank.isDone()) {
                         rank.process.stop(settings.stopGrace());
