@@ -20,7 +20,6 @@ import java.util.Comparator;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.RejectedExecutionException;
@@ -53,7 +52,7 @@ import org.slf4j.LoggerFactory;
  * state so that {@link #jobs()}, {@link #counters()} and {@link #close()} may run on any thread;
  * it is uncontended on the fast path.
  */
-final class V1Dispatcher implements DatagramHandler, RankLifecycle.Relay {
+final class V1Dispatcher implements DatagramHandler {
 
     /** Result of a RECV answered without data because the rank ended before writing it all. */
     static final int RECV_RANK_ENDED = MpiErrors.ERR_TRUNCATE;
@@ -76,12 +75,9 @@ final class V1Dispatcher implements DatagramHandler, RankLifecycle.Relay {
     private final Executor launchExecutor;
     private final ScheduledExecutorService timer;
     private final SecureRandom random = new SecureRandom();
-    private final ConcurrentLinkedQueue<Completion> completions = new ConcurrentLinkedQueue<>();
     private volatile ProxySettings settings;
-    private volatile boolean closed;
-    /** Where acknowledgements of launches go when sent from the launch thread (see completeNow). */
-    private volatile DatagramTransport execReplies;
     private final JobSupervisor supervisor;
+    private final RelayQueue relay;
     private final RankLifecycle lifecycle;
     private final Steps steps = new Steps();
 
@@ -118,9 +114,13 @@ final class V1Dispatcher implements DatagramHandler, RankLifecycle.Relay {
         this.launchExecutor = launchExecutor;
         this.timer = timer;
         this.invalidLog = new RateLimitedLog<>(ProxyCounter.class, logIntervalNanos);
-        this.supervisor = new JobSupervisor(timer, this::post, () -> this.settings.stopGrace(), this::reap);
+        this.relay = new RelayQueue(lock, wakeup, () -> !active.isEmpty(), e -> {
+            counters.increment(ProxyCounter.ERRORS);
+            LOG.error("failed to complete a launch or exit", e);
+        });
+        this.supervisor = new JobSupervisor(timer, relay::post, () -> this.settings.stopGrace(), this::reap);
         this.lifecycle = new RankLifecycle("job", LOG, () -> this.settings, timer, channels,
-                RankLifecycle.counting(ProxyCounter.class, counters::increment, ProxyCounter.TERMINATE_FORCED), this);
+                RankLifecycle.counting(ProxyCounter.class, counters::increment, ProxyCounter.TERMINATE_FORCED), relay);
         reply.wrap(replyBuffer, 0);
     }
 
@@ -149,7 +149,7 @@ final class V1Dispatcher implements DatagramHandler, RankLifecycle.Relay {
     @Override
     public void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
         synchronized (lock) {
-            if (closed) {
+            if (relay.closed()) {
                 return;
             }
             try {
@@ -356,7 +356,7 @@ final class V1Dispatcher implements DatagramHandler, RankLifecycle.Relay {
         LaunchRequest launch = new LaunchRequest(job.jobId, rankId, worldSize, coreId, command.program(),
                 command.args(), channel.path(), Map.of(), job.logDirectory);
         try {
-            execReplies = replies;
+            relay.execRepliesVia(replies);
             launchExecutor.execute(() -> lifecycle.launch(launcher, launch, rank, steps));
         } catch (RejectedExecutionException e) {
             lifecycle.notStarted(replies, rank, "the proxy is shutting down", steps);
@@ -425,20 +425,10 @@ final class V1Dispatcher implements DatagramHandler, RankLifecycle.Relay {
     @Override
     public int doWork(DatagramTransport replies) {
         synchronized (lock) {
-            if (closed) {
+            if (relay.closed()) {
                 return 0;
             }
-            int work = 0;
-            Completion completion;
-            while ((completion = completions.poll()) != null) {
-                work++;
-                try {
-                    completion.complete(replies);
-                } catch (RuntimeException e) {
-                    counters.increment(ProxyCounter.ERRORS);
-                    LOG.error("failed to complete a launch or exit", e);
-                }
-            }
+            int work = relay.drain(replies);
             for (int i = 0; i < active.size();) {
                 Rank rank = active.get(i);
                 if (!rank.removed) {
@@ -465,7 +455,7 @@ final class V1Dispatcher implements DatagramHandler, RankLifecycle.Relay {
     @Override
     public boolean hasPendingWork() {
         synchronized (lock) {
-            return !closed && !active.isEmpty();
+            return !relay.closed() && !active.isEmpty();
         }
     }
 
@@ -482,8 +472,8 @@ final class V1Dispatcher implements DatagramHandler, RankLifecycle.Relay {
     @Override
     public int armDoorbells(long doorbell, DatagramTransport replies) {
         synchronized (lock) {
-            if (closed || !completions.isEmpty()) {
-                return completions.isEmpty() ? SLEEP_AS_USUAL : DO_NOT_SLEEP;
+            if (relay.closed() || relay.hasWork()) {
+                return relay.hasWork() ? DO_NOT_SLEEP : SLEEP_AS_USUAL;
             }
             int result = doorbell == 0 ? SLEEP_AS_USUAL : SLEEP_UNTIL_RUNG;
             for (Rank rank : active) {
@@ -686,36 +676,6 @@ final class V1Dispatcher implements DatagramHandler, RankLifecycle.Relay {
         ChannelCleanup.release(channels, jobId);
     }
 
-    /** @return whether the completion was applied on this thread (see {@link LaunchReplies#completeNow}) */
-    @Override
-    public boolean completeNow(Completion done) {
-        return LaunchReplies.completeNow(lock, execReplies, () -> closed, this::post, () -> {
-            if (!active.isEmpty()) {
-                // the receive thread may be waiting in select() without knowing of that work
-                wakeup.run();
-            }
-        }, e -> {
-            counters.increment(ProxyCounter.ERRORS);
-            LOG.error("failed to complete a launch", e);
-        }, done);
-    }
-
-    @Override
-    public boolean closed() {
-        return closed;
-    }
-
-    @Override
-    public boolean withdraw(Completion done) {
-        return completions.remove(done);
-    }
-
-    @Override
-    public void post(Completion completion) {
-        completions.add(completion);
-        wakeup.run();
-    }
-
     // ------------------------------------------------------------------ replies
 
     private void replyExec(DatagramTransport replies, Rank rank) {
@@ -836,7 +796,7 @@ final class V1Dispatcher implements DatagramHandler, RankLifecycle.Relay {
      * launch and timer threads. Later calls of the handler methods do nothing.
      */
     void close() {
-        closed = true;
+        relay.close();
         timer.shutdownNow();
         if (launchExecutor instanceof ExecutorService) {
             ExecutorService executor = (ExecutorService) launchExecutor;
@@ -859,11 +819,7 @@ final class V1Dispatcher implements DatagramHandler, RankLifecycle.Relay {
                 }
             }
             active.clear();
-            Completion completion;
-            while ((completion = completions.poll()) != null) {
-                // ranks are removed: late launches are stopped, exits ignored
-                completion.complete(null);
-            }
+            relay.drain(null);
         }
     }
 }

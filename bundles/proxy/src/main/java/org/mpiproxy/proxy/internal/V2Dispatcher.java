@@ -22,7 +22,6 @@ import java.util.Comparator;
 import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
-import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -55,7 +54,7 @@ import org.slf4j.LoggerFactory;
  * which alone touches rings; launches and exits complete elsewhere and are posted to a queue;
  * one lock makes {@link #jobs()}, {@link #counters()} and {@link #close()} safe from any thread.
  */
-final class V2Dispatcher implements RankLifecycle.Relay {
+final class V2Dispatcher {
 
     /** Result of a SEND to a rank that has ended, and of RECV when no more data will come. */
     static final int RANK_ENDED = MpiErrors.ERR_TRUNCATE;
@@ -80,11 +79,7 @@ final class V2Dispatcher implements RankLifecycle.Relay {
     private final ScheduledExecutorService timer;
     private final LongSupplier clock;
     private volatile V2Settings v2;
-    private final ConcurrentLinkedQueue<V1Dispatcher.Completion> completions = new ConcurrentLinkedQueue<>();
     private volatile ProxySettings settings;
-    private volatile boolean closed;
-    /** Where acknowledgements of launches go when sent from the launch thread (see completeNow). */
-    private volatile DatagramTransport execReplies;
 
     // guarded by lock
     private final LongMap<V2Job> jobs = new LongMap<>();
@@ -100,6 +95,7 @@ final class V2Dispatcher implements RankLifecycle.Relay {
     private final V2HeaderFlyweight slot = new V2HeaderFlyweight();
     private final ByteBuffer replyBuffer;
     private long lastPurgeNanos;
+    private final RelayQueue relay;
     private final RankLifecycle lifecycle;
     private final Steps steps = new Steps();
     private final V2OutputStreams output;
@@ -134,8 +130,12 @@ final class V2Dispatcher implements RankLifecycle.Relay {
         this.replyBuffer = ByteBuffer.allocateDirect(v2.datagramSize()).order(ByteOrder.LITTLE_ENDIAN);
         reply.wrap(replyBuffer, 0);
         this.output = new V2OutputStreams(v2.maxPayload(), wakeup);
+        this.relay = new RelayQueue(lock, wakeup, () -> !active.isEmpty(), e -> {
+            count(V2Counter.ERRORS);
+            LOG.error("failed to complete a v2 launch or exit", e);
+        });
         this.lifecycle = new RankLifecycle("v2 job", LOG, () -> this.settings, timer, channels,
-                RankLifecycle.counting(V2Counter.class, this::count, V2Counter.TERMINATE_FORCED), this);
+                RankLifecycle.counting(V2Counter.class, this::count, V2Counter.TERMINATE_FORCED), relay);
     }
 
     /** @return takes the output lines of v2 ranks (and ignores those of other jobs); any thread */
@@ -185,7 +185,7 @@ final class V2Dispatcher implements RankLifecycle.Relay {
     /** Handles a datagram whose first byte is the v2 magic. */
     void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
         synchronized (lock) {
-            if (closed) {
+            if (relay.closed()) {
                 return;
             }
             try {
@@ -333,7 +333,7 @@ final class V2Dispatcher implements RankLifecycle.Relay {
         LaunchRequest launch = new LaunchRequest(jobId, (int) rankId, (int) worldSize, coreId, command.program(),
                 command.args(), channel.path(), Map.of(), job.logDirectory);
         try {
-            execReplies = replies;
+            relay.execRepliesVia(replies);
             launchExecutor.execute(() -> lifecycle.launch(launcher, launch, rank, steps));
         } catch (RejectedExecutionException e) {
             lifecycle.notStarted(replies, rank, "the proxy is shutting down", steps);
@@ -772,15 +772,10 @@ final class V2Dispatcher implements RankLifecycle.Relay {
     /** Sends newly written rank data for open RECV windows, applies completions, forgets lingering jobs. */
     int doWork(DatagramTransport replies) {
         synchronized (lock) {
-            if (closed) {
+            if (relay.closed()) {
                 return 0;
             }
-            int work = 0;
-            V1Dispatcher.Completion c;
-            while ((c = completions.poll()) != null) {
-                c.complete(replies);
-                work++;
-            }
+            int work = relay.drain(replies);
             outputReplies = replies;
             work += output.pump(outputSender);
             for (int i = active.size() - 1; i >= 0; i--) {
@@ -931,36 +926,6 @@ final class V2Dispatcher implements RankLifecycle.Relay {
         ChannelCleanup.release(channels, jobId);
     }
 
-    /** @return whether the completion was applied on this thread (see {@link LaunchReplies#completeNow}) */
-    @Override
-    public boolean completeNow(V1Dispatcher.Completion done) {
-        return LaunchReplies.completeNow(lock, execReplies, () -> closed, this::post, () -> {
-            if (!active.isEmpty()) {
-                // the receive thread may be waiting in select() without knowing of that work
-                wakeup.run();
-            }
-        }, e -> {
-            count(V2Counter.ERRORS);
-            LOG.error("failed to complete a v2 launch", e);
-        }, done);
-    }
-
-    @Override
-    public boolean closed() {
-        return closed;
-    }
-
-    @Override
-    public boolean withdraw(V1Dispatcher.Completion done) {
-        return completions.remove(done);
-    }
-
-    @Override
-    public void post(V1Dispatcher.Completion completion) {
-        completions.add(completion);
-        wakeup.run();
-    }
-
     // ------------------------------------------------------------------ replies
 
     private void replyExec(DatagramTransport replies, V2Rank rank) {
@@ -1078,7 +1043,7 @@ final class V2Dispatcher implements RankLifecycle.Relay {
 
     /** Stops every rank and removes the channels. Launch and timer executors belong to the caller. */
     void close() {
-        closed = true;
+        relay.close();
         synchronized (lock) {
             output.closeAll();
             for (V2Job job : jobs.values()) {
@@ -1092,10 +1057,7 @@ final class V2Dispatcher implements RankLifecycle.Relay {
             jobs.clear();
             active.clear();
             stalled.clear();
-            V1Dispatcher.Completion completion;
-            while ((completion = completions.poll()) != null) {
-                completion.complete(null);
-            }
+            relay.drain(null);
         }
     }
 }
