@@ -32,7 +32,7 @@ final class JobSupervisor {
     }
 
     private final ScheduledExecutorService timer;
-    private final Consumer<V1Dispatcher.Completion> post;
+    private final Consumer<RelayQueue.Completion> post;
     private final Supplier<Duration> grace;
     private final Reaper reaper;
     private volatile SupervisionSettings settings = SupervisionSettings.DEFAULT;
@@ -44,7 +44,7 @@ final class JobSupervisor {
      * @param grace  the current time between SIGTERM and SIGKILL
      * @param reaper removes ended ranks of a job nobody will TERMINATE
      */
-    JobSupervisor(ScheduledExecutorService timer, Consumer<V1Dispatcher.Completion> post, Supplier<Duration> grace,
+    JobSupervisor(ScheduledExecutorService timer, Consumer<RelayQueue.Completion> post, Supplier<Duration> grace,
                   Reaper reaper) {
         this.timer = timer;
         this.post = post;

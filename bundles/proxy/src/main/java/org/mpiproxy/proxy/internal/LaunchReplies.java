@@ -15,13 +15,13 @@ import org.mpiproxy.api.DatagramTransport;
 final class LaunchReplies implements DatagramTransport {
 
     private final DatagramTransport direct;
-    private final Consumer<V1Dispatcher.Completion> post;
+    private final Consumer<RelayQueue.Completion> post;
 
     /**
      * @param direct the transport that received the request
      * @param post   hands work to the receive thread
      */
-    LaunchReplies(DatagramTransport direct, Consumer<V1Dispatcher.Completion> post) {
+    LaunchReplies(DatagramTransport direct, Consumer<RelayQueue.Completion> post) {
         this.direct = direct;
         this.post = post;
     }
@@ -43,8 +43,8 @@ final class LaunchReplies implements DatagramTransport {
      * @return whether it was applied
      */
     static boolean completeNow(Object lock, DatagramTransport replies, BooleanSupplier closed,
-                               Consumer<V1Dispatcher.Completion> post, Runnable afterwards,
-                               Consumer<RuntimeException> failed, V1Dispatcher.Completion done) {
+                               Consumer<RelayQueue.Completion> post, Runnable afterwards,
+                               Consumer<RuntimeException> failed, RelayQueue.Completion done) {
         if (replies == null || Thread.holdsLock(lock)) {
             return false;
         }

@@ -54,16 +54,16 @@ final class RankLifecycle {
     /** How a protocol handler runs work on its relay thread. */
     interface Relay {
         /** @return whether {@code done} ran now, on this thread (see {@link LaunchReplies#completeNow}) */
-        boolean completeNow(V1Dispatcher.Completion done);
+        boolean completeNow(RelayQueue.Completion done);
 
         /** Queues {@code done} for the relay thread and wakes it. */
-        void post(V1Dispatcher.Completion done);
+        void post(RelayQueue.Completion done);
 
         /** @return whether the handler is closed */
         boolean closed();
 
         /** @return whether {@code done} was still queued and is now taken back */
-        boolean withdraw(V1Dispatcher.Completion done);
+        boolean withdraw(RelayQueue.Completion done);
     }
 
     /**
@@ -136,7 +136,7 @@ final class RankLifecycle {
         }
         RankProcess started = process;
         String reason = failure;
-        V1Dispatcher.Completion done = replies -> onLaunched(replies, rank, started, reason, steps);
+        RelayQueue.Completion done = replies -> onLaunched(replies, rank, started, reason, steps);
         if (relay.completeNow(done)) {
             return;
         }

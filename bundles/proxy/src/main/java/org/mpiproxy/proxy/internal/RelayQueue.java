@@ -14,11 +14,18 @@ import org.mpiproxy.api.DatagramTransport;
  */
 final class RelayQueue implements RankLifecycle.Relay {
 
+    /** Work finished on another thread, applied on the relay thread. */
+    @FunctionalInterface
+    interface Completion {
+        /** @param replies the relay thread's transport; {@code null} when the handler closes */
+        void complete(DatagramTransport replies);
+    }
+
     private final Object lock;
     private final Runnable wakeup;
     private final BooleanSupplier hasActiveRanks;
     private final Consumer<RuntimeException> failed;
-    private final ConcurrentLinkedQueue<V1Dispatcher.Completion> completions = new ConcurrentLinkedQueue<>();
+    private final ConcurrentLinkedQueue<Completion> completions = new ConcurrentLinkedQueue<>();
     private volatile boolean closed;
     /** Where acknowledgements of launches go when sent from the launch thread. */
     private volatile DatagramTransport execReplies;
@@ -42,7 +49,7 @@ final class RelayQueue implements RankLifecycle.Relay {
     }
 
     @Override
-    public boolean completeNow(V1Dispatcher.Completion done) {
+    public boolean completeNow(Completion done) {
         return LaunchReplies.completeNow(lock, execReplies, () -> closed, this::post, () -> {
             if (hasActiveRanks.getAsBoolean()) {
                 // the relay thread may be waiting in select() without knowing of that work
@@ -52,7 +59,7 @@ final class RelayQueue implements RankLifecycle.Relay {
     }
 
     @Override
-    public void post(V1Dispatcher.Completion done) {
+    public void post(Completion done) {
         completions.add(done);
         wakeup.run();
     }
@@ -63,7 +70,7 @@ final class RelayQueue implements RankLifecycle.Relay {
     }
 
     @Override
-    public boolean withdraw(V1Dispatcher.Completion done) {
+    public boolean withdraw(Completion done) {
         return completions.remove(done);
     }
 
@@ -80,7 +87,7 @@ final class RelayQueue implements RankLifecycle.Relay {
      */
     int drain(DatagramTransport replies) {
         int n = 0;
-        V1Dispatcher.Completion completion;
+        Completion completion;
         while ((completion = completions.poll()) != null) {
             n++;
             try {

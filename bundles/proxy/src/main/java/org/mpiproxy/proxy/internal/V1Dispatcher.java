@@ -62,12 +62,6 @@ final class V1Dispatcher implements DatagramHandler {
     private static final Logger LOG = LoggerFactory.getLogger(V1Dispatcher.class);
     private static final long CLOSE_WAIT_SECONDS = 10;
 
-    /** Work finished on another thread, applied on the receive thread. */
-    @FunctionalInterface
-    interface Completion {
-        void complete(DatagramTransport replies);
-    }
-
     private final Object lock = new Object();
     private final ChannelManager channels;
     private final LauncherLookup launchers;
