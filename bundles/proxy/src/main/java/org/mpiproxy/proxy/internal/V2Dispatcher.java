@@ -92,10 +92,10 @@ final class V2Dispatcher {
     private final SplittableRandom random = new SplittableRandom();
     private final V2HeaderFlyweight request = new V2HeaderFlyweight();
     private final V2HeaderFlyweight reply = new V2HeaderFlyweight();
-    private final V2HeaderFlyweight slot = new V2HeaderFlyweight();
     private final ByteBuffer replyBuffer;
     private long lastPurgeNanos;
     private final RelayQueue relay;
+    private final V2RankStreams streams;
     private final RankLifecycle lifecycle;
     private final Steps steps = new Steps();
     private final V2OutputStreams output;
@@ -130,6 +130,34 @@ final class V2Dispatcher {
         this.replyBuffer = ByteBuffer.allocateDirect(v2.datagramSize()).order(ByteOrder.LITTLE_ENDIAN);
         reply.wrap(replyBuffer, 0);
         this.output = new V2OutputStreams(v2.maxPayload(), wakeup);
+        this.streams = new V2RankStreams(new V2RankStreams.Host() {
+            @Override
+            public void replyRecv(DatagramTransport replies, V2Rank rank, int result, long sequence) {
+                putReply(OP_RECV, 0, rank.job, rank.rankId, rank.coreId);
+                reply.result(result).sequence(sequence);
+                send(replies, 0, rank.job.owner);
+            }
+
+            @Override
+            public int sign(ByteBuffer buffer, int offset) {
+                return V2Dispatcher.this.sign(buffer, offset);
+            }
+
+            @Override
+            public long nodeId() {
+                return authenticator.nodeId();
+            }
+
+            @Override
+            public void invalid(V2Counter reason, InetSocketAddress source, int length) {
+                V2Dispatcher.this.invalid(reason, source, length);
+            }
+
+            @Override
+            public void activate(V2Rank rank) {
+                V2Dispatcher.this.activate(rank);
+            }
+        }, counters, clock, random, () -> this.v2.maxPayload());
         this.relay = new RelayQueue(lock, wakeup, () -> !active.isEmpty(), e -> {
             count(V2Counter.ERRORS);
             LOG.error("failed to complete a v2 launch or exit", e);
@@ -445,148 +473,7 @@ final class V2Dispatcher {
         if (rank == null) {
             return;
         }
-        long from = header.sequence();
-        // After a bundle refresh this instance starts at the ring's released head: fragments the
-        // host got from the previous instance are cut again from the ring (same boundaries) and
-        // skipped. Never further than the retained slots reach, so a refusal leaves them intact.
-        if (from >= rank.acked && from - rank.acked <= rank.slots) {
-            while (rank.next < from && readFragment(rank)) {
-                count(V2Counter.RECV_SKIPPED);
-            }
-        }
-        if (from < rank.acked || from > rank.next) {
-            // below: already acknowledged and released; above: never produced
-            invalid(V2Counter.INVALID_SEQUENCE, source, header.payloadLength());
-            return;
-        }
-        // the same f again: the host lost something and asks for everything from f
-        boolean repeated = from == rank.acked;
-        acknowledge(rank, from);
-        long window = Math.max(1, Math.min(header.argument(), rank.slots));
-        rank.pullEnd = from + window;
-        rank.truncateSent = false;
-        int sent = 0;
-        long now = clock.getAsLong();
-        for (long s = from; s < rank.next && s < rank.pullEnd; s++) {
-            if (repeated || now - rank.sentAt[rank.slot(s)] >= RESEND_AFTER_MILLIS) {
-                sendRetained(replies, rank, s);
-                count(V2Counter.RECV_RESENT);
-            } else {
-                count(V2Counter.RECV_IN_FLIGHT);
-            }
-            sent++;
-        }
-        sent += pump(replies, rank);
-        if (sent == 0) {
-            // nothing to send yet: an empty reply tells the host that the node is alive
-            putReply(OP_RECV, 0, job, rank.rankId, rank.coreId);
-            reply.sequence(rank.next);
-            send(replies, 0, job.owner);
-        }
-        if (rank.wantsData()) {
-            activate(rank);
-        }
-    }
-
-    /**
-     * Releases the rank's ring up to where fragment {@code from} starts and records {@code from}
-     * in the ring's consumer mark: everything below it is acknowledged.
-     */
-    private void acknowledge(V2Rank rank, long from) {
-        if (from == rank.acked) {
-            return;
-        }
-        MessageRing ring = rank.fromRank;
-        if (ring != null) {
-            ring.commit(from == rank.next ? ring.peekPosition() : rank.starts[rank.slot(from)]);
-            ring.consumerMark(from);
-        }
-        rank.acked = from;
-    }
-
-    /** Reads new fragments from the rank's ring and sends them while the window allows; returns fragments sent. */
-    private int pump(DatagramTransport replies, V2Rank rank) {
-        int sent = 0;
-        MessageRing ring = rank.fromRank;
-        while (ring != null && rank.next < rank.pullEnd) {
-            if (ring.peekNextDatatype() == MessageRing.EMPTY) {
-                if (rank.isDone() && !rank.truncateSent) {
-                    putReply(OP_RECV, 0, rank.job, rank.rankId, rank.coreId);
-                    reply.result(RANK_ENDED).sequence(rank.next);
-                    send(replies, 0, rank.job.owner);
-                    rank.truncateSent = true;
-                    sent++;
-                }
-                break;
-            }
-            if (!readFragment(rank)) {
-                break;
-            }
-            sendRetained(replies, rank, rank.next - 1);
-            sent++;
-        }
-        return sent;
-    }
-
-    /**
-     * Cuts the next fragment from the rank's ring into its retained slot without releasing it
-     * from the ring. The cut depends only on the ring's records and the maximum payload: at most
-     * one record per fragment, {@code min(elements left in the record, maxPayload / size)}
-     * elements, so a new instance cuts the same fragments from the same position.
-     *
-     * @return whether a fragment was read (as number {@code next - 1})
-     */
-    private boolean readFragment(V2Rank rank) {
-        MessageRing ring = rank.fromRank;
-        if (ring == null) {
-            return false;
-        }
-        int datatype = ring.peekNextDatatype();
-        if (datatype == MessageRing.EMPTY) {
-            return false;
-        }
-        int size = MpiDatatype.sizeOf(datatype);
-        if (size < 0) {
-            throw new IllegalStateException("rank " + rank.rankId + " of job " + Job.hex(rank.job.jobId)
-                    + " wrote datatype " + datatype);
-        }
-        int tagWord = ring.peekNextTagWord();
-        int inRecord = ring.peekNextElements();
-        int want = Math.min(inRecord, v2.maxPayload() / size);
-        int base = rank.slotOffset(rank.next);
-        ByteBuffer retained = rank.retained();
-        long start = ring.peekPosition();
-        int n = ring.peekRecord(datatype, retained, base + HEADER_LENGTH, want);
-        if (n <= 0) {
-            return false;
-        }
-        rank.starts[rank.slot(rank.next)] = start;
-        boolean endOfMessage = n == inRecord && (tagWord & MessageRing.MORE_RECORDS) == 0;
-        slot.wrap(retained, base).reset(OP_RECV, FLAG_REPLY | (endOfMessage ? FLAG_END_OF_MESSAGE : 0))
-                .datatype(datatype).tag(tagWord & ~MessageRing.MORE_RECORDS).rank(rank.rankId)
-                .jobId(rank.job.jobId).sequence(rank.next).argument(n).payloadLength(n * size);
-        rank.next++;
-        rank.bytesOut += n * size;
-        count(V2Counter.RECV_FRAGMENTS);
-        add(V2Counter.RECV_BYTES, n * size);
-        return true;
-    }
-
-    private void sendRetained(DatagramTransport replies, V2Rank rank, long sequence) {
-        int base = rank.slotOffset(sequence);
-        slot.wrap(rank.retained, base).keyId(rank.job.keyId).nodeId(authenticator.nodeId())
-                .timestamp(clock.getAsLong()).nonce(random.nextLong());
-        int length = sign(rank.retained, base);
-        if (length < 0) {
-            return;
-        }
-        rank.sentAt[rank.slot(sequence)] = clock.getAsLong();
-        ByteBuffer b = rank.retained;
-        b.limit(base + length).position(base);
-        if (replies != null && !replies.send(b, rank.job.owner)) {
-            count(V2Counter.REPLIES_FAILED);
-        }
-        b.clear();
+        streams.onRecv(header, source, replies, rank);
     }
 
     private void onTerminate(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
@@ -781,7 +668,7 @@ final class V2Dispatcher {
             for (int i = active.size() - 1; i >= 0; i--) {
                 V2Rank rank = active.get(i);
                 try {
-                    work += pump(replies, rank);
+                    work += streams.pump(replies, rank);
                 } catch (RuntimeException e) {
                     count(V2Counter.ERRORS);
                     LOG.error("v2 job {} rank {}: reading the rank's data failed", Job.hex(rank.job.jobId),
