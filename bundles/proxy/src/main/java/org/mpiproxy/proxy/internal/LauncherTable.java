@@ -116,7 +116,8 @@ final class LauncherTable {
             int dash = part.indexOf('-');
             try {
                 long lo = Long.parseLong(dash < 0 ? part : part.substring(0, dash));
-                long hi = dash < 0 ? lo : dash == part.length() - 1 ? Long.MAX_VALUE : Long.parseLong(part.substring(dash + 1));
+                long hi = dash < 0 ? lo
+                        : dash == part.length() - 1 ? Long.MAX_VALUE : Long.parseLong(part.substring(dash + 1));
                 if (lo < 0 || hi < lo) {
                     throw new NumberFormatException();
                 }

@@ -32,12 +32,10 @@ import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.api.JobInfo;
 import org.mpiproxy.api.LaunchRequest;
-import org.mpiproxy.api.MessageRing;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.RankChannel;
 import org.mpiproxy.api.RankOutputListener;
 import org.mpiproxy.protocol.ExecCommand;
-import org.mpiproxy.protocol.MpiDatatype;
 import org.mpiproxy.protocol.MpiErrors;
 import org.mpiproxy.protocol.V2Authenticator;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
@@ -60,7 +58,6 @@ final class V2Dispatcher {
     static final int RANK_ENDED = MpiErrors.ERR_TRUNCATE;
     /** Result for a job id this node does not know. */
     static final int UNKNOWN_JOB = MpiErrors.ERR_COMM;
-    static final int MAX_WINDOW = 256;
     /**
      * A RECV that acknowledges progress resends a retained fragment only when it was sent at least
      * this long ago (half the host's first retransmit timeout): younger ones are still on their
@@ -84,8 +81,6 @@ final class V2Dispatcher {
     // guarded by lock
     private final LongMap<V2Job> jobs = new LongMap<>();
     private final ArrayList<V2Rank> active = new ArrayList<>();
-    /** Ranks whose host was told window 0 (a full ring) and is owed a window update. */
-    private final ArrayList<V2Rank> stalled = new ArrayList<>();
     private final ProxyCounters<V2Counter> counters = new ProxyCounters<>(V2Counter.class);
     private final RateLimitedLog<V2Counter> log = new RateLimitedLog<>(V2Counter.class, LOG_INTERVAL_NANOS);
     private V2Authenticator authenticator;
@@ -96,6 +91,7 @@ final class V2Dispatcher {
     private long lastPurgeNanos;
     private final RelayQueue relay;
     private final V2RankStreams streams;
+    private final V2HostSends sends;
     private final RankLifecycle lifecycle;
     private final Steps steps = new Steps();
     private final V2OutputStreams output;
@@ -130,6 +126,11 @@ final class V2Dispatcher {
         this.replyBuffer = ByteBuffer.allocateDirect(v2.datagramSize()).order(ByteOrder.LITTLE_ENDIAN);
         reply.wrap(replyBuffer, 0);
         this.output = new V2OutputStreams(v2.maxPayload(), wakeup);
+        this.sends = new V2HostSends((replies, rank, result, sequence, ack, argument) -> {
+            putReply(OP_SEND, 0, rank.job, rank.rankId, rank.coreId);
+            reply.result(result).sequence(sequence).ack(ack).argument(argument);
+            send(replies, 0, rank.job.owner);
+        }, counters, () -> this.v2);
         this.streams = new V2RankStreams(new V2RankStreams.Host() {
             @Override
             public void replyRecv(DatagramTransport replies, V2Rank rank, int result, long sequence) {
@@ -378,89 +379,7 @@ final class V2Dispatcher {
         if (rank == null) {
             return;
         }
-        long s = header.sequence();
-        int datatype = header.datatype();
-        int size = MpiDatatype.sizeOf(datatype);
-        long count = header.argument();
-        int payload = header.payloadLength();
-        int problem = MpiErrors.SUCCESS;
-        if (size < 0) {
-            problem = MpiErrors.ERR_TYPE;
-        } else if (count == 0 || count * size != payload) {
-            problem = MpiErrors.ERR_COUNT;
-        } else if (header.tag() < 0) {
-            problem = MpiErrors.ERR_TAG;
-        }
-        MessageRing ring = rank.toRank;
-        long expected = ring != null ? ring.producerMark() : 0;
-        boolean refused = false;
-        if (problem == MpiErrors.SUCCESS) {
-            if (s < expected) {
-                count(V2Counter.SEND_DUPLICATE);
-            } else if (s > expected) {
-                count(V2Counter.SEND_OUT_OF_ORDER);
-            } else if (ring == null || rank.isDone()) {
-                problem = RANK_ENDED;
-            } else if (MessageSizeLimit.exceeds(v2.maxMessageBytes(), rank.messageBytesIn, header.ack(), payload)) {
-                problem = MpiErrors.ERR_MESSAGE_TOO_LARGE;
-                count(V2Counter.SEND_TOO_LARGE);
-            } else {
-                int tagWord = header.tag() | ((header.flags() & FLAG_END_OF_MESSAGE) != 0 ? 0 : MessageRing.MORE_RECORDS);
-                boolean stored;
-                try {
-                    stored = ring.offer(datatype, (int) count, tagWord, header.buffer(), header.payloadOffset(),
-                            payload);
-                } catch (IllegalArgumentException e) {
-                    // larger than the ring's largest record: a datagram size the ring cannot take
-                    stored = false;
-                    problem = MpiErrors.ERR_COUNT;
-                }
-                if (stored) {
-                    expected = s + 1;
-                    ring.producerMark(expected);
-                    rank.bytesIn += payload;
-                    rank.messageBytesIn = (header.flags() & FLAG_END_OF_MESSAGE) != 0 ? 0 : rank.messageBytesIn + payload;
-                    count(V2Counter.SEND_STORED);
-                    if (RankDoorbells.ringIfArmed(ring, replies)) {
-                        count(V2Counter.DOORBELLS_RUNG);
-                    }
-                    add(V2Counter.SEND_BYTES, payload);
-                } else if (problem == MpiErrors.SUCCESS) {
-                    count(V2Counter.SEND_RING_FULL);
-                    refused = true;
-                }
-            }
-        }
-        // a refused fragment says window 0 whatever the free bytes (they may lie at both ends of the ring)
-        int window = refused ? 0 : window(ring);
-        if (problem == MpiErrors.SUCCESS && window == 0 && ring != null && !rank.sendStalled) {
-            // the host now waits: it is owed a window update once the rank has made room
-            rank.sendStalled = true;
-            stalled.add(rank);
-        }
-        putReply(OP_SEND, 0, job, rank.rankId, rank.coreId);
-        reply.result(problem).sequence(s).ack(expected).argument(problem == MpiErrors.SUCCESS ? window
-                : problem == MpiErrors.ERR_MESSAGE_TOO_LARGE ? MessageSizeLimit.argument(v2.maxMessageBytes()) : 0);
-        send(replies, 0, job.owner);
-    }
-
-    /**
-     * Fragments of the maximum payload the ring surely takes now: one less than its free bytes
-     * hold, because a record that does not fit before the ring's end leaves the rest unused
-     * (but one when the ring is empty).
-     */
-    private int window(MessageRing ring) {
-        if (ring == null) {
-            return 0;
-        }
-        int w = window(ring.freeBytes());
-        // an empty ring takes its largest record: a ring of fewer than two still takes one at a time
-        return w == 0 && ring.isEmpty() ? 1 : w;
-    }
-
-    private int window(long freeBytes) {
-        long w = freeBytes / (v2.maxPayload() + 24L) - 1;
-        return (int) Math.max(0, Math.min(MAX_WINDOW, w));
+        sends.onSend(header, replies, rank);
     }
 
     private void onRecv(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
@@ -680,9 +599,7 @@ final class V2Dispatcher {
                     active.remove(i);
                 }
             }
-            for (int i = stalled.size() - 1; i >= 0; i--) {
-                work += updateWindow(replies, stalled.get(i), i);
-            }
+            work += sends.updateWindows(replies);
             long now = System.nanoTime();
             if (now - lastPurgeNanos > TimeUnit.SECONDS.toNanos(1)) {
                 lastPurgeNanos = now;
@@ -694,7 +611,7 @@ final class V2Dispatcher {
 
     boolean hasPendingWork() {
         synchronized (lock) {
-            return !active.isEmpty() || !stalled.isEmpty() || output.hasPendingWork();
+            return !active.isEmpty() || sends.hasStalled() || output.hasPendingWork();
         }
     }
 
@@ -706,29 +623,6 @@ final class V2Dispatcher {
      *
      * @return 1 when the update was sent
      */
-    private int updateWindow(DatagramTransport replies, V2Rank rank, int index) {
-        MessageRing ring = rank.toRank;
-        if (ring == null || rank.removed || rank.isDone()) {
-            rank.sendStalled = false;
-            stalled.remove(index);
-            return 0;
-        }
-        int window = window(ring);
-        // wait for room for half of what the empty ring takes, so one update lets the host send a batch
-        int whenEmpty = Math.max(1, window(ring.capacity()));
-        if (window == 0 || window < whenEmpty / 2) {
-            return 0;
-        }
-        rank.sendStalled = false;
-        stalled.remove(index);
-        long expected = ring.producerMark();
-        putReply(OP_SEND, 0, rank.job, rank.rankId, rank.coreId);
-        reply.sequence(expected).ack(expected).argument(window);
-        send(replies, 0, rank.job.owner);
-        count(V2Counter.SEND_WINDOW_UPDATES);
-        return 1;
-    }
-
     private void purge(long now) {
         long linger = v2.jobLinger().toNanos();
         jobs.removeIf(job -> job.isEmpty() && job.emptySince != 0 && now - job.emptySince >= linger);
@@ -943,7 +837,7 @@ final class V2Dispatcher {
             }
             jobs.clear();
             active.clear();
-            stalled.clear();
+            sends.clear();
             relay.drain(null);
         }
     }
