@@ -52,11 +52,16 @@ fi
 
 echo "== Starting the node proxy (Karaf in $demo) ..."
 "$demo/bin/start"
+# serving: the socket is bound and the proxy has generated the cluster key the programs sign with
+# (the transport may bind its socket a moment before the proxy behind it has started)
+ready() {
+  listening && [ -s "$demo/etc/mpiproxy.key" ]
+}
 for _ in $(seq 1 120); do
-  listening && break
+  ready && break
   sleep 0.5
 done
-listening || { echo "the proxy did not start listening; see $demo/data/log/karaf.log" >&2; exit 1; }
+ready || { echo "the proxy did not start serving; see $demo/data/log/karaf.log" >&2; exit 1; }
 echo "   listening on 127.0.0.1:$port"
 
 stop_node() {
