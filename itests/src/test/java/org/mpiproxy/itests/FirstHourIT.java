@@ -18,6 +18,7 @@ import java.time.Duration;
 import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
@@ -69,7 +70,38 @@ public class FirstHourIT extends MpiProxyTestSupport {
         // has been given it (good or bad: the component decides what it keeps)
         awaitCondition(() -> String.valueOf(value).equals(String.valueOf(componentProperty(pid, key))), TIMEOUT,
                 () -> pid + " " + key + "=" + value + " not delivered to the component: its service has "
-                        + componentProperty(pid, key));
+                        + componentProperty(pid, key) + "; configuration threads:\n" + configurationThreads());
+        // and Karaf has written it to etc/<pid>.cfg: a change made before that write can be undone
+        // by the file's older content when Karaf reads the file back
+        Pattern line = Pattern.compile("(?m)^\\s*" + Pattern.quote(key) + "\\s*=\\s*"
+                + Pattern.quote(String.valueOf(value)) + "\\s*$");
+        Path cfg = karafHome().resolve("etc").resolve(pid + ".cfg");
+        awaitCondition(() -> line.matcher(readQuietly(cfg)).find(), TIMEOUT,
+                () -> cfg + " does not say " + key + " = " + value + ":\n" + readQuietly(cfg));
+    }
+
+    private static String readQuietly(Path file) {
+        try {
+            return Files.readString(file);
+        } catch (IOException e) {
+            return e.toString();
+        }
+    }
+
+    /** @return the stacks of the threads that deliver configurations: where a delivery waits */
+    private static String configurationThreads() {
+        StringBuilder b = new StringBuilder();
+        for (Map.Entry<Thread, StackTraceElement[]> e : Thread.getAllStackTraces().entrySet()) {
+            String name = e.getKey().getName();
+            if (name.startsWith("CM ") || name.startsWith("SCR") || name.startsWith("fileinstall")
+                    || name.startsWith("mpiproxy")) {
+                b.append(name).append(' ').append(e.getKey().getState()).append('\n');
+                for (StackTraceElement frame : e.getValue()) {
+                    b.append("    ").append(frame).append('\n');
+                }
+            }
+        }
+        return b.toString();
     }
 
     /** @return the property of the service of the component named {@code pid}, or null */
