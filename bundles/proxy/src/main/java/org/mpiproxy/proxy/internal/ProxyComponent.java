@@ -141,7 +141,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         int v2_skew_seconds() default 30;
 
         @AttributeDefinition(name = "v2 replay cache size",
-                description = "Nonces of EXEC and TERMINATE requests remembered per key.", min = "1")
+                description = "Nonces of EXEC, TERMINATE and STATUS requests remembered per key (replays are refused).",
+                min = "1")
         int v2_replay_cache_size() default 65536;
 
         @AttributeDefinition(name = "v2 datagram size", description = "Largest v2 datagram sent or accepted, in bytes.",
