@@ -59,7 +59,7 @@ final class LauncherTable {
         try {
             ranges = cores(properties);
         } catch (IllegalArgumentException e) {
-            problems.accept("launcher " + launcher + " is not used: " + e.getMessage());
+            problems.accept("launcher " + name(properties) + " is not used: " + e.getMessage());
             entries = List.copyOf(next);
             return;
         }
@@ -129,6 +129,12 @@ final class LauncherTable {
             }
         }
         return ranges;
+    }
+
+    /** @return how an operator finds the launcher: its component's name, else its service id */
+    private static String name(Map<String, ?> properties) {
+        Object component = properties.get("component.name");
+        return component != null ? String.valueOf(component) : "service " + properties.get("service.id");
     }
 
     private static int intProperty(Object value) {

@@ -99,6 +99,7 @@ class LauncherTableTest {
         table.bind(new FakeLauncher(), properties("gpu", null, 100));
         assertSame(good, table.forCore(2), "the bad ones are not used");
         assertEquals(6, lines.size(), String.join("\n", lines));
+        assertEquals(true, lines.get(0).startsWith("launcher service "), lines.get(0));
         assertEquals(true, lines.get(0).endsWith("is not used: mpiproxy.launcher.cores=one is not a list of cores and"
                 + " ranges such as 0, 1- or 2-7,9"), lines.get(0));
         assertEquals(true, lines.get(5).endsWith("is not used: it has neither mpiproxy.launcher.cores nor a known"
