@@ -136,22 +136,7 @@ public final class RankCommand {
      * @throws IllegalArgumentException when malformed, naming {@code rank.user}
      */
     public static long[] parseUser(String value) {
-        if (value == null || value.isBlank()) {
-            return null;
-        }
-        String[] parts = value.trim().split(":");
-        try {
-            if (parts.length == 2) {
-                long u = Long.parseLong(parts[0].trim());
-                long g = Long.parseLong(parts[1].trim());
-                if (u >= 0 && g >= 0) {
-                    return new long[] {u, g};
-                }
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new IllegalArgumentException("rank.user=" + value + " must be a numeric <uid>:<gid>");
+        return org.mpiproxy.api.config.UidGid.parse("rank.user", value);
     }
 
     /**

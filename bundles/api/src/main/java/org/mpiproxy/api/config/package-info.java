@@ -4,7 +4,7 @@
  * that holds a component back until its first good configuration.
  */
 @Export
-@Version("1.1.0")
+@Version("1.2.0")
 package org.mpiproxy.api.config;
 
 import org.osgi.annotation.bundle.Export;

@@ -191,22 +191,7 @@ public final class MappedFileChannelManager implements ChannelManager {
      * @return {uid, gid}, or {@code null} for empty
      */
     static long[] parseOwner(String value) {
-        if (value == null || value.isBlank()) {
-            return null;
-        }
-        String[] parts = value.trim().split(":");
-        try {
-            if (parts.length == 2) {
-                long u = Long.parseLong(parts[0].trim());
-                long g = Long.parseLong(parts[1].trim());
-                if (u >= 0 && g >= 0) {
-                    return new long[] {u, g};
-                }
-            }
-        } catch (NumberFormatException e) {
-            // reported below
-        }
-        throw new IllegalArgumentException("owner.user=" + value + " must be a numeric <uid>:<gid>");
+        return org.mpiproxy.api.config.UidGid.parse("owner.user", value);
     }
 
     private static void chown(Path path, long[] owner) throws IOException {
