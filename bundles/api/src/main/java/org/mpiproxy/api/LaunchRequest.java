@@ -18,10 +18,13 @@ import java.util.Objects;
  * @param environment extra environment variables for the program
  * @param logDirectory directory for the rank's output files {@code rank-<rankId>.out} and
  *                     {@code rank-<rankId>.err}; created when missing
+ * @param plain       {@code true}: run {@code PROGRAM ARGS...} as given, the rank's world in its
+ *                    environment only (any program); {@code false}: the FreeNOS form
+ *                    {@code PROGRAM --slave <channel> <rank> <size> ARGS...}
  */
 public record LaunchRequest(long jobId, int rankId, int worldSize, int coreId, String program,
                             List<String> args, Path channelPath, Map<String, String> environment,
-                            Path logDirectory) {
+                            Path logDirectory, boolean plain) {
 
     public LaunchRequest {
         Objects.requireNonNull(program, "program");
@@ -29,5 +32,11 @@ public record LaunchRequest(long jobId, int rankId, int worldSize, int coreId, S
         Objects.requireNonNull(logDirectory, "logDirectory");
         args = List.copyOf(args);
         environment = Map.copyOf(environment);
+    }
+
+    /** A FreeNOS-form request ({@code plain} false). */
+    public LaunchRequest(long jobId, int rankId, int worldSize, int coreId, String program, List<String> args,
+                         Path channelPath, Map<String, String> environment, Path logDirectory) {
+        this(jobId, rankId, worldSize, coreId, program, args, channelPath, environment, logDirectory, false);
     }
 }

@@ -3,6 +3,9 @@ package org.mpiproxy.process;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.StringJoiner;
 
 import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.ProgramNames;
@@ -32,6 +35,35 @@ public final class ProgramFiles {
             throw new LaunchException("program '" + program + "' is not executable");
         }
         return file;
+    }
+
+    /**
+     * Resolves a program's executable file in the first directory that has it.
+     *
+     * @param directory the program directory, searched first
+     * @param path      further directories, searched in order
+     * @param program   the requested program name
+     * @return the real path of an executable regular file inside one of the directories
+     * @throws LaunchException when the name is invalid, no directory has the file, or the first
+     *                         file found escapes its directory, is not a regular file or is not
+     *                         executable
+     */
+    public static Path executable(Path directory, List<Path> path, String program) throws LaunchException {
+        String problem = ProgramNames.problem(program);
+        if (problem != null) {
+            throw new LaunchException(problem);
+        }
+        List<Path> all = new ArrayList<>(1 + path.size());
+        all.add(directory);
+        all.addAll(path);
+        for (Path d : all) {
+            if (Files.exists(d.resolve(program), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                return executable(d, program);
+            }
+        }
+        StringJoiner names = new StringJoiner(", ");
+        all.forEach(d -> names.add(d.toString()));
+        throw new LaunchException("no program '" + program + "' in " + names);
     }
 
     /**

@@ -12,7 +12,9 @@ import org.mpiproxy.api.LaunchRequest;
 /**
  * The command line and environment of a rank, as pure functions of a {@link LaunchRequest}.
  * <p>
- * Command line: {@code <program> --slave <channel-file> <rankId> <worldSize> ARGS...}.
+ * Command line: {@code <program> --slave <channel-file> <rankId> <worldSize> ARGS...} (the FreeNOS
+ * form), or {@code <program> ARGS...} for a {@link LaunchRequest#plain() plain} request. The world
+ * is always in the environment too, under our names and those MPICH and Open MPI programs read.
  * Stateless and thread-safe.
  */
 public final class RankCommand {
@@ -28,6 +30,14 @@ public final class RankCommand {
 
     /** Environment variable: the number of ranks in the job, host included (decimal). */
     public static final String ENV_WORLD_SIZE = "MPIPROXY_WORLD_SIZE";
+
+    /** Environment variable: the number of ranks in the job (decimal), as {@link #ENV_WORLD_SIZE}. */
+    public static final String ENV_SIZE = "MPIPROXY_SIZE";
+
+    /** The rank and size under the names MPICH's PMI and Open MPI programs read. */
+    public static final List<String> RANK_ALIASES = List.of("PMI_RANK", "OMPI_COMM_WORLD_RANK");
+    /** See {@link #RANK_ALIASES}. */
+    public static final List<String> SIZE_ALIASES = List.of("PMI_SIZE", "OMPI_COMM_WORLD_SIZE");
 
     /** Environment variable: the job id as 16 lower-case hex digits. */
     public static final String ENV_JOB_ID = "MPIPROXY_JOB_ID";
@@ -70,12 +80,17 @@ public final class RankCommand {
      *
      * @param executable the file to run (argv[0]), usually a real path
      * @param request    the rank to start
-     * @return an unmodifiable list {@code executable --slave channel rank world args...}
+     * @return an unmodifiable list {@code executable --slave channel rank world args...}, or
+     *         {@code executable args...} for a plain request
      */
     public static List<String> argv(String executable, LaunchRequest request) {
         Objects.requireNonNull(executable, "executable");
         List<String> argv = new ArrayList<>(5 + request.args().size());
         argv.add(executable);
+        if (request.plain()) {
+            argv.addAll(request.args());
+            return Collections.unmodifiableList(argv);
+        }
         argv.add(SLAVE_OPTION);
         argv.add(request.channelPath().toString());
         argv.add(Integer.toString(request.rankId()));
@@ -88,8 +103,9 @@ public final class RankCommand {
      * Builds the variables added to the proxy's environment for a rank.
      * <p>
      * The request's own variables come first; {@code JAVA_HOME} is set to {@code javaHome}
-     * unless the request names one, and the {@code MPIPROXY_*} variables always win, so a
-     * host cannot point a rank at another rank's channel.
+     * unless the request names one, and the {@code MPIPROXY_*} variables (and the rank and size
+     * under their MPICH and Open MPI names) always win, so a host cannot point a rank at another
+     * rank's channel.
      *
      * @param request  the rank to start
      * @param javaHome the proxy's {@code java.home}; {@code null} or empty leaves
@@ -104,6 +120,13 @@ public final class RankCommand {
         env.put(ENV_CHANNEL, request.channelPath().toString());
         env.put(ENV_RANK, Integer.toString(request.rankId()));
         env.put(ENV_WORLD_SIZE, Integer.toString(request.worldSize()));
+        env.put(ENV_SIZE, Integer.toString(request.worldSize()));
+        for (String alias : RANK_ALIASES) {
+            env.put(alias, Integer.toString(request.rankId()));
+        }
+        for (String alias : SIZE_ALIASES) {
+            env.put(alias, Integer.toString(request.worldSize()));
+        }
         env.put(ENV_JOB_ID, jobIdHex(request.jobId()));
         env.put(ENV_CORE, Integer.toString(request.coreId()));
         env.put(ENV_PROGRAM, request.program());

@@ -29,6 +29,19 @@ class RankCommandTest {
     }
 
     @Test
+    void shouldRunAPlainRequestAsGivenWithTheWorldInTheEnvironment() {
+        LaunchRequest plain = new LaunchRequest(1, 3, 5, 0, "hostname", List.of("-s", "a b"),
+                Path.of("shm", "job", "rank-3.chan"), Map.of("PMI_RANK", "7", "OMPI_COMM_WORLD_LOCAL_RANK", "1"),
+                Path.of("logs"), true);
+
+        assertEquals(List.of("/usr/bin/hostname", "-s", "a b"), RankCommand.argv("/usr/bin/hostname", plain));
+        Map<String, String> env = RankCommand.environment(plain, null);
+        assertEquals("3", env.get("PMI_RANK"), "the proxy's rank wins over the request's");
+        assertEquals("1", env.get("OMPI_COMM_WORLD_LOCAL_RANK"), "what only the launcher knows stays");
+        assertEquals("5", env.get("MPIPROXY_SIZE"));
+    }
+
+    @Test
     void shouldBuildCommandLineWithoutProgramArguments() {
         assertEquals(5, RankCommand.argv("p", request(1, List.of(), Map.of())).size());
     }
@@ -44,15 +57,20 @@ class RankCommandTest {
         env = new java.util.HashMap<>(env);
         env.remove("MPIPROXY_PROXY_PID");
         env.remove("MPIPROXY_PROXY_START");
-        assertEquals(Map.of(
-                "EXTRA", "1",
-                "JAVA_HOME", "/usr/lib/jvm/java-17",
-                "MPIPROXY_CHANNEL", Path.of("shm", "job", "rank-3.chan").toString(),
-                "MPIPROXY_RANK", "3",
-                "MPIPROXY_WORLD_SIZE", "5",
-                "MPIPROXY_JOB_ID", "0000000000000abc",
-                "MPIPROXY_CORE", "1",
-                "MPIPROXY_PROGRAM", "ring"), env);
+        assertEquals(Map.ofEntries(
+                Map.entry("EXTRA", "1"),
+                Map.entry("JAVA_HOME", "/usr/lib/jvm/java-17"),
+                Map.entry("MPIPROXY_CHANNEL", Path.of("shm", "job", "rank-3.chan").toString()),
+                Map.entry("MPIPROXY_RANK", "3"),
+                Map.entry("MPIPROXY_WORLD_SIZE", "5"),
+                Map.entry("MPIPROXY_SIZE", "5"),
+                Map.entry("PMI_RANK", "3"),
+                Map.entry("PMI_SIZE", "5"),
+                Map.entry("OMPI_COMM_WORLD_RANK", "3"),
+                Map.entry("OMPI_COMM_WORLD_SIZE", "5"),
+                Map.entry("MPIPROXY_JOB_ID", "0000000000000abc"),
+                Map.entry("MPIPROXY_CORE", "1"),
+                Map.entry("MPIPROXY_PROGRAM", "ring")), env);
     }
 
     @Test

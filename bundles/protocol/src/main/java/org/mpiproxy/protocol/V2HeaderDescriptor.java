@@ -101,8 +101,15 @@ public final class V2HeaderDescriptor {
      * OUTPUT from the proxy uses {@link #FLAG_END_OF_MESSAGE} on a line's last fragment.
      */
     public static final int FLAG_OUTPUT = 0x04;
+    /**
+     * EXEC request: run the program as given ({@code PROGRAM ARG...}, no {@code --slave} arguments),
+     * the rank's world in its environment; the payload is {@link ExecCommand#encodePlain plain form}:
+     * NUL-terminated arguments and environment variables. The tag then names the owner's port that
+     * receives the job's OUTPUT (0: the owner's own).
+     */
+    public static final int FLAG_PLAIN = 0x08;
     /** Flags a receiver must understand; others make the datagram invalid. */
-    public static final int KNOWN_FLAGS = FLAG_REPLY | FLAG_END_OF_MESSAGE | FLAG_OUTPUT;
+    public static final int KNOWN_FLAGS = FLAG_REPLY | FLAG_END_OF_MESSAGE | FLAG_OUTPUT | FLAG_PLAIN;
 
     /** OUTPUT tag of a rank's standard output stream. */
     public static final int STREAM_STDOUT = 1;

@@ -82,4 +82,61 @@ class ExecCommandTest {
         assertTrue(problem("p" + " a".repeat(ExecCommand.MAX_ARGS + 1)).contains("more than 256 arguments"));
         assertEquals(ExecCommand.MAX_ARGS, parse("p" + " a".repeat(ExecCommand.MAX_ARGS)).args().size());
     }
+
+    private static ExecCommand plain(byte[] b) {
+        ByteBuffer buffer = ByteBuffer.allocate(b.length + 8).order(java.nio.ByteOrder.BIG_ENDIAN);
+        buffer.put(5, b);
+        return ExecCommand.parsePlain(buffer, 5, b.length);
+    }
+
+    private static String plainProblem(byte[] b) {
+        return assertThrows(IllegalArgumentException.class, () -> plain(b)).getMessage();
+    }
+
+    @Test
+    void shouldRoundTripThePlainFormWithSpacesAndEnvironment() {
+        java.util.Map<String, String> env = new java.util.LinkedHashMap<>();
+        env.put("OMP_NUM_THREADS", "4");
+        env.put("EMPTY", "");
+        env.put("WITH_EQ", "a=b c");
+        ExecCommand c = new ExecCommand("hostname", List.of("two words", "", "-x"), env);
+        byte[] b = c.encodePlain();
+        // counts little-endian whatever the buffer's order: 3 arguments, 3 variables
+        assertEquals(3, b[0]);
+        assertEquals(0, b[1]);
+        assertEquals(3, b[2]);
+        ExecCommand back = plain(b);
+        assertEquals("hostname", back.program());
+        assertEquals(List.of("two words", "", "-x"), back.args());
+        assertEquals(env, back.environment());
+        assertEquals(List.copyOf(env.keySet()), List.copyOf(back.environment().keySet()));
+    }
+
+    @Test
+    void shouldRefuseMalformedPlainForms() {
+        assertTrue(plainProblem(new byte[] {1, 0}).contains("shorter than its two counts"));
+        byte[] truncated = new ExecCommand("prog", List.of("a"), java.util.Map.of("A", "1")).encodePlain();
+        assertTrue(plainProblem(java.util.Arrays.copyOf(truncated, truncated.length - 1))
+                .contains("ends after 2 of its 3 strings"));
+        byte[] extra = java.util.Arrays.copyOf(truncated, truncated.length + 2);
+        assertTrue(plainProblem(extra).contains("2 bytes after its 3 strings"));
+        byte[] badName = {0, 0, 1, 0, 'p', 0, '1', 'A', '=', 'x', 0};
+        assertTrue(plainProblem(badName).contains("'1A=x' is not NAME=VALUE"));
+        byte[] noEq = {0, 0, 1, 0, 'p', 0, 'A', 0};
+        assertTrue(plainProblem(noEq).contains("'A' is not NAME=VALUE"));
+        byte[] path = {0, 0, 0, 0, '.', '.', '/', 'x', 0};
+        plainProblem(path);
+        byte[] tooMany = {(byte) 0x01, (byte) 0x02, 0, 0};
+        assertTrue(plainProblem(tooMany).contains("513 arguments, more than 256"));
+        byte[] badUtf8 = {0, 0, 0, 0, 'p', (byte) 0xff, 0};
+        assertTrue(plainProblem(badUtf8).contains("not valid UTF-8"));
+    }
+
+    @Test
+    void shouldRefuseToEncodeWhatThePlainFormCannotCarry() {
+        assertThrows(IllegalArgumentException.class,
+                () -> new ExecCommand("p", List.of("a\0b"), java.util.Map.of()).encodePlain());
+        assertThrows(IllegalArgumentException.class,
+                () -> new ExecCommand("p", List.of(), java.util.Map.of("BAD-NAME", "1")).encodePlain());
+    }
 }

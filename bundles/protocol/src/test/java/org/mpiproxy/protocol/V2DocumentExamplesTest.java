@@ -56,6 +56,19 @@ class V2DocumentExamplesTest {
     }
 
     @Test
+    void shouldEncodePlainExecExactlyAsDocumented() {
+        assertEquals(examples.get("exec-plain"), V2Examples.hex(V2Examples.execPlain()));
+        ByteBuffer b = documented("exec-plain");
+        assertEquals(V2Authenticator.OK, V2Examples.authenticator().verify(b, 0, b.limit(), V2Examples.TIME));
+        V2HeaderFlyweight h = new V2HeaderFlyweight().wrap(b, 0);
+        ExecCommand c = ExecCommand.parsePlain(b, h.payloadOffset(), h.payloadLength());
+        assertEquals("hostname", c.program());
+        assertEquals(java.util.List.of("-s"), c.args());
+        assertEquals(Map.of("OMP_NUM_THREADS", "4"), c.environment());
+        assertEquals(40000, h.tag());
+    }
+
+    @Test
     void shouldEncodeSendExactlyAsDocumented() {
         assertEquals(examples.get("send"), V2Examples.hex(V2Examples.send()));
     }

@@ -36,6 +36,20 @@ final class V2Examples {
         return finish(b);
     }
 
+    /**
+     * A plain EXEC (docs/protocol-v2.md 5.1): rank 1 of 2 runs {@code hostname -s} as given, with
+     * {@code OMP_NUM_THREADS=4}, its output to port 40000 of the owner's address.
+     */
+    static ByteBuffer execPlain() {
+        ByteBuffer b = buffer();
+        byte[] command = new ExecCommand("hostname", java.util.List.of("-s"), Map.of("OMP_NUM_THREADS", "4"))
+                .encodePlain();
+        header(b, V2HeaderDescriptor.OP_EXEC, V2HeaderDescriptor.FLAG_OUTPUT | V2HeaderDescriptor.FLAG_PLAIN).rank(1)
+                .tag(40000).argument(2).core(0).nonce(0x1122334455667790L).payloadLength(command.length);
+        b.put(V2HeaderDescriptor.HEADER_LENGTH, command);
+        return finish(b);
+    }
+
     static ByteBuffer send() {
         ByteBuffer b = buffer();
         header(b, V2HeaderDescriptor.OP_SEND, V2HeaderDescriptor.FLAG_END_OF_MESSAGE).rank(1).tag(7)
@@ -158,7 +172,7 @@ final class V2Examples {
     /** Prints the examples as the hex dumps of the document. */
     public static void main(String[] args) {
         System.out.println("nodeId " + Long.toHexString(NodeIds.of(NODE)));
-        for (ByteBuffer b : new ByteBuffer[] {exec(), send(), sendAck(), output(), outputAck(), status(), statusReply(),
+        for (ByteBuffer b : new ByteBuffer[] {exec(), execPlain(), send(), sendAck(), output(), outputAck(), status(), statusReply(),
             terminateReply(), recvEmpty(), recvTruncate(),
             terminateStop(), terminateInterim()}) {
             System.out.println(dump(b));

@@ -4,6 +4,7 @@ import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_END_OF_MESSAGE;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_REPLY;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_OUTPUT;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_PLAIN;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_OUTPUT;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_RECV;
@@ -318,9 +319,16 @@ final class V2Dispatcher {
             }
             return;
         }
+        boolean plain = (header.flags() & FLAG_PLAIN) != 0;
+        int outputPort = plain ? header.tag() : 0;
+        if (outputPort < 0 || outputPort > 65535) {
+            rejectExec(header, replies, source, MpiErrors.ERR_ARG, "output port " + outputPort + " is not in 0..65535");
+            return;
+        }
         ExecCommand command;
         try {
-            command = ExecCommand.parse(header.buffer(), header.payloadOffset(), header.payloadLength());
+            command = plain ? ExecCommand.parsePlain(header.buffer(), header.payloadOffset(), header.payloadLength())
+                    : ExecCommand.parse(header.buffer(), header.payloadOffset(), header.payloadLength());
         } catch (IllegalArgumentException e) {
             rejectExec(header, replies, source, MpiErrors.ERR_ARG, e.getMessage());
             return;
@@ -333,7 +341,7 @@ final class V2Dispatcher {
         }
         boolean newJob = job == null;
         if (newJob) {
-            job = new V2Job(jobId, source, header.keyId(), Instant.now(),
+            job = new V2Job(jobId, source, outputPort, header.keyId(), Instant.now(),
                     settings.logDirectory().resolve("job-" + Job.hex(jobId)));
         }
         job.keyId = header.keyId();
@@ -360,7 +368,7 @@ final class V2Dispatcher {
             output.open(jobId, (int) rankId);
         }
         LaunchRequest launch = new LaunchRequest(jobId, (int) rankId, (int) worldSize, coreId, command.program(),
-                command.args(), channel.path(), Map.of(), job.logDirectory);
+                command.args(), channel.path(), command.environment(), job.logDirectory, plain);
         try {
             relay.execRepliesVia(replies);
             launchExecutor.execute(() -> lifecycle.launch(launcher, launch, rank, steps));
@@ -476,8 +484,13 @@ final class V2Dispatcher {
     /** The host's acknowledgement of an OUTPUT stream (docs/protocol-v2.md 5.5); not answered. */
     private void onOutputAck(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies,
                              int length) {
-        V2Job job = job(header, source, replies);
-        if (job != null && !output.onAck(job.jobId, header.rank(), header.tag(), header.ack())) {
+        V2Job job = jobs.get(header.jobId());
+        if (job == null || !job.outputTo.equals(source)) {
+            refuse(replies, header, source, UNKNOWN_JOB, V2Counter.UNKNOWN_JOB);
+            return;
+        }
+        job.keyId = header.keyId();
+        if (!output.onAck(job.jobId, header.rank(), header.tag(), header.ack())) {
             invalid(V2Counter.INVALID_SEQUENCE, source, length);
         }
     }
@@ -517,7 +530,7 @@ final class V2Dispatcher {
         reply.tag(stream).sequence(sequence).ack(dropped)
                 .argument(partial ? V2HeaderDescriptor.OUTPUT_PARTIAL : 0);
         replyBuffer.put(HEADER_LENGTH, text, offset, length);
-        send(outputReplies, length, job.owner);
+        send(outputReplies, length, job.outputTo);
     }
 
     private V2Job job(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {

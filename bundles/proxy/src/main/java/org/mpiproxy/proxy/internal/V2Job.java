@@ -26,6 +26,11 @@ final class V2Job {
     final Path logDirectory;
     /** Where replies go: the source of the job's first EXEC (a spoofed source cannot redirect them). */
     final InetSocketAddress owner;
+    /**
+     * Where the job's OUTPUT goes and its acknowledgements come from: the owner, or another port
+     * on the owner's address named by the first EXEC (a launcher's, docs/protocol-v2.md 5.1).
+     */
+    final InetSocketAddress outputTo;
     /** The key id of the job's latest request; replies are signed with it. */
     int keyId;
     private final Map<Integer, V2Rank> ranks = new HashMap<>();
@@ -34,8 +39,17 @@ final class V2Job {
     long emptySince;
 
     V2Job(long jobId, InetSocketAddress owner, int keyId, Instant started, Path logDirectory) {
+        this(jobId, owner, 0, keyId, started, logDirectory);
+    }
+
+    /**
+     * @param outputPort the port on the owner's address that receives OUTPUT; 0: the owner's
+     */
+    V2Job(long jobId, InetSocketAddress owner, int outputPort, int keyId, Instant started, Path logDirectory) {
         this.jobId = jobId;
         this.owner = owner;
+        this.outputTo = outputPort == 0 || outputPort == owner.getPort() ? owner
+                : new InetSocketAddress(owner.getAddress(), outputPort);
         this.keyId = keyId;
         this.started = started;
         this.logDirectory = logDirectory;

@@ -116,4 +116,14 @@ final class V2Datagrams {
         b.clear();
         return finish(b);
     }
+
+    /** An EXEC with the PLAIN and OUTPUT flags: the command as given, output to {@code outputPort}. */
+    ByteBuffer execPlain(long jobId, int rank, int worldSize, int outputPort, org.mpiproxy.protocol.ExecCommand command) {
+        ByteBuffer b = buffer();
+        byte[] payload = command.encodePlain();
+        header(b, V2HeaderDescriptor.OP_EXEC, jobId, rank).flags(V2HeaderDescriptor.FLAG_PLAIN
+                | V2HeaderDescriptor.FLAG_OUTPUT).tag(outputPort).argument(worldSize).payloadLength(payload.length);
+        b.put(V2HeaderDescriptor.HEADER_LENGTH, payload);
+        return finish(b);
+    }
 }

@@ -54,9 +54,13 @@ class V2DispatcherOutputTest {
     }
 
     private List<V2HeaderFlyweight> replies() {
+        return replies(HOST);
+    }
+
+    private List<V2HeaderFlyweight> replies(InetSocketAddress to) {
         List<V2HeaderFlyweight> list = new ArrayList<>();
         for (RecordingTransport.Sent s : transport.take()) {
-            assertEquals(HOST, s.target);
+            assertEquals(to, s.target);
             assertEquals(V2Authenticator.OK, verifier.verifyReply(s.bytes, 0, s.bytes.limit(), NOW));
             list.add(new V2HeaderFlyweight().wrap(s.bytes, 0));
         }
@@ -129,5 +133,46 @@ class V2DispatcherOutputTest {
         deliver(host.outputAck(JOB, 1, V2HeaderDescriptor.STREAM_STDOUT, 5), HOST);
         assertEquals(0, replies().size());
         assertEquals(1, dispatcher.counter(V2Counter.INVALID_SEQUENCE));
+    }
+
+    @Test
+    void shouldStartAPlainExecAsGivenAndStreamItsOutputToTheNamedPort() {
+        java.util.Map<String, String> env = new java.util.LinkedHashMap<>();
+        env.put("GREETING", "hello world");
+        deliver(host.execPlain(JOB, 1, 3, OTHER.getPort(), new org.mpiproxy.protocol.ExecCommand("hostname",
+                List.of("-s", "two words"), env)), HOST);
+        List<V2HeaderFlyweight> r = replies(HOST);
+        assertEquals(1, r.size());
+        assertEquals(MpiErrors.SUCCESS, r.get(0).result(), "the EXEC reply goes to the owner");
+        org.mpiproxy.api.LaunchRequest request = launcher.requests.get(0);
+        assertTrue(request.plain());
+        assertEquals("hostname", request.program());
+        assertEquals(List.of("-s", "two words"), request.args());
+        assertEquals(java.util.Map.of("GREETING", "hello world"), request.environment());
+
+        lines.onOutput(JOB, 1, Stream.STDOUT, "node-a", false);
+        dispatcher.doWork(transport);
+        r = replies(OTHER);
+        assertEquals(1, r.size());
+        assertEquals("node-a", text(r.get(0)));
+        // the owner's port is not where this job's output is acknowledged
+        deliver(host.outputAck(JOB, 1, V2HeaderDescriptor.STREAM_STDOUT, 1), HOST);
+        assertEquals(MpiErrors.ERR_COMM, new V2HeaderFlyweight().wrap(transport.take().get(0).bytes, 0).result());
+        deliver(host.outputAck(JOB, 1, V2HeaderDescriptor.STREAM_STDOUT, 1), OTHER);
+        assertEquals(0, transport.take().size());
+        assertEquals(0, dispatcher.counter(V2Counter.INVALID_SEQUENCE));
+    }
+
+    @Test
+    void shouldRefuseAMalformedPlainExecWithItsReason() {
+        ByteBuffer b = host.execPlain(JOB, 1, 2, 0, new org.mpiproxy.protocol.ExecCommand("prog", List.of("a"),
+                java.util.Map.of()));
+        new V2HeaderFlyweight().wrap(b, 0).payloadLength(9);
+        deliver(host.resign(b), HOST);
+        List<V2HeaderFlyweight> r = replies(HOST);
+        assertEquals(1, r.size());
+        assertEquals(MpiErrors.ERR_ARG, r.get(0).result());
+        assertTrue(text(r.get(0)).contains("plain command ends after 1 of its 2 strings"), text(r.get(0)));
+        assertTrue(launcher.requests.isEmpty());
     }
 }

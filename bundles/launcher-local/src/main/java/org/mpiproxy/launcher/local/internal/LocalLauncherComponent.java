@@ -44,6 +44,13 @@ public final class LocalLauncherComponent implements ProcessLauncher {
                         + " Empty means ${karaf.home}/programs.")
         String program_directory() default "";
 
+        @AttributeDefinition(name = "Program path",
+                description = "Comma-separated absolute directories searched, in order, after the program directory"
+                        + " for the programs of plain EXECs (v2, authenticated: any program on every slot, such as"
+                        + " hostname or an MPICH program). Names are never paths; a link must stay inside its"
+                        + " directory. Empty: the program directory only.")
+        String program_path() default "";
+
         @AttributeDefinition(name = "Environment allowlist",
                 description = "Comma-separated variables of the proxy's environment that ranks get (a trailing *"
                         + " matches any suffix); ranks also get what the job asked for, JAVA_HOME and MPIPROXY_*.")
@@ -142,7 +149,7 @@ public final class LocalLauncherComponent implements ProcessLauncher {
 
     private LocalProcessLauncher create(LocalLauncherSettings settings) {
         return new LocalProcessLauncher(settings.programDirectory(), System.getProperty("java.home"),
-                outputListeners, settings.allowlist(), settings.rankUser());
+                outputListeners, settings.allowlist(), settings.rankUser(), settings.programPath());
     }
 
     /** @param listener receives the output of ranks started from now on */

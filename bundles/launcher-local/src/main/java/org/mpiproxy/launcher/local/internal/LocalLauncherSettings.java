@@ -14,8 +14,9 @@ import org.mpiproxy.process.RankUser;
  * @param programDirectory where programs are looked up
  * @param allowlist        variables of the proxy's environment ranks get
  * @param rankUser         {uid, gid} ranks run as, or {@code null} for the proxy's own user
+ * @param programPath      directories searched after {@code programDirectory} for plain requests
  */
-record LocalLauncherSettings(Path programDirectory, List<String> allowlist, long[] rankUser) {
+record LocalLauncherSettings(Path programDirectory, List<String> allowlist, long[] rankUser, List<Path> programPath) {
 
     /**
      * @param config     the configuration
@@ -29,6 +30,13 @@ record LocalLauncherSettings(Path programDirectory, List<String> allowlist, long
         Path programs = LauncherDirectories.checkedDirectory("program.directory", config.program_directory(),
                 LauncherDirectories.programDirectory("", properties));
         List<String> allowlist = RankEnvironment.parseAllowlist(config.environment_allowlist());
-        return new LocalLauncherSettings(programs, allowlist, RankUser.parse(config.rank_user(), root));
+        List<Path> path = new java.util.ArrayList<>();
+        for (String entry : config.program_path().split(",")) {
+            if (!entry.isBlank()) {
+                path.add(LauncherDirectories.checkedDirectory("program.path", entry.strip(), null));
+            }
+        }
+        return new LocalLauncherSettings(programs, allowlist, RankUser.parse(config.rank_user(), root),
+                List.copyOf(path));
     }
 }

@@ -14,7 +14,10 @@ import org.mpiproxy.process.ProgramFiles;
 import org.mpiproxy.process.RankCommand;
 import org.mpiproxy.process.RankProcessStarter;
 
-/** Starts programs of the program directory as plain child processes on the proxy's core. */
+/**
+ * Starts programs of the program directory (and, for plain requests, of the program path) as
+ * plain child processes on the proxy's core.
+ */
 final class LocalProcessLauncher implements ProcessLauncher {
 
     private final Path programDirectory;
@@ -23,6 +26,7 @@ final class LocalProcessLauncher implements ProcessLauncher {
 
     private final List<String> allowlist;
     private final long[] rankUser;
+    private final List<Path> programPath;
 
     LocalProcessLauncher(Path programDirectory, String javaHome) {
         this(programDirectory, javaHome, null, null);
@@ -37,6 +41,15 @@ final class LocalProcessLauncher implements ProcessLauncher {
      */
     LocalProcessLauncher(Path programDirectory, String javaHome, RankOutputListener output, List<String> allowlist,
                          long[] rankUser) {
+        this(programDirectory, javaHome, output, allowlist, rankUser, List.of());
+    }
+
+    /**
+     * @param programPath directories searched after {@code programDirectory} for plain requests
+     */
+    LocalProcessLauncher(Path programDirectory, String javaHome, RankOutputListener output, List<String> allowlist,
+                         long[] rankUser, List<Path> programPath) {
+        this.programPath = List.copyOf(programPath);
         this.rankUser = rankUser;
         this.programDirectory = Objects.requireNonNull(programDirectory, "programDirectory");
         this.javaHome = javaHome;
@@ -55,7 +68,9 @@ final class LocalProcessLauncher implements ProcessLauncher {
             throw new LaunchException("the local launcher starts programs on core 0, not core "
                     + request.coreId());
         }
-        Path executable = ProgramFiles.executable(programDirectory, request.program());
+        Path executable = request.plain() && !programPath.isEmpty()
+                ? ProgramFiles.executable(programDirectory, programPath, request.program())
+                : ProgramFiles.executable(programDirectory, request.program());
         List<String> argv = RankCommand.argv(executable.toString(), request);
         return RankProcessStarter.start(request.program(),
                 rankUser == null ? argv : RankCommand.asUser(rankUser, argv),

@@ -93,4 +93,16 @@ class LocalLauncherConfigTest {
                 + " text); keeping the last good configuration"), lines);
         assertEquals(temp.resolve("programs"), again.programDirectory());
     }
+
+    @Test
+    void shouldRefuseARelativeProgramPathEntryInOneLine() {
+        LocalLauncherComponent component = new LocalLauncherComponent(good(), configurations, lines::add);
+        Map<String, Object> next = good();
+        next.put("program.path", "/usr/bin, bin");
+
+        component.modified(next);
+
+        assertEquals(List.of(LocalLauncherComponent.PID + ": program.path=bin must be an absolute path"
+                + "; keeping the last good configuration, programs in " + temp.resolve("programs")), lines);
+    }
 }

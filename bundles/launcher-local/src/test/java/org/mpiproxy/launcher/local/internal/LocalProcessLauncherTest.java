@@ -65,6 +65,7 @@ class LocalProcessLauncherTest {
                 "MPIPROXY_PROXY_START=" + org.mpiproxy.process.ProcStat.read(ProcessHandle.current().pid())
                         .orElseThrow().startTime(),
                 "MPIPROXY_RANK=2",
+                "MPIPROXY_SIZE=4",
                 "MPIPROXY_WORLD_SIZE=4"), Files.readAllLines(out));
         assertEquals("hello stdout\n", Files.readString(temp.resolve("logs").resolve("rank-2.out")));
         assertEquals("hello stderr\n", Files.readString(temp.resolve("logs").resolve("rank-2.err")));
@@ -107,5 +108,32 @@ class LocalProcessLauncherTest {
 
         assertTrue(e.getMessage().contains("core 1"), e.getMessage());
         assertTrue(Files.notExists(temp.resolve("logs")));
+    }
+
+    @Test
+    void shouldRunAPlainRequestAsGivenFromTheProgramPathOnly() throws Exception {
+        Path programs = Files.createDirectories(temp.resolve("programs"));
+        Path system = Files.createDirectories(temp.resolve("system-bin"));
+        LocalProcessLauncher launcher = new LocalProcessLauncher(programs, JAVA_HOME, null, null, null,
+                List.of(system));
+        Path script = TestScripts.write(system, "plain",
+                "for a in \"$0\" \"$@\"; do printf 'arg=%s\\n' \"$a\"; done > \"$OUT\"\n"
+                        + "printf 'rank=%s size=%s pmi=%s/%s\\n' \"$MPIPROXY_RANK\" \"$MPIPROXY_SIZE\" \"$PMI_RANK\""
+                        + " \"$PMI_SIZE\" >> \"$OUT\"\n");
+        Path out = temp.resolve("plain.txt");
+        LaunchRequest plain = new LaunchRequest(0x1234L, 2, 4, 0, "plain", List.of("alpha", "two words"),
+                temp.resolve("rank-2.chan"), Map.of("OUT", out.toString()), temp.resolve("logs"), true);
+
+        assertEquals(0, launcher.launch(plain).onExit().get(10, TimeUnit.SECONDS));
+        assertEquals(List.of("arg=" + script.toRealPath(), "arg=alpha", "arg=two words",
+                "rank=2 size=4 pmi=2/4"), Files.readAllLines(out));
+
+        LaunchException e = assertThrows(LaunchException.class, () -> launcher.launch(request("plain", 0,
+                Map.of("OUT", out.toString()))));
+        assertTrue(e.getMessage().contains("no program 'plain' in " + programs.toRealPath()), e.getMessage());
+        LaunchException missing = assertThrows(LaunchException.class, () -> launcher.launch(
+                new LaunchRequest(1, 1, 2, 0, "absent", List.of(), temp.resolve("r.chan"), Map.of(),
+                        temp.resolve("logs"), true)));
+        assertEquals("no program 'absent' in " + programs + ", " + system, missing.getMessage());
     }
 }
