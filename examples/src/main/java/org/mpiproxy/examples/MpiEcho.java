@@ -57,8 +57,8 @@ public final class MpiEcho {
             usage(out);
             return 0;
         }
-        // under 'mpiproxy run' the world comes from the environment: no hostfile argument
-        boolean hostfileNeeded = System.getenv(Mpi.HOSTS_ENV) == null;
+        // under 'mpiproxy run' (and on ranks it started) the world comes from the environment: no hostfile argument
+        boolean hostfileNeeded = !Mpi.launched();
         List<String> own = Mpi.programArguments(args);
         int bytes = own.isEmpty() ? DEFAULT_BYTES : own.size() == 1 ? parse(own.get(0)) : -1;
         if (args.length == 0 && hostfileNeeded || bytes < 0) {

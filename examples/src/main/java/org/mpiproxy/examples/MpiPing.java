@@ -36,8 +36,8 @@ public final class MpiPing {
             usage(out);
             return 0;
         }
-        // under 'mpiproxy run' the world comes from the environment: no hostfile argument
-        boolean hostfileNeeded = System.getenv(Mpi.HOSTS_ENV) == null;
+        // under 'mpiproxy run' (and on ranks it started) the world comes from the environment: no hostfile argument
+        boolean hostfileNeeded = !Mpi.launched();
         if (args.length == 0 && hostfileNeeded || !Mpi.programArguments(args).isEmpty()) {
             usage(err);
             return 2;

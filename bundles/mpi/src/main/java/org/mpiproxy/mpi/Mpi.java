@@ -206,8 +206,9 @@ public final class Mpi implements AutoCloseable {
     static Mpi init(String[] args, Function<String, String> env, Properties properties, PrintStream diagnostics,
                     Function<Function<String, String>, RankOutputHandler> outputs) {
         String hosts = env.apply(HOSTS_ENV);
-        boolean fromEnvironment = hosts != null && !LaunchArguments.isRankForm(args);
-        LaunchArguments launch = fromEnvironment ? null : LaunchArguments.parse(args);
+        LaunchArguments started = LaunchArguments.isRankForm(args) ? null : LaunchArguments.fromEnvironment(env, args);
+        boolean fromEnvironment = started == null && hosts != null && !LaunchArguments.isRankForm(args);
+        LaunchArguments launch = started != null ? started : fromEnvironment ? null : LaunchArguments.parse(args);
         if (launch != null && launch.isRank()) {
             return new Mpi(ChannelRankTransport.map(launch.channelFile())
                     .watch(ProxyLifeline.fromEnvironment(env, launch.rank())), launch.rank(), launch.worldSize(),
@@ -382,6 +383,19 @@ public final class Mpi implements AutoCloseable {
     }
 
     /**
+     * @return whether this process was started by {@code mpiproxy run} (rank 0) or by a proxy as
+     *         given (a plain EXEC), so that its world is in the environment and its command line
+     *         holds no hostfile: every argument is the program's own
+     */
+    public static boolean launched() {
+        return launched(System::getenv);
+    }
+
+    static boolean launched(Function<String, String> env) {
+        return env.apply(HOSTS_ENV) != null || env.apply(LaunchArguments.CHANNEL_ENV) != null;
+    }
+
+    /**
      * The program's own arguments of a command line, without joining a job: for checking
      * usage before {@link #init} starts anything.
      *
@@ -394,7 +408,8 @@ public final class Mpi implements AutoCloseable {
 
     static List<String> programArguments(String[] args, Function<String, String> env) {
         String hosts = env.apply(HOSTS_ENV);
-        if (hosts != null && !LaunchArguments.isRankForm(args)) {
+        boolean plainRank = env.apply(LaunchArguments.CHANNEL_ENV) != null;
+        if ((hosts != null || plainRank) && !LaunchArguments.isRankForm(args)) {
             return List.of(args);
         }
         return LaunchArguments.programArguments(args);

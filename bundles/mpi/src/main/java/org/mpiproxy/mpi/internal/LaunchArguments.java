@@ -10,7 +10,9 @@ import org.mpiproxy.protocol.MpiErrors;
 /**
  * A program's command line split into the library's part and the program's own arguments.
  * Rank form: {@code --slave <channel-file> <rankId> <worldSize> ARGS...}; host form:
- * {@code HOSTFILE ARGS...}.
+ * {@code HOSTFILE ARGS...}. A rank a proxy started as given (a plain EXEC, docs/protocol-v2.md 5.1)
+ * has no library arguments: its channel, rank and size are in the environment
+ * ({@link #fromEnvironment}).
  *
  * @param channelFile  the rank's channel file, {@code null} on the host
  * @param hostfile     the hostfile, {@code null} on a rank
@@ -22,6 +24,12 @@ public record LaunchArguments(Path channelFile, Path hostfile, int rank, int wor
 
     /** First argument of a rank's command line. */
     public static final String SLAVE_FLAG = "--slave";
+    /** Environment variable a proxy sets for every rank: its channel file. */
+    public static final String CHANNEL_ENV = "MPIPROXY_CHANNEL";
+    /** Environment variable a proxy sets for every rank: its rank id. */
+    public static final String RANK_ENV = "MPIPROXY_RANK";
+    /** Environment variable a proxy sets for every rank: the world size. */
+    public static final String SIZE_ENV = "MPIPROXY_WORLD_SIZE";
 
     public LaunchArguments {
         programArgs = List.copyOf(programArgs);
@@ -74,6 +82,32 @@ public record LaunchArguments(Path channelFile, Path hostfile, int rank, int wor
             throw new MpiException(MpiErrors.ERR_ARG, "no hostfile: run PROGRAM HOSTFILE ARGS...");
         }
         return new LaunchArguments(null, Path.of(args[0]), 0, 0, programArguments(args));
+    }
+
+    /**
+     * @param env  the environment
+     * @param args the command line, all of it the program's own
+     * @return the rank a proxy started as given, or {@code null} when {@value #CHANNEL_ENV} is not set
+     * @throws MpiException {@code MPI_ERR_ARG} or {@code MPI_ERR_RANK} when the rank or size is missing or bad
+     */
+    public static LaunchArguments fromEnvironment(java.util.function.Function<String, String> env, String[] args) {
+        String channel = env.apply(CHANNEL_ENV);
+        if (channel == null || channel.isBlank()) {
+            return null;
+        }
+        String rankText = env.apply(RANK_ENV);
+        String sizeText = env.apply(SIZE_ENV);
+        if (rankText == null || sizeText == null) {
+            throw new MpiException(MpiErrors.ERR_ARG, CHANNEL_ENV + " is set but " + (rankText == null ? RANK_ENV
+                    : SIZE_ENV) + " is not: a rank started by a proxy has all three");
+        }
+        int rank = integer(rankText.strip(), RANK_ENV);
+        int size = integer(sizeText.strip(), SIZE_ENV);
+        if (size < 2 || size > 0xffff || rank < 1 || rank >= size) {
+            throw new MpiException(MpiErrors.ERR_RANK, RANK_ENV + "=" + rank + " " + SIZE_ENV + "=" + size
+                    + ": a rank needs 1 <= rank < size <= 65535");
+        }
+        return new LaunchArguments(Path.of(channel), null, rank, size, List.of(args));
     }
 
     private static int integer(String text, String name) {

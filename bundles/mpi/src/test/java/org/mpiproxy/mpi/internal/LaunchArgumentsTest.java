@@ -56,4 +56,30 @@ class LaunchArgumentsTest {
     private static int code(String[] args) {
         return assertThrows(MpiException.class, () -> LaunchArguments.parse(args)).errorCode();
     }
+
+    @Test
+    void shouldTakeARankStartedAsGivenFromItsEnvironment() {
+        java.util.Map<String, String> env = java.util.Map.of("MPIPROXY_CHANNEL", "/x/rank-2.chan",
+                "MPIPROXY_RANK", "2", "MPIPROXY_WORLD_SIZE", "4");
+        LaunchArguments a = LaunchArguments.fromEnvironment(env::get, new String[] {"100", "--slave"});
+
+        assertTrue(a.isRank());
+        assertEquals(Path.of("/x/rank-2.chan"), a.channelFile());
+        assertEquals(2, a.rank());
+        assertEquals(4, a.worldSize());
+        assertEquals(List.of("100", "--slave"), a.programArgs(), "every argument is the program's own");
+        assertEquals(null, LaunchArguments.fromEnvironment(java.util.Map.<String, String>of()::get, new String[0]));
+    }
+
+    @Test
+    void shouldRefuseAnIncompleteOrWrongRankEnvironment() {
+        MpiException missing = assertThrows(MpiException.class, () -> LaunchArguments.fromEnvironment(
+                java.util.Map.of("MPIPROXY_CHANNEL", "/c", "MPIPROXY_RANK", "1")::get, new String[0]));
+        assertEquals(MpiErrors.ERR_ARG, missing.errorCode());
+        assertTrue(missing.getMessage().contains("MPIPROXY_WORLD_SIZE is not"), missing.getMessage());
+        MpiException range = assertThrows(MpiException.class, () -> LaunchArguments.fromEnvironment(
+                java.util.Map.of("MPIPROXY_CHANNEL", "/c", "MPIPROXY_RANK", "4", "MPIPROXY_WORLD_SIZE", "4")::get,
+                new String[0]));
+        assertEquals(MpiErrors.ERR_RANK, range.errorCode());
+    }
 }
