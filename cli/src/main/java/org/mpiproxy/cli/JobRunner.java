@@ -18,29 +18,33 @@ import java.util.StringJoiner;
 import java.util.concurrent.TimeUnit;
 
 /**
- * Runs one job over v2 (or v1): starts rank 0 here with its world in the environment
- * ({@code MPIPROXY_HOSTS}, the port it sends from, where it writes the exit statuses; over v2
- * also the key file and the job id), copies its output tagged, and after it ends terminates
- * whatever rank it left running on the nodes, as the job's owner from rank 0's own port (over
- * v2 by job id, signed with the cluster key). Over v2 the other ranks' output reaches rank 0
- * (OUTPUT), which hands each line, tagged with its rank, to this launcher through a named pipe
- * ({@link RankLinesPipe}), apart from its own output. SIGINT/SIGTERM/timeout stop rank 0 (SIGTERM, SIGKILL after the
+ * Runs one job over v2 (or v1). Over v2 it first starts ranks 1..N-1 of any program on their
+ * nodes ({@link V2Session}: a plain EXEC each, from rank 0's port, so that rank 0 owns the job),
+ * whose output then comes straight here, tagged; then rank 0 here with its world in the
+ * environment ({@code MPIPROXY_HOSTS}, the port it sends from, where it writes the exit statuses,
+ * the key file and the job id; a rank 0 of our library asks for the same ranks again, which the
+ * proxies answer as already started). The job ends when rank 0 and every rank have ended (a
+ * rank 0 of our library terminates its ranks itself when it finalizes); a rank that fails stops
+ * the job, as with {@code mpiexec}. Afterwards the launcher terminates whatever rank is left, as
+ * the job's owner from rank 0's own port, by job id, signed with the cluster key. Over v1 rank 0
+ * must start the ranks itself (our library's {@code Mpi.init}); a plain program runs as rank 0
+ * only. SIGINT/SIGTERM/timeout stop rank 0 (SIGTERM, SIGKILL after the
  * grace) and then the ranks: over v2 with TERMINATE's STOP bit, so every proxy signals its ranks at
  * once and answers within its stop grace (v1 has no such request: its proxies wait their terminate
  * timeout first); a second signal stops waiting at once.
  * <p>
- * Ranks 1..N-1 are started by rank 0 itself, in {@code Mpi.init} of the org.mpiproxy.mpi
- * library, which first creates the file {@code MPIPROXY_INIT_FILE} names. A rank 0 that ends
- * without it never started them (a plain program such as {@code hostname}): the launcher
- * says so once and exits non-zero, since the N copies an {@code mpiexec} user expects did not run.
+ * Our library's {@code Mpi.init} creates the file {@code MPIPROXY_INIT_FILE} names: a rank 0
+ * that ends without it is a plain program (such as {@code hostname}). Over v1 that means its
+ * ranks never started: the launcher says so once and exits non-zero, since the N copies an
+ * {@code mpiexec} user expects did not run.
  */
 final class JobRunner {
 
     /** Exit status on {@code --timeout}, as timeout(1). */
     static final int EXIT_TIMEOUT = 124;
     /**
-     * Exit status when rank 0 exited 0 but never started ranks 1..N-1 (a plain program): the
-     * job did not run N copies; rank 0's own failing status wins.
+     * Exit status when rank 0 exited 0 but never started ranks 1..N-1 (a plain program over v1):
+     * the job did not run N copies; rank 0's own failing status wins.
      */
     static final int EXIT_PLAIN_PROGRAM = 1;
     /** Exit status when PROGRAM cannot be started, as a shell. */
@@ -81,6 +85,14 @@ final class JobRunner {
     private volatile boolean stopping;
     /** Why a rank's node did not answer the probe, by rank (status {@link V1Control#NODE_DOWN}). */
     private final Map<Integer, String> nodeProblems = new java.util.HashMap<>();
+    /** Over v2 with ranks 1..N-1: the launcher's side of the job (their start, output and states). */
+    private V2Session session;
+
+    /** How long the nodes' proxies get to answer the probe before ranks are started. */
+    static final Duration PROBE_WAIT = Duration.ofSeconds(5);
+
+    /** Stop reason (and job file's {@code stop.reason}) when a rank failed and the job was stopped. */
+    static final String FAILURE = "failure";
 
     JobRunner(Settings settings, PrintStream out, PrintStream err) {
         this.settings = settings;
@@ -113,27 +125,23 @@ final class JobRunner {
         command.add(settings.program());
         command.addAll(settings.args());
         ProcessBuilder builder = new ProcessBuilder(command);
-        builder.environment().putAll(settings.environment());
-        builder.environment().put("MPIPROXY_PROTOCOL", settings.protocol());
+        Map<String, String> env = builder.environment();
+        // rank 0 is never a rank a proxy started, whatever this launcher's own environment says
+        env.keySet().removeIf(name -> name.startsWith("MPIPROXY_"));
+        env.putAll(settings.environment());
+        env.putAll(worldVariables(0, size, 0, 1));
+        env.put("MPIPROXY_PROTOCOL", settings.protocol());
         long jobId = 0;
-        RankLinesPipe lines = null;
         if (settings.v2()) {
             jobId = V2Control.randomJobId();
-            builder.environment().put(V2Control.KEY_FILE_ENV, settings.keySpec());
-            builder.environment().put("MPIPROXY_JOB_ID", Job.hex(jobId));
-            if (!settings.tagOutput()) {
-                builder.environment().put("MPIPROXY_OUTPUT_TAGS", "off");
-            }
-            lines = RankLinesPipe.start(statusFile.resolveSibling("output"), out, err);
-            if (lines != null) {
-                builder.environment().put("MPIPROXY_OUTPUT_PIPE", statusFile.resolveSibling("output").toString());
-            }
+            env.put(V2Control.KEY_FILE_ENV, settings.keySpec());
+            env.put("MPIPROXY_JOB_ID", Job.hex(jobId));
         }
-        builder.environment().put("MPIPROXY_HOSTS", hosts.toString());
-        builder.environment().put("MPIPROXY_HOST_PORT", Integer.toString(hostPort));
-        builder.environment().put("MPIPROXY_STATUS_FILE", statusFile.toString());
+        env.put("MPIPROXY_HOSTS", hosts.toString());
+        env.put("MPIPROXY_HOST_PORT", Integer.toString(hostPort));
+        env.put("MPIPROXY_STATUS_FILE", statusFile.toString());
         Path initFile = statusFile.resolveSibling("init");
-        builder.environment().put("MPIPROXY_INIT_FILE", initFile.toString());
+        env.put("MPIPROXY_INIT_FILE", initFile.toString());
         builder.redirectInput(ProcessBuilder.Redirect.INHERIT);
         if (!settings.tagOutput()) {
             builder.redirectOutput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT);
@@ -147,6 +155,88 @@ final class JobRunner {
         }
         SignalTrap.install("INT", () -> onSignal("SIGINT"));
         SignalTrap.install("TERM", () -> onSignal("SIGTERM"));
+        org.mpiproxy.protocol.ClusterKeys keys = settings.v2() ? V2Control.keys(settings.keySpec()) : null;
+        if (settings.v2() && size > 1) {
+            session = new V2Session(jobId, keys, ranks, out, err, settings.tagOutput(), this::wake);
+            session.silence(V2Control.DEAD_AFTER);
+            Integer failed = startRanks(ranks, size, hostPort, jobId, keys);
+            if (failed != null) {
+                return failed;
+            }
+            session.start();
+        }
+        try {
+            return runRankZero(builder, ranks, size, hostPort, statusFile, initFile, jobId, keys);
+        } finally {
+            if (session != null) {
+                session.close();
+            }
+        }
+    }
+
+    /**
+     * Starts ranks 1..N-1 on their nodes (v2, any program). When one cannot start, says why,
+     * stops those that did, and records the end.
+     *
+     * @return {@code null} when every rank started, else the launcher's exit status
+     */
+    private Integer startRanks(List<Placement> ranks, int size, int hostPort, long jobId,
+                               org.mpiproxy.protocol.ClusterKeys keys) throws IOException {
+        List<Map<String, String>> environments = rankEnvironments(ranks, size);
+        // one probe per node first: a node that is down, or does not share the key, is named at once
+        Map<InetSocketAddress, Boolean> proxies = new java.util.LinkedHashMap<>();
+        for (Placement p : ranks) {
+            proxies.put(new InetSocketAddress(p.address(), p.port()), true);
+        }
+        Map<InetSocketAddress, Prober.Answer> answers = V2Control.probe(List.copyOf(proxies.keySet()), keys,
+                PROBE_WAIT);
+        List<V2Session.Failure> failures = new ArrayList<>();
+        for (int r = 1; r < size; r++) {
+            Placement p = ranks.get(r - 1);
+            Prober.Answer a = answers.getOrDefault(new InetSocketAddress(p.address(), p.port()),
+                    Prober.Answer.ANSWERED);
+            if (!a.answered()) {
+                failures.add(new V2Session.Failure(r, a.problem()));
+            }
+        }
+        boolean execed = failures.isEmpty();
+        if (execed) {
+            try {
+                failures = session.exec(hostPort, nodeProgram(), settings.args(), environments,
+                        V2Control.DEAD_AFTER);
+            } catch (IllegalArgumentException e) {
+                err.println("mpiproxy: " + e.getMessage());
+                return 2;
+            }
+        }
+        if (failures.isEmpty()) {
+            return null;
+        }
+        int[] statuses = new int[size];
+        // after a failed probe nothing was started; after EXECs the ranks that started are stopped
+        Arrays.fill(statuses, execed ? V1Control.NO_REPLY : V1Control.NOT_RUNNING);
+        statuses[0] = V1Control.NOT_RUNNING;
+        for (V2Session.Failure f : failures) {
+            // an EXEC refused by its proxy names the error; otherwise the node did not answer as a proxy
+            statuses[f.rank()] = f.reason().startsWith("MPI_ERR") ? V1Control.FAILED_TO_START : V1Control.NODE_DOWN;
+            nodeProblems.put(f.rank(), f.reason());
+        }
+        if (execed) {
+            int[] reported = statuses.clone();
+            V2Control.terminate(hostPort, jobId, keys, ranks, statuses, true, Duration.ofSeconds(10),
+                    V2Control.DEAD_AFTER, () -> signalCount() >= 2, this::lateLine);
+            for (V2Session.Failure f : failures) {
+                statuses[f.rank()] = reported[f.rank()];
+            }
+        }
+        report(statuses, ranks, null);
+        recordEnd(jobFile(0, null, hostPort, ranks, jobId), statuses, EXIT_CANNOT_START, FAILURE);
+        return EXIT_CANNOT_START;
+    }
+
+    private int runRankZero(ProcessBuilder builder, List<Placement> ranks, int size, int hostPort, Path statusFile,
+                            Path initFile, long jobId, org.mpiproxy.protocol.ClusterKeys keys)
+            throws IOException, InterruptedException {
         Process process;
         try {
             process = builder.start();
@@ -155,6 +245,11 @@ final class JobRunner {
             int[] statuses = new int[size];
             Arrays.fill(statuses, V1Control.NOT_RUNNING);
             statuses[0] = EXIT_CANNOT_START;
+            if (session != null) {
+                Arrays.fill(statuses, 1, size, V1Control.NO_REPLY);
+                V2Control.terminate(hostPort, jobId, keys, ranks, statuses, true, Duration.ofSeconds(10),
+                        V2Control.DEAD_AFTER, () -> signalCount() >= 2, this::lateLine);
+            }
             recordEnd(jobFile(0, null, hostPort, ranks, jobId), statuses, EXIT_CANNOT_START, null);
             return EXIT_CANNOT_START;
         }
@@ -174,19 +269,10 @@ final class JobRunner {
             }
         }
 
-        boolean timedOut = awaitEndOrStop(process);
-        String stopReason = null;
-        synchronized (lock) {
-            if (signals > 0) {
-                stopReason = firstSignal;
-            }
-        }
-        if (timedOut && stopReason == null) {
-            stopReason = "timeout";
-        }
+        long deadline = settings.timeout() == null ? 0 : System.nanoTime() + settings.timeout().toNanos();
+        String stopReason = await(process::isAlive, deadline);
         if (process.isAlive() && stopReason != null) {
-            info("stopping the job (" + (stopReason.equals("timeout") ? "--timeout " + settings.timeout().toSeconds()
-                    + " s" : stopReason) + ")");
+            info("stopping the job (" + describeStop(stopReason) + ")");
             stopping = true;
             stopRankZero(process);
         }
@@ -194,40 +280,45 @@ final class JobRunner {
         for (Thread pump : pumps) {
             pump.join(TimeUnit.SECONDS.toMillis(2));
         }
-        if (lines != null) {
-            lines.finish(TimeUnit.SECONDS.toMillis(2));
-        }
-        synchronized (lock) {
-            if (stopReason == null && signals > 0) {
-                stopReason = firstSignal;
-            }
-        }
 
         int[] statuses = new int[size];
         Arrays.fill(statuses, V1Control.NO_REPLY);
         statuses[0] = process.exitValue();
         boolean finalized = readStatuses(statusFile, statuses);
-        boolean plainProgram = size > 1 && !Files.exists(initFile);
-        if (plainProgram) {
-            // rank 0 never reached Mpi.init: no rank was started, so none is to be terminated
+        boolean library = Files.exists(initFile);
+        boolean plainProgram = size > 1 && !library;
+        if (session != null && stopReason == null && plainProgram && statuses[0] == 0) {
+            // a program that is not ours: as with mpiexec, the job ends when every rank has
+            stopReason = await(() -> !session.allEnded(), deadline);
+            if (stopReason != null) {
+                info("stopping the job (" + describeStop(stopReason) + ")");
+            }
+        }
+        if (stopReason == null && signalCount() > 0) {
+            stopReason = firstSignal();
+        }
+        if (!settings.v2() && plainProgram) {
+            // over v1 rank 0 never reached Mpi.init: no rank was started, so none is to be terminated
             Arrays.fill(statuses, 1, size, V1Control.NOT_RUNNING);
             if (stopReason == null) {
                 err.println("mpiproxy: " + plainProgramMessage(settings.program(), size));
             }
         }
-        if (!plainProgram && hasUnknown(statuses)) {
+        if (session != null) {
+            session.fill(statuses);
+        }
+        if ((settings.v2() || !plainProgram) && hasUnknown(statuses)) {
             boolean immediate = signalCount() >= 2;
-            // a stopped job, or one whose rank 0 is gone without finalizing: nobody waits for its ranks' results
-            boolean stopNow = stopReason != null || !finalized;
+            // a stopped job, a failed rank 0, or a rank 0 gone without finalizing: nobody waits for the ranks' results
+            boolean stopNow = stopReason != null || (library ? !finalized : statuses[0] != 0);
             Duration wait = immediate ? Duration.ofMillis(300) : settings.terminateWait();
-            if (settings.verbosity() >= 0) {
-                info((finalized ? "some ranks did not report their end" : "rank 0 ended without finalizing")
-                        + (stopNow && settings.v2() ? "; stopping" : "; terminating")
+            if (settings.verbosity() >= 0 && (library || stopNow)) {
+                info((!library ? "rank 0 failed" : finalized ? "some ranks did not report their end"
+                        : "rank 0 ended without finalizing") + (stopNow && settings.v2() ? "; stopping" : "; terminating")
                         + " the job's ranks on their nodes" + (immediate ? " (not waiting)" : ""));
             }
             try {
                 if (settings.v2()) {
-                    org.mpiproxy.protocol.ClusterKeys keys = V2Control.keys(settings.keySpec());
                     markUnreachableNodes(ranks, statuses, keys);
                     V2Control.terminate(hostPort, jobId, keys, ranks, statuses, stopNow, wait, V2Control.DEAD_AFTER,
                             () -> !immediate && signalCount() >= 2, this::lateLine);
@@ -241,9 +332,111 @@ final class JobRunner {
             }
         }
         int exit = report(statuses, ranks, stopReason);
-        exit = plainProgram && exit == 0 ? EXIT_PLAIN_PROGRAM : exit;
+        exit = !settings.v2() && plainProgram && exit == 0 ? EXIT_PLAIN_PROGRAM : exit;
         recordEnd(job, statuses, exit, stopReason);
         return exit;
+    }
+
+    /**
+     * Waits while {@code running} holds, until a signal, the deadline or (v2) a failed rank.
+     *
+     * @param deadline {@link System#nanoTime} of the time limit, 0 for none
+     * @return {@code null} when {@code running} stopped holding, else the stop reason:
+     *         {@code SIGINT}, {@code SIGTERM}, {@code timeout} or {@link #FAILURE}
+     */
+    private String await(java.util.function.BooleanSupplier running, long deadline) throws InterruptedException {
+        synchronized (lock) {
+            while (true) {
+                if (signals > 0) {
+                    return firstSignal;
+                }
+                if (session != null && session.failedRank() > 0) {
+                    V2Session.RankState s = session.states().get(session.failedRank());
+                    info("rank " + session.failedRank() + " (" + settings.ranks().get(session.failedRank() - 1)
+                            + ") " + (s.state() == org.mpiproxy.protocol.V2StatusDescriptor.STATE_FAILED
+                            ? "could not be started" : V1Control.describe(s.exitStatus())));
+                    return FAILURE;
+                }
+                if (!running.getAsBoolean()) {
+                    return null;
+                }
+                long left = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
+                if (left <= 0) {
+                    return "timeout";
+                }
+                lock.wait(Math.max(1, Math.min(TimeUnit.NANOSECONDS.toMillis(left), 1000)));
+            }
+        }
+    }
+
+    private String describeStop(String reason) {
+        return reason.equals("timeout") ? "--timeout " + settings.timeout().toSeconds() + " s"
+                : reason.equals(FAILURE) ? "a rank failed" : reason;
+    }
+
+    private String firstSignal() {
+        synchronized (lock) {
+            return firstSignal;
+        }
+    }
+
+    /**
+     * @return the environment of ranks 1..N-1 (element r-1): the job's variables, then where each
+     *         rank sits among the ranks of its node
+     */
+    private List<Map<String, String>> rankEnvironments(List<Placement> ranks, int size) {
+        Map<String, Integer> perNode = new java.util.HashMap<>();
+        for (Placement p : ranks) {
+            perNode.merge(p.address() + ":" + p.port(), 1, Integer::sum);
+        }
+        Map<String, Integer> seen = new java.util.HashMap<>();
+        List<Map<String, String>> environments = new ArrayList<>(ranks.size());
+        for (int r = 1; r < size; r++) {
+            Placement p = ranks.get(r - 1);
+            String node = p.address() + ":" + p.port();
+            int local = seen.merge(node, 1, Integer::sum) - 1;
+            Map<String, String> env = new java.util.LinkedHashMap<>(settings.environment());
+            // a proxy sets every MPIPROXY_* variable of a rank itself
+            env.keySet().removeIf(name -> name.startsWith("MPIPROXY_"));
+            env.putAll(worldVariables(r, size, local, perNode.get(node)));
+            environments.add(env);
+        }
+        return environments;
+    }
+
+    /**
+     * @return rank {@code rank}'s place in the world and on its node, under the names programs of
+     *         our library, MPICH and Open MPI read (a proxy sets the rank and size itself too)
+     */
+    static Map<String, String> worldVariables(int rank, int size, int localRank, int localSize) {
+        Map<String, String> env = new java.util.LinkedHashMap<>();
+        String[][] names = {
+            {"MPIPROXY_RANK", "PMI_RANK", "OMPI_COMM_WORLD_RANK"},
+            {"MPIPROXY_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE"},
+            {"MPIPROXY_LOCAL_RANK", "MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK"},
+            {"MPIPROXY_LOCAL_SIZE", "MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE"}};
+        int[] values = {rank, size, localRank, localSize};
+        for (int i = 0; i < names.length; i++) {
+            for (String name : names[i]) {
+                env.put(name, Integer.toString(values[i]));
+            }
+        }
+        return env;
+    }
+
+    /**
+     * @return the program the nodes start: {@code -x MPIPROXY_PROGRAM=NAME} when given (the name
+     *         our library's rank 0 asks for, too), else the file name of PROGRAM
+     */
+    private String nodeProgram() {
+        String named = settings.environment().get("MPIPROXY_PROGRAM");
+        return named != null && !named.isBlank() ? named : programName(settings.program());
+    }
+
+    /** @return the program's name on the nodes: the file name of {@code program} */
+    static String programName(String program) {
+        Path name = Path.of(program).getFileName();
+        return name == null ? program : name.toString();
     }
 
     /**
@@ -269,10 +462,10 @@ final class JobRunner {
     /** @return the one line that tells a world of {@code size} ran as rank 0 only */
     static String plainProgramMessage(String program, int size) {
         Path name = Path.of(program).getFileName();
-        return (name == null ? program : name.toString()) + " ran as rank 0 only: "
+        return (name == null ? program : name.toString()) + " ran as rank 0 only: over v1 "
                 + (size == 2 ? "rank 1 is" : "ranks 1.." + (size - 1) + " are") + " started by the program's own"
-                + " Mpi.init (the org.mpiproxy.mpi library), which it never called; plain programs on every slot are"
-                + " not supported yet";
+                + " Mpi.init (the org.mpiproxy.mpi library), which it never called; protocol v2 (the default) starts"
+                + " any program on every slot";
     }
 
     /**
@@ -298,24 +491,6 @@ final class JobRunner {
                 nodeProblems.put(r, a.problem());
             }
         }
-    }
-
-    private boolean awaitEndOrStop(Process process) throws InterruptedException {
-        long deadline = settings.timeout() == null ? 0 : System.nanoTime() + settings.timeout().toNanos();
-        synchronized (lock) {
-            while (process.isAlive() && signals == 0) {
-                if (settings.timeout() == null) {
-                    lock.wait();
-                } else {
-                    long left = deadline - System.nanoTime();
-                    if (left <= 0) {
-                        return true;
-                    }
-                    lock.wait(Math.max(1, TimeUnit.NANOSECONDS.toMillis(left)));
-                }
-            }
-        }
-        return false;
     }
 
     private void stopRankZero(Process process) throws InterruptedException {
@@ -369,13 +544,17 @@ final class JobRunner {
                 continue;
             }
             String where = r == 0 ? "here" : ranks.get(r - 1).toString();
-            String problem = s == V1Control.NODE_DOWN ? nodeProblems.get(r) : null;
-            err.println("mpiproxy: rank " + r + " (" + where + ") " + (problem != null ? "unknown: " + problem
-                    : V1Control.describe(s)));
+            String problem = nodeProblems.get(r);
+            err.println("mpiproxy: rank " + r + " (" + where + ") " + (problem == null ? V1Control.describe(s)
+                    : s == V1Control.NODE_DOWN ? "unknown: " + problem : V1Control.describe(s) + ": " + problem));
             if (s > 0 && exit == 0) {
                 exit = (s & 0xff) == 0 ? 1 : s & 0xff;
             }
             unknown |= s < 0;
+        }
+        if (FAILURE.equals(stopReason) && session != null && session.failedRank() > 0) {
+            int s = statuses[session.failedRank()];
+            return s > 0 ? ((s & 0xff) == 0 ? 1 : s & 0xff) : 1;
         }
         if (stopReason != null) {
             return stopReason.equals("SIGINT") ? 130 : stopReason.equals("SIGTERM") ? 143 : EXIT_TIMEOUT;

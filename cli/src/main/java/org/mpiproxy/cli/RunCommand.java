@@ -17,10 +17,12 @@ import picocli.CommandLine.Parameters;
 
 /** {@code mpiproxy run}: starts PROGRAM here as rank 0 with its world in the environment. */
 @Command(name = "run", sortOptions = false, mixinStandardHelpOptions = true, showEndOfOptionsDelimiterInUsageHelp = true,
-        description = {"Runs PROGRAM ARGS... as an MPI job: rank 0 here, ranks 1..N-1 started by the nodes' proxies.",
-            "Exit status: 0 when every rank exited 0; else rank 0's status when it failed, else the status of the"
-                    + " lowest failing rank (1 when only unknown); 1 when PROGRAM did not start ranks 1..N-1 (a plain"
-                    + " program, not using the org.mpiproxy.mpi library, runs as rank 0 only); 124 on --timeout, 130"
+        description = {"Runs PROGRAM ARGS... on every slot as an MPI job: rank 0 here, ranks 1..N-1 started by the"
+                + " nodes' proxies (over v2 any program: the launcher starts them; over v1 rank 0 must, with the"
+                + " org.mpiproxy.mpi library). The job ends when every rank has; a failing rank stops it.",
+            "Exit status: 0 when every rank exited 0; else the status of the rank that failed first (rank 0's when"
+                    + " it failed; 1 when only unknown); 127 when a rank cannot be started; over v1, 1 when PROGRAM"
+                    + " did not start ranks 1..N-1 (a plain program runs as rank 0 only); 124 on --timeout, 130"
                     + " on SIGINT, 143 on SIGTERM, 2 for bad usage."})
 final class RunCommand implements Callable<Integer> {
 
@@ -51,9 +53,15 @@ final class RunCommand implements Callable<Integer> {
     String bind;
 
     @Option(names = {"-x", "--env"}, paramLabel = "VAR[=VALUE]",
-            description = "Environment variable for the job (repeatable). Over v1 it reaches rank 0 only: the proxies"
-                    + " start ranks 1..N-1 with their own environment.")
+            description = "Environment variable for every rank (repeatable); VAR alone passes this shell's value."
+                    + " Over v1 it reaches rank 0 only: the proxies start ranks 1..N-1 with their own environment.")
     List<String> environment = new ArrayList<>();
+
+    @Option(names = "--export", paramLabel = "LIST",
+            description = "Variables for every rank, as Slurm's --export: NONE (default: only -x), ALL (every"
+                    + " variable of this shell but MPIPROXY_*; one EXEC datagram must hold them), or"
+                    + " VAR[=VALUE],... (ALL,VAR=VALUE,... adds to ALL).")
+    String export;
 
     @Option(names = "--timeout", paramLabel = "SECONDS",
             description = "Stops the job after this many seconds (exit status 124). Default: no limit.")
@@ -152,16 +160,35 @@ final class RunCommand implements Callable<Integer> {
             return 2;
         }
         Map<String, String> extra = new LinkedHashMap<>();
-        for (String e : environment) {
+        List<String> variables = new ArrayList<>();
+        if (export != null) {
+            for (String e : export.split(",")) {
+                if (e.equals("ALL")) {
+                    launch.env().forEach((name, value) -> {
+                        if (!name.startsWith("MPIPROXY_") && org.mpiproxy.protocol.ExecCommand.isVariableName(name)) {
+                            extra.put(name, value);
+                        }
+                    });
+                } else if (!e.equals("NONE") && !e.isEmpty()) {
+                    variables.add(e);
+                }
+            }
+        }
+        variables.addAll(environment);
+        for (String e : variables) {
             int eq = e.indexOf('=');
             String name = eq < 0 ? e : e.substring(0, eq);
-            if (name.isEmpty() || !name.matches("[A-Za-z_][A-Za-z0-9_]*")) {
+            if (!org.mpiproxy.protocol.ExecCommand.isVariableName(name)) {
                 err.println("mpiproxy: -x " + e + ": '" + name + "' is not a variable name");
                 return 2;
             }
             String value = eq < 0 ? launch.env().get(name) : e.substring(eq + 1);
             if (value == null) {
                 err.println("mpiproxy: -x " + name + ": not set here; give -x " + name + "=VALUE");
+                return 2;
+            }
+            if (value.indexOf('\0') >= 0) {
+                err.println("mpiproxy: -x " + name + ": the value holds a NUL character");
                 return 2;
             }
             extra.put(name, value);

@@ -7,8 +7,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
@@ -97,42 +95,39 @@ final class V1Control {
         V1HeaderFlyweight outHeader = new V1HeaderFlyweight().wrap(out, 0);
         ByteBuffer in = ByteBuffer.allocate(2048).order(V1HeaderDescriptor.BYTE_ORDER);
         V1HeaderFlyweight inHeader = new V1HeaderFlyweight().wrap(in, 0);
-        try (DatagramChannel channel = DatagramChannel.open(); Selector selector = Selector.open()) {
-            channel.bind(new InetSocketAddress(localPort));
-            channel.configureBlocking(false);
-            channel.register(selector, SelectionKey.OP_READ);
-            long deadline = System.nanoTime() + wait.toNanos();
-            long nextSend = System.nanoTime();
-            while (left > 0 && !stop.getAsBoolean()) {
-                long now = System.nanoTime();
-                if (now - deadline >= 0) {
-                    break;
-                }
-                if (now - nextSend >= 0) {
-                    for (int r = 1; r < pending.length; r++) {
-                        if (pending[r]) {
-                            outHeader.set(OP_TERMINATE, 0, r, ranks.get(r - 1).coreId(), 0, 0);
-                            channel.send(out.clear(), addresses[r]);
-                        }
+        int waiting = left;
+        RequestRounds.run(localPort, in, wait, RESEND_NANOS, new RequestRounds.Exchange() {
+            private int left = waiting;
+
+            @Override
+            public void send(DatagramChannel channel) throws IOException {
+                for (int r = 1; r < pending.length; r++) {
+                    if (pending[r]) {
+                        outHeader.set(OP_TERMINATE, 0, r, ranks.get(r - 1).coreId(), 0, 0);
+                        channel.send(out.clear(), addresses[r]);
                     }
-                    nextSend = now + RESEND_NANOS;
-                }
-                selector.select(Math.max(1, Math.min(Math.min(deadline, nextSend) - now, 200_000_000L) / 1_000_000));
-                selector.selectedKeys().clear();
-                while (channel.receive(in.clear()) != null) {
-                    int r = inHeader.rankId();
-                    if (in.position() < HEADER_LENGTH || inHeader.operation() != OP_TERMINATE || r < 1
-                            || r >= pending.length || !pending[r]) {
-                        continue;
-                    }
-                    pending[r] = false;
-                    left--;
-                    int result = inHeader.result();
-                    statuses[r] = result == MpiErrors.SUCCESS ? (int) inHeader.datacount()
-                            : result == MpiErrors.ERR_RANK ? NOT_RUNNING : FAILED_TO_START;
                 }
             }
-        }
+
+            @Override
+            public void receive(DatagramChannel channel, InetSocketAddress source, ByteBuffer datagram) {
+                int r = inHeader.rankId();
+                if (datagram.position() < HEADER_LENGTH || inHeader.operation() != OP_TERMINATE || r < 1
+                        || r >= pending.length || !pending[r]) {
+                    return;
+                }
+                pending[r] = false;
+                left--;
+                int result = inHeader.result();
+                statuses[r] = result == MpiErrors.SUCCESS ? (int) inHeader.datacount()
+                        : result == MpiErrors.ERR_RANK ? NOT_RUNNING : FAILED_TO_START;
+            }
+
+            @Override
+            public boolean done() {
+                return left == 0 || stop.getAsBoolean();
+            }
+        });
     }
 
     /**

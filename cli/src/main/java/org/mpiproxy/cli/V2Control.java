@@ -11,8 +11,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
-import java.nio.channels.SelectionKey;
-import java.nio.channels.Selector;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
@@ -170,60 +168,56 @@ final class V2Control {
         Map<InetSocketAddress, NodeStatus> nodes = new LinkedHashMap<>();
         proxies.forEach(p -> nodes.put(p, new NodeStatus()));
         Signer signer = new Signer(keys);
-        int left = nodes.size();
-        try (DatagramChannel channel = DatagramChannel.open(); Selector selector = Selector.open()) {
-            channel.bind(new InetSocketAddress(0));
-            channel.configureBlocking(false);
-            channel.register(selector, SelectionKey.OP_READ);
-            long deadline = System.nanoTime() + wait.toNanos();
-            long nextSend = System.nanoTime();
-            while (left > 0) {
-                long now = System.nanoTime();
-                if (now - deadline >= 0) {
-                    break;
-                }
-                if (now - nextSend >= 0) {
-                    for (Map.Entry<InetSocketAddress, NodeStatus> e : nodes.entrySet()) {
-                        if (!e.getValue().answered) {
-                            sendStatus(channel, signer, e.getKey(), jobId, e.getValue().from);
+        RequestRounds.run(0, signer.in, wait, Math.min(RESEND_NANOS, Math.max(1, wait.toNanos() / 4)),
+                new RequestRounds.Exchange() {
+                    private int left = nodes.size();
+
+                    @Override
+                    public void send(DatagramChannel channel) throws IOException {
+                        for (Map.Entry<InetSocketAddress, NodeStatus> e : nodes.entrySet()) {
+                            if (!e.getValue().answered) {
+                                sendStatus(channel, signer, e.getKey(), jobId, e.getValue().from);
+                            }
                         }
                     }
-                    nextSend = now + Math.min(RESEND_NANOS, Math.max(1, wait.toNanos() / 4));
-                }
-                selector.select(Math.max(1, Math.min(deadline, nextSend) - now) / 1_000_000 + 1);
-                selector.selectedKeys().clear();
-                InetSocketAddress source;
-                while ((source = (InetSocketAddress) channel.receive(signer.in.clear())) != null) {
-                    NodeStatus node = nodes.get(source);
-                    V2HeaderFlyweight h = node != null && !node.answered ? signer.verify(source, jobId) : null;
-                    if (h == null || h.operation() != OP_STATUS || h.sequence() != node.from) {
-                        continue;
+
+                    @Override
+                    public void receive(DatagramChannel channel, InetSocketAddress source, ByteBuffer in)
+                            throws IOException {
+                        NodeStatus node = nodes.get(source);
+                        V2HeaderFlyweight h = node != null && !node.answered ? signer.verify(source, jobId) : null;
+                        if (h == null || h.operation() != OP_STATUS || h.sequence() != node.from) {
+                            return;
+                        }
+                        if (h.result() != MpiErrors.SUCCESS) {
+                            node.unknownJob = h.result() == MpiErrors.ERR_COMM;
+                            node.result = h.result();
+                            node.answered = true;
+                            left--;
+                            return;
+                        }
+                        int count = (int) Math.min(h.argument(), h.payloadLength() / V2StatusDescriptor.ENTRY_LENGTH);
+                        for (int i = 0; i < count; i++) {
+                            int o = HEADER_LENGTH + i * V2StatusDescriptor.ENTRY_LENGTH;
+                            node.ranks.add(new RankState(V2StatusDescriptor.rank(in, o), V2StatusDescriptor.state(in, o),
+                                    V2StatusDescriptor.core(in, o), V2StatusDescriptor.pid(in, o),
+                                    V2StatusDescriptor.exitStatus(in, o)));
+                        }
+                        long next = h.ack();
+                        if (next == 0 || next <= node.from) {
+                            node.answered = true;
+                            left--;
+                        } else {
+                            node.from = next;
+                            sendStatus(channel, signer, source, jobId, next);
+                        }
                     }
-                    if (h.result() != MpiErrors.SUCCESS) {
-                        node.unknownJob = h.result() == MpiErrors.ERR_COMM;
-                        node.result = h.result();
-                        node.answered = true;
-                        left--;
-                        continue;
+
+                    @Override
+                    public boolean done() {
+                        return left == 0;
                     }
-                    int count = (int) Math.min(h.argument(), h.payloadLength() / V2StatusDescriptor.ENTRY_LENGTH);
-                    for (int i = 0; i < count; i++) {
-                        int o = HEADER_LENGTH + i * V2StatusDescriptor.ENTRY_LENGTH;
-                        node.ranks.add(new RankState(V2StatusDescriptor.rank(signer.in, o),
-                                V2StatusDescriptor.state(signer.in, o), V2StatusDescriptor.core(signer.in, o),
-                                V2StatusDescriptor.pid(signer.in, o), V2StatusDescriptor.exitStatus(signer.in, o)));
-                    }
-                    long next = h.ack();
-                    if (next == 0 || next <= node.from) {
-                        node.answered = true;
-                        left--;
-                    } else {
-                        node.from = next;
-                        sendStatus(channel, signer, source, jobId, next);
-                    }
-                }
-            }
-        }
+                });
         return nodes;
     }
 
@@ -302,63 +296,59 @@ final class V2Control {
         long argument = stopNow ? V2HeaderDescriptor.TERMINATE_STOP : 0;
         long silenceNanos = silence.toNanos();
         long resendNanos = Math.max(1_000_000L, Math.min(RESEND_NANOS, silenceNanos / 4));
-        try (DatagramChannel channel = DatagramChannel.open(); Selector selector = Selector.open()) {
-            channel.bind(new InetSocketAddress(localPort));
-            channel.configureBlocking(false);
-            channel.register(selector, SelectionKey.OP_READ);
-            long deadline = System.nanoTime() + wait.toNanos();
-            long nextSend = System.nanoTime();
-            for (int r = 1; r < pending.length; r++) {
-                lastHeard.put(addresses[r], nextSend);
-            }
-            while (left > 0 && !stop.getAsBoolean()) {
-                long now = System.nanoTime();
-                if (now - deadline >= 0) {
-                    break;
-                }
-                left -= giveUpSilentNodes(pending, addresses, statuses, lastHeard, now, silenceNanos);
-                if (left == 0) {
-                    break;
-                }
-                if (now - nextSend >= 0) {
-                    for (int r = 1; r < pending.length; r++) {
-                        if (pending[r]) {
-                            int core = ranks.get(r - 1).coreId();
-                            channel.send(signer.request(addresses[r], OP_TERMINATE, jobId, r, core,
-                                    h -> h.argument(argument), null), addresses[r]);
-                        }
-                    }
-                    nextSend = now + resendNanos;
-                }
-                selector.select(Math.max(1, Math.min(Math.min(deadline, nextSend) - now, 200_000_000L) / 1_000_000));
-                selector.selectedKeys().clear();
-                InetSocketAddress source;
-                while ((source = (InetSocketAddress) channel.receive(signer.in.clear())) != null) {
-                    V2HeaderFlyweight h = signer.verify(source, jobId);
-                    if (h != null && lastHeard.containsKey(source)) {
-                        lastHeard.put(source, System.nanoTime());
-                    }
-                    if (h != null && h.operation() == OP_OUTPUT) {
-                        onOutput(channel, signer, source, h, jobId, streams, lines);
-                        continue;
-                    }
-                    // a STATUS reply is the interim answer (alive, still terminating): keep waiting
-                    if (h == null || h.operation() != OP_TERMINATE) {
-                        continue;
-                    }
-                    long r = h.rank();
-                    if (r < 1 || r >= pending.length || !pending[(int) r] || !addresses[(int) r].equals(source)) {
-                        continue;
-                    }
-                    pending[(int) r] = false;
-                    left--;
-                    int result = h.result();
-                    statuses[(int) r] = result == MpiErrors.SUCCESS ? (int) h.argument()
-                            : result == MpiErrors.ERR_RANK || result == MpiErrors.ERR_COMM ? V1Control.NOT_RUNNING
-                            : V1Control.FAILED_TO_START;
-                }
-            }
+        long start = System.nanoTime();
+        for (int r = 1; r < pending.length; r++) {
+            lastHeard.put(addresses[r], start);
         }
+        int waiting = left;
+        RequestRounds.run(localPort, signer.in, wait, resendNanos, new RequestRounds.Exchange() {
+            private int left = waiting;
+
+            @Override
+            public void send(DatagramChannel channel) throws IOException {
+                for (int r = 1; r < pending.length; r++) {
+                    if (pending[r]) {
+                        int core = ranks.get(r - 1).coreId();
+                        channel.send(signer.request(addresses[r], OP_TERMINATE, jobId, r, core,
+                                h -> h.argument(argument), null), addresses[r]);
+                    }
+                }
+            }
+
+            @Override
+            public void receive(DatagramChannel channel, InetSocketAddress source, ByteBuffer in) throws IOException {
+                V2HeaderFlyweight h = signer.verify(source, jobId);
+                if (h != null && lastHeard.containsKey(source)) {
+                    lastHeard.put(source, System.nanoTime());
+                }
+                if (h != null && h.operation() == OP_OUTPUT) {
+                    onOutput(channel, signer, source, h, jobId, streams, lines);
+                    return;
+                }
+                // a STATUS reply is the interim answer (alive, still terminating): keep waiting
+                if (h == null || h.operation() != OP_TERMINATE) {
+                    return;
+                }
+                long r = h.rank();
+                if (r < 1 || r >= pending.length || !pending[(int) r] || !addresses[(int) r].equals(source)) {
+                    return;
+                }
+                pending[(int) r] = false;
+                left--;
+                int result = h.result();
+                statuses[(int) r] = result == MpiErrors.SUCCESS ? (int) h.argument()
+                        : result == MpiErrors.ERR_RANK || result == MpiErrors.ERR_COMM ? V1Control.NOT_RUNNING
+                        : V1Control.FAILED_TO_START;
+            }
+
+            @Override
+            public boolean done() {
+                if (left > 0) {
+                    left -= giveUpSilentNodes(pending, addresses, statuses, lastHeard, System.nanoTime(), silenceNanos);
+                }
+                return left == 0 || stop.getAsBoolean();
+            }
+        });
     }
 
     /** @return how many pending ranks were given up because their node stayed silent for the silence */
@@ -416,7 +406,7 @@ final class V2Control {
     }
 
     /** Builds signed requests for, and checks replies from, nodes named by their address. */
-    private static final class Signer {
+    static final class Signer {
         final ByteBuffer out = ByteBuffer.allocate(V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH)
                 .order(V2HeaderDescriptor.BYTE_ORDER);
         final ByteBuffer in = ByteBuffer.allocate(V2HeaderDescriptor.MAX_DATAGRAM_LENGTH + 1)

@@ -86,15 +86,16 @@ class JobFileTest {
         assertTrue(program.toFile().setExecutable(true));
         Path file = dir.resolve("job");
 
-        assertEquals(5, run("run", "-q", "--job-file", file.toString(), "--hosts", "127.0.0.1:2", "--port",
-                Integer.toString(nodePort), program.toString()), err());
+        assertEquals(5, run("run", "-q", "--protocol", "v1", "--job-file", file.toString(), "--hosts", "127.0.0.1:2",
+                "--port", Integer.toString(nodePort), program.toString()), err());
 
         datagramsAtTheNode();
         JobFile job = JobFile.read(file);
         assertEquals(5, job.end().exitStatus());
         assertEquals(List.of(0, 5), job.end().rankStatuses());
         assertEquals(null, job.end().stopReason());
-        String id = JobRunner.Job.hex(job.jobId());
+        // a v1 job has no job id: it is named by its file
+        String id = "of " + file;
         String at = job.end().at().truncatedTo(java.time.temporal.ChronoUnit.SECONDS).toString();
 
         // the node never answers: a probe would say so and exit 1

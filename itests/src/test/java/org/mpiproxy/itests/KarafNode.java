@@ -130,9 +130,38 @@ final class KarafNode {
     /** @return this node's rank processes (started by its proxy: their channel file is in its ring directory) */
     List<ProcessHandle> ranks() {
         String marker = ringDirectory.toString() + "/";
-        return ProcessHandle.allProcesses()
-                .filter(p -> p.info().commandLine().map(c -> c.contains("--slave") && c.contains(marker)).orElse(false))
+        byte[] channel = ("MPIPROXY_CHANNEL=" + marker).getBytes(java.nio.charset.StandardCharsets.UTF_8);
+        List<ProcessHandle> matching = ProcessHandle.allProcesses()
+                .filter(p -> p.info().commandLine().map(c -> c.contains("--slave") && c.contains(marker)).orElse(false)
+                        || environmentHas(p.pid(), channel))
                 .toList();
+        // a rank's children inherit its environment: the rank is the one whose parent is not a rank
+        java.util.Set<Long> pids = new java.util.HashSet<>();
+        matching.forEach(p -> pids.add(p.pid()));
+        return matching.stream()
+                .filter(p -> p.parent().map(parent -> !pids.contains(parent.pid())).orElse(true))
+                .toList();
+    }
+
+    /** @return whether the process's environment holds an entry starting with {@code prefix} (a rank started as given) */
+    private static boolean environmentHas(long pid, byte[] prefix) {
+        byte[] env;
+        try {
+            env = Files.readAllBytes(Path.of("/proc", Long.toString(pid), "environ"));
+        } catch (IOException | RuntimeException e) {
+            return false;
+        }
+        for (int start = 0; start + prefix.length <= env.length; ) {
+            if (java.util.Arrays.equals(env, start, start + prefix.length, prefix, 0, prefix.length)) {
+                return true;
+            }
+            int nul = start;
+            while (nul < env.length && env[nul] != 0) {
+                nul++;
+            }
+            start = nul + 1;
+        }
+        return false;
     }
 
     /** Stops Karaf (SIGTERM, then SIGKILL after 60 s) and any rank of this node left behind. */

@@ -179,12 +179,91 @@ class LauncherMultiNodeIT {
         long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
         assertNotEquals(0, launcher.exitValue(), launcherErrors());
         String where = "127.0.0.1:" + port;
-        assertTrue(launcherErrors().contains("rank 1 on " + where + ":0: no proxy answers at " + where
-                + ": nothing listens on that UDP port"), launcherErrors());
         assertTrue(launcherErrors().contains("mpiproxy: rank 1 (" + where + ":0) unknown: no proxy answers at "
                 + where + ": nothing listens on that UDP port"), launcherErrors());
         assertEquals(0, count("ranks started", launcherErrors()), "no progress line: " + launcherErrors());
         assertTrue(seconds < 30, "took " + seconds + " s");
+    }
+
+    /** What a finished launcher left: its exit status, its stdout lines and its stderr. */
+    private record Run(int exit, List<String> out, String err) {
+    }
+
+    /** Runs the launcher to its end, {@code run} followed by the cluster's options and {@code runArgs}. */
+    private Run run(long timeoutSeconds, String... runArgs) throws Exception {
+        List<String> command = new ArrayList<>(List.of(java(), "-jar", cli.toString(), "run", "--key-file",
+                key.toString(), "--node-map", nodeMap.toString()));
+        command.addAll(List.of(runArgs));
+        ProcessBuilder builder = new ProcessBuilder(command).redirectError(work.resolve("launcher.err").toFile());
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        Process launcher = builder.start();
+        CompletableFuture<List<String>> lines = CompletableFuture.supplyAsync(() -> readAll(launcher));
+        assertTrue(launcher.waitFor(timeoutSeconds, TimeUnit.SECONDS), "launcher still runs after " + timeoutSeconds
+                + " s: " + launcherErrors());
+        return new Run(launcher.exitValue(), lines.get(10, TimeUnit.SECONDS), launcherErrors());
+    }
+
+    @Test
+    void shouldRunAPlainProgramOnEverySlotWithItsWorldAndTheJobsVariables() throws Exception {
+        Run run = run(120, "--hosts", "n1:2,n2:2,n3:2", "-n", "6", "-x", "GREETING=hello world", "sh", "-c",
+                "echo \"$MPIPROXY_RANK/$MPIPROXY_SIZE pmi=$PMI_RANK/$PMI_SIZE ompi=$OMPI_COMM_WORLD_RANK"
+                        + " local=$OMPI_COMM_WORLD_LOCAL_RANK/$OMPI_COMM_WORLD_LOCAL_SIZE $GREETING\"; echo err$MPIPROXY_RANK >&2");
+
+        assertEquals(0, run.exit(), run.err());
+        List<String> expected = new ArrayList<>(List.of("[0] 0/6 pmi=0/6 ompi=0 local=0/1 hello world",
+                // ranks 1 on n1, 2-3 on n2, 4-5 on n3
+                "[1] 1/6 pmi=1/6 ompi=1 local=0/1 hello world",
+                "[2] 2/6 pmi=2/6 ompi=2 local=0/2 hello world",
+                "[3] 3/6 pmi=3/6 ompi=3 local=1/2 hello world",
+                "[4] 4/6 pmi=4/6 ompi=4 local=0/2 hello world",
+                "[5] 5/6 pmi=5/6 ompi=5 local=1/2 hello world"));
+        List<String> out = new ArrayList<>(run.out());
+        Collections.sort(out);
+        assertEquals(expected, out, run.err());
+        for (int r = 0; r < 6; r++) {
+            assertTrue(run.err().contains("[" + r + "] err" + r + "\n"), run.err());
+        }
+        assertEquals(List.of(), ranksEverywhere(), "ranks left running");
+    }
+
+    @Test
+    void shouldExitWithTheStatusOfThePlainRankThatFailedAndStopTheOthersAtOnce() throws Exception {
+        long start = System.nanoTime();
+        Run run = run(120, "--hosts", "n1:2,n2:2,n3:2", "-n", "6", "sh", "-c",
+                "if [ \"$MPIPROXY_RANK\" = 3 ]; then exit 7; fi; exec sleep 100");
+        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+
+        assertEquals(7, run.exit(), run.err());
+        assertTrue(run.err().contains("rank 3 (n2 (127.0.0.12:"), run.err());
+        assertTrue(run.err().contains("exited with status 7"), run.err());
+        assertTrue(seconds < 60, "a failed rank stops the job at once, not after the others' 100 s; took " + seconds);
+        assertEquals(List.of(), ranksEverywhere(), "ranks left running");
+    }
+
+    @Test
+    void shouldWaitForEveryPlainRankAfterRankZeroEnded() throws Exception {
+        Run run = run(120, "--hosts", "n1:2,n2:1", "-n", "3", "sh", "-c",
+                "if [ \"$MPIPROXY_RANK\" != 0 ]; then sleep 3; fi; echo done $MPIPROXY_RANK");
+
+        assertEquals(0, run.exit(), run.err());
+        List<String> out = new ArrayList<>(run.out());
+        Collections.sort(out);
+        assertEquals(List.of("[0] done 0", "[1] done 1", "[2] done 2"), out, run.err());
+    }
+
+    @Test
+    void shouldSayWhyARankCannotStartWhenItsNodeLacksTheProgram() throws Exception {
+        Path local = work.resolve("only-here");
+        Files.writeString(local, "#!/bin/sh\necho here\n");
+        local.toFile().setExecutable(true);
+
+        Run run = run(60, "--hosts", "n1:2,n2:1", "-n", "3", local.toString());
+
+        assertEquals(127, run.exit(), run.err());
+        assertTrue(run.err().contains("rank 1 (n1 (127.0.0.11:"), run.err());
+        assertTrue(run.err().contains("could not be started: MPI_ERR_IO: no program 'only-here' in "), run.err());
+        assertEquals(List.of(), run.out(), "rank 0 did not run either");
+        assertEquals(List.of(), ranksEverywhere(), "ranks left running");
     }
 
     @Test

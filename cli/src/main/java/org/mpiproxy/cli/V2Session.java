@@ -1,0 +1,466 @@
+package org.mpiproxy.cli;
+
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_END_OF_MESSAGE;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_OUTPUT;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_PLAIN;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_OUTPUT;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_STATUS;
+
+import java.io.ByteArrayOutputStream;
+import java.io.IOException;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.LinkedHashMap;
+import java.util.LinkedHashSet;
+import java.util.List;
+import java.util.Map;
+import java.util.Set;
+import java.util.concurrent.TimeUnit;
+
+import org.mpiproxy.protocol.ClusterKeys;
+import org.mpiproxy.protocol.ExecCommand;
+import org.mpiproxy.protocol.MpiErrors;
+import org.mpiproxy.protocol.V2HeaderDescriptor;
+import org.mpiproxy.protocol.V2HeaderFlyweight;
+import org.mpiproxy.protocol.V2StatusDescriptor;
+
+/**
+ * The launcher's own side of a v2 job whose ranks 1..N-1 it starts itself, whatever the program
+ * (docs/protocol-v2.md 5.1, plain EXEC): it EXECs every rank from rank 0's port (so rank 0, when
+ * it uses our library, owns the job on every node and talks to the ranks as before), with the
+ * PLAIN flag and the port of its own output socket, which then receives every rank's output
+ * (OUTPUT, acknowledged per stream and printed tagged) and watches the ranks with STATUS, so the
+ * launcher learns at once when a rank failed or every rank ended.
+ * <p>
+ * Threads: {@link #exec} on the caller's; afterwards one daemon thread owns the output socket;
+ * {@link #states} and {@link #close} may be called from any thread.
+ */
+final class V2Session implements AutoCloseable {
+
+    /** How often a proxy is asked for the job's ranks while they run. */
+    static final Duration WATCH_INTERVAL = Duration.ofMillis(250);
+    private static final long EXEC_RESEND_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
+
+    /** A rank's state as its node last listed it. */
+    record RankState(int state, int exitStatus) {
+        boolean ended() {
+            return state == V2StatusDescriptor.STATE_EXITED || state == V2StatusDescriptor.STATE_FAILED
+                    || state == V2StatusDescriptor.STATE_FINISHED;
+        }
+    }
+
+    /** An EXEC that failed: which rank, and the proxy's reason. */
+    record Failure(int rank, String reason) {
+    }
+
+    private final long jobId;
+    private final List<Placement> ranks;
+    private final V2Control.Signer signer;
+    private final DatagramChannel output;
+    private final Selector selector;
+    private final PrintStream out;
+    private final PrintStream err;
+    private final boolean tag;
+    private final Map<Long, Stream> streams = new HashMap<>();
+    private final Map<InetSocketAddress, List<Integer>> ranksByNode = new LinkedHashMap<>();
+    private final Map<Integer, RankState> states = new HashMap<>();
+    private final Object lock = new Object();
+    private final Map<InetSocketAddress, Long> lastHeard = new HashMap<>();
+    private final Runnable onChange;
+    private long silenceNanos = Long.MAX_VALUE;
+    private volatile boolean closed;
+    private Thread thread;
+
+    /** Where an output stream continues, and its line so far. */
+    private static final class Stream {
+        long next;
+        final ByteArrayOutputStream line = new ByteArrayOutputStream();
+    }
+
+    /**
+     * Opens the output socket.
+     *
+     * @param jobId the job
+     * @param keys  the cluster keys
+     * @param ranks placement of rank r at element r-1
+     * @param out   where the ranks' standard output goes; also its lock
+     * @param err   where their standard error goes; also its lock
+     * @param tag      prefix lines with {@code [rank] }
+     * @param onChange run (on the session's thread) whenever a node listed the ranks
+     * @throws IOException when the socket cannot be opened
+     */
+    V2Session(long jobId, ClusterKeys keys, List<Placement> ranks, PrintStream out, PrintStream err, boolean tag,
+              Runnable onChange) throws IOException {
+        this.jobId = jobId;
+        this.onChange = onChange;
+        this.ranks = ranks;
+        this.signer = new V2Control.Signer(keys);
+        this.out = out;
+        this.err = err;
+        this.tag = tag;
+        for (int r = 1; r <= ranks.size(); r++) {
+            ranksByNode.computeIfAbsent(address(r), a -> new ArrayList<>()).add(r);
+        }
+        output = DatagramChannel.open();
+        output.bind(new InetSocketAddress(0));
+        output.configureBlocking(false);
+        selector = Selector.open();
+        output.register(selector, SelectionKey.OP_READ);
+    }
+
+    private InetSocketAddress address(int rank) {
+        Placement p = ranks.get(rank - 1);
+        return new InetSocketAddress(p.address(), p.port());
+    }
+
+    /** @return the port of the output socket, which the EXECs name */
+    int outputPort() {
+        return ((InetSocketAddress) socketAddress()).getPort();
+    }
+
+    private java.net.SocketAddress socketAddress() {
+        try {
+            return output.getLocalAddress();
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+    }
+
+    /**
+     * Starts ranks 1..N-1: a plain EXEC each, from {@code hostPort}, repeated until every rank's
+     * proxy answered. Output that arrives meanwhile is taken.
+     *
+     * @param hostPort    rank 0's port, free now; it is released again before this returns
+     * @param program     the program's name on the nodes
+     * @param args        its arguments
+     * @param environment rank r's environment at element r-1
+     * @param wait        how long to wait for every answer
+     * @return the failures, empty when every rank started; a rank whose node never answered
+     *         has the reason "no answer ..."
+     * @throws IOException when the port cannot be bound or a socket fails
+     * @throws IllegalArgumentException when a rank's EXEC does not fit one datagram
+     */
+    List<Failure> exec(int hostPort, String program, List<String> args, List<Map<String, String>> environment,
+                       Duration wait) throws IOException {
+        int size = ranks.size() + 1;
+        byte[][] payloads = new byte[size][];
+        int max = V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH - HEADER_LENGTH - V2HeaderDescriptor.MAC_LENGTH;
+        for (int r = 1; r < size; r++) {
+            payloads[r] = new ExecCommand(program, args, environment.get(r - 1)).encodePlain();
+            if (payloads[r].length > max) {
+                throw new IllegalArgumentException("the command line and environment of rank " + r + " take "
+                        + payloads[r].length + " bytes; one EXEC carries at most " + max + ": pass fewer or shorter"
+                        + " -x variables or arguments");
+            }
+        }
+        boolean[] pending = new boolean[size];
+        java.util.Arrays.fill(pending, 1, size, true);
+        List<Failure> failures = new ArrayList<>();
+        int flags = FLAG_PLAIN | FLAG_OUTPUT;
+        int outputPort = outputPort();
+        V2Control.Signer execSigner = new V2Control.Signer(signer.keys);
+        RequestRounds.run(hostPort, execSigner.in, wait, EXEC_RESEND_NANOS, new RequestRounds.Exchange() {
+            private int left = size - 1;
+
+            @Override
+            public void send(DatagramChannel channel) throws IOException {
+                for (int r = 1; r < size; r++) {
+                    if (pending[r]) {
+                        InetSocketAddress to = address(r);
+                        channel.send(execSigner.request(to, OP_EXEC, jobId, r, ranks.get(r - 1).coreId(),
+                                h -> h.flags(flags).tag(outputPort).argument(size), payloads[r]), to);
+                        if (r % 64 == 0) {
+                            takeOutput(0);
+                        }
+                    }
+                }
+                takeOutput(0);
+            }
+
+            @Override
+            public void receive(DatagramChannel channel, InetSocketAddress source, ByteBuffer in) throws IOException {
+                V2HeaderFlyweight h = execSigner.verify(source, jobId);
+                long r = h == null || h.operation() != OP_EXEC ? -1 : h.rank();
+                if (r < 1 || r >= size || !pending[(int) r] || !address((int) r).equals(source)) {
+                    return;
+                }
+                pending[(int) r] = false;
+                left--;
+                if (h.result() != MpiErrors.SUCCESS) {
+                    byte[] reason = new byte[h.payloadLength()];
+                    in.get(HEADER_LENGTH, reason);
+                    failures.add(new Failure((int) r, MpiErrors.name(h.result()) + ": "
+                            + new String(reason, StandardCharsets.UTF_8)));
+                }
+            }
+
+            @Override
+            public boolean done() {
+                return left == 0;
+            }
+        });
+        takeOutput(0);
+        for (int r = 1; r < size; r++) {
+            if (pending[r]) {
+                failures.add(new Failure(r, "no answer from its proxy in " + wait.toSeconds() + " s"));
+            }
+        }
+        failures.sort(java.util.Comparator.comparingInt(Failure::rank));
+        return failures;
+    }
+
+    /** @param silence a node that sends nothing valid for this long no longer holds up {@link #allEnded} */
+    void silence(Duration silence) {
+        silenceNanos = silence.toNanos();
+    }
+
+    /** Starts the thread that takes output and watches the ranks until {@link #close}. */
+    void start() {
+        long now = System.nanoTime();
+        synchronized (lock) {
+            ranksByNode.keySet().forEach(node -> lastHeard.put(node, now));
+        }
+        thread = new Thread(this::run, "v2-session");
+        thread.setDaemon(true);
+        thread.start();
+    }
+
+    private void run() {
+        long nextWatch = System.nanoTime();
+        try {
+            while (!closed) {
+                long now = System.nanoTime();
+                if (now - nextWatch >= 0) {
+                    askStatus();
+                    nextWatch = now + WATCH_INTERVAL.toNanos();
+                }
+                takeOutput(Math.max(1, TimeUnit.NANOSECONDS.toMillis(nextWatch - now)));
+            }
+        } catch (IOException e) {
+            if (!closed) {
+                err.println("mpiproxy: the output socket failed (" + e + "): no more output of ranks 1.."
+                        + ranks.size());
+            }
+        }
+    }
+
+    private void askStatus() throws IOException {
+        for (InetSocketAddress node : ranksByNode.keySet()) {
+            output.send(signer.request(node, OP_STATUS, jobId, 0, 0, h -> h.sequence(0), null), node);
+        }
+    }
+
+    /** Receives what arrived (waiting up to {@code waitMillis} for the first datagram; 0: not at all). */
+    private void takeOutput(long waitMillis) throws IOException {
+        if (waitMillis > 0) {
+            selector.select(waitMillis);
+        } else {
+            selector.selectNow();
+        }
+        selector.selectedKeys().clear();
+        Set<Long> toAck = new LinkedHashSet<>();
+        Map<Long, InetSocketAddress> from = new HashMap<>();
+        InetSocketAddress source;
+        int taken = 0;
+        while ((source = (InetSocketAddress) output.receive(signer.in.clear())) != null) {
+            V2HeaderFlyweight h = ranksByNode.containsKey(source) ? signer.verify(source, jobId) : null;
+            if (h == null) {
+                continue;
+            }
+            synchronized (lock) {
+                lastHeard.put(source, System.nanoTime());
+            }
+            if (h.operation() == OP_STATUS) {
+                onStatus(source, h);
+            } else if (h.operation() == OP_OUTPUT) {
+                long key = onOutput(source, h);
+                if (key >= 0) {
+                    toAck.add(key);
+                    from.put(key, source);
+                }
+                if (++taken % 16 == 0) {
+                    ack(toAck, from);
+                }
+            }
+        }
+        ack(toAck, from);
+    }
+
+    private static long key(int rank, int stream) {
+        return ((long) rank << 8) | (stream & 0xff);
+    }
+
+    /** @return the stream's key, to be acknowledged; -1 when the datagram is not a valid OUTPUT */
+    private long onOutput(InetSocketAddress source, V2HeaderFlyweight h) {
+        long rank = h.rank();
+        int stream = h.tag();
+        if (rank < 1 || rank > ranks.size() || !address((int) rank).equals(source)
+                || stream != V2HeaderDescriptor.STREAM_STDOUT && stream != V2HeaderDescriptor.STREAM_STDERR) {
+            return -1;
+        }
+        long key = key((int) rank, stream);
+        Stream s = streams.computeIfAbsent(key, k -> new Stream());
+        if (h.sequence() == s.next) {
+            s.next++;
+            byte[] text = new byte[h.payloadLength()];
+            signer.in.get(HEADER_LENGTH, text);
+            s.line.write(text, 0, text.length);
+            if ((h.flags() & FLAG_END_OF_MESSAGE) != 0) {
+                print((int) rank, stream == V2HeaderDescriptor.STREAM_STDERR, s.line.toString(StandardCharsets.UTF_8));
+                s.line.reset();
+            }
+        }
+        return key;
+    }
+
+    private void ack(Set<Long> keys, Map<Long, InetSocketAddress> from) throws IOException {
+        for (long key : keys) {
+            int rank = (int) (key >>> 8);
+            int stream = (int) (key & 0xff);
+            long next = streams.get(key).next;
+            InetSocketAddress node = from.get(key);
+            output.send(signer.request(node, OP_OUTPUT, jobId, rank, 0, a -> a.tag(stream).ack(next), null), node);
+        }
+        keys.clear();
+    }
+
+    private void print(int rank, boolean stderr, String line) {
+        PrintStream to = stderr ? err : out;
+        synchronized (to) {
+            to.println(tag ? "[" + rank + "] " + line : line);
+            to.flush();
+        }
+    }
+
+    private void onStatus(InetSocketAddress node, V2HeaderFlyweight h) {
+        if (h.result() == MpiErrors.ERR_COMM) {
+            // the job is gone from the node: its ranks were terminated (by rank 0's library) and forgotten
+            synchronized (lock) {
+                for (int r : ranksByNode.get(node)) {
+                    RankState known = states.get(r);
+                    if (known == null || !known.ended()) {
+                        states.put(r, new RankState(V2StatusDescriptor.STATE_FINISHED, V2StatusDescriptor.NO_EXIT_STATUS));
+                    }
+                }
+                lock.notifyAll();
+            }
+            onChange.run();
+            return;
+        }
+        if (h.result() != MpiErrors.SUCCESS) {
+            return;
+        }
+        int count = (int) Math.min(h.argument(), h.payloadLength() / V2StatusDescriptor.ENTRY_LENGTH);
+        synchronized (lock) {
+            for (int i = 0; i < count; i++) {
+                int o = HEADER_LENGTH + i * V2StatusDescriptor.ENTRY_LENGTH;
+                long rank = V2StatusDescriptor.rank(signer.in, o);
+                if (rank >= 1 && rank <= ranks.size()) {
+                    states.put((int) rank, new RankState(V2StatusDescriptor.state(signer.in, o),
+                            V2StatusDescriptor.exitStatus(signer.in, o)));
+                }
+            }
+            lock.notifyAll();
+        }
+        onChange.run();
+    }
+
+    /**
+     * @return the lowest rank that failed: could not be started, or ended with a status other
+     *         than 0 (an exit code or a signal); 0 when none did
+     */
+    int failedRank() {
+        synchronized (lock) {
+            for (int r = 1; r <= ranks.size(); r++) {
+                RankState s = states.get(r);
+                if (s != null && (s.state() == V2StatusDescriptor.STATE_FAILED
+                        || s.ended() && s.exitStatus() > 0)) {
+                    return r;
+                }
+            }
+            return 0;
+        }
+    }
+
+    /**
+     * @return whether every rank has ended as far as its node last said, counting the ranks of a
+     *         node silent for longer than the silence as ended (the launcher then finds out why)
+     */
+    boolean allEnded() {
+        long now = System.nanoTime();
+        synchronized (lock) {
+            for (Map.Entry<InetSocketAddress, List<Integer>> node : ranksByNode.entrySet()) {
+                Long heard = lastHeard.get(node.getKey());
+                if (heard != null && now - heard > silenceNanos) {
+                    continue;
+                }
+                for (int r : node.getValue()) {
+                    RankState s = states.get(r);
+                    if (s == null || !s.ended()) {
+                        return false;
+                    }
+                }
+            }
+            return true;
+        }
+    }
+
+    /**
+     * Fills in the exit statuses of the ranks already terminated on their nodes (by rank 0's
+     * library); the others stay unknown, to be collected with TERMINATE.
+     *
+     * @param statuses element r: rank r's status; changed only where it is negative (unknown)
+     */
+    void fill(int[] statuses) {
+        synchronized (lock) {
+            for (int r = 1; r < statuses.length && r <= ranks.size(); r++) {
+                RankState s = states.get(r);
+                if (statuses[r] < 0 && s != null && s.state() == V2StatusDescriptor.STATE_FINISHED
+                        && s.exitStatus() >= 0) {
+                    statuses[r] = s.exitStatus();
+                }
+            }
+        }
+    }
+
+    /** @return the ranks' states as their nodes last listed them (ranks never listed are left out) */
+    Map<Integer, RankState> states() {
+        synchronized (lock) {
+            return Map.copyOf(states);
+        }
+    }
+
+    /** @return the lock notified whenever a node listed the ranks; for waiting on {@link #states} */
+    Object stateLock() {
+        return lock;
+    }
+
+    @Override
+    public void close() {
+        closed = true;
+        selector.wakeup();
+        if (thread != null) {
+            try {
+                thread.join(TimeUnit.SECONDS.toMillis(2));
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+        }
+        try {
+            selector.close();
+            output.close();
+        } catch (IOException e) {
+            // closing: nothing is lost
+        }
+    }
+}

@@ -1,0 +1,232 @@
+package org.mpiproxy.cli;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.ByteArrayOutputStream;
+import java.io.PrintStream;
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.channels.DatagramChannel;
+import java.nio.charset.StandardCharsets;
+import java.time.Duration;
+import java.util.List;
+import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
+import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterEach;
+import org.junit.jupiter.api.Test;
+import org.mpiproxy.protocol.ClusterKeys;
+import org.mpiproxy.protocol.ExecCommand;
+import org.mpiproxy.protocol.MpiErrors;
+import org.mpiproxy.protocol.NodeIds;
+import org.mpiproxy.protocol.V2Authenticator;
+import org.mpiproxy.protocol.V2HeaderDescriptor;
+import org.mpiproxy.protocol.V2HeaderFlyweight;
+import org.mpiproxy.protocol.V2StatusDescriptor;
+
+/** The launcher's side of a job against a small fake proxy that checks every request as a proxy does. */
+class V2SessionTest {
+
+    private static final ClusterKeys KEYS = ClusterKeys.of(Map.of(1, new byte[32]), 1);
+    private static final long JOB = 0x5e55L;
+
+    /** What the fake proxy saw and does. */
+    private final List<String> execs = new CopyOnWriteArrayList<>();
+    private final List<String> acks = new CopyOnWriteArrayList<>();
+    private final Map<Long, long[]> rankStates = new ConcurrentHashMap<>();
+    private volatile int outputPort;
+    private volatile InetSocketAddress owner;
+    private DatagramChannel proxy;
+    private V2Authenticator auth;
+    private Thread thread;
+    private final ByteArrayOutputStream out = new ByteArrayOutputStream();
+    private final ByteArrayOutputStream err = new ByteArrayOutputStream();
+
+    /** Answers EXEC of rank 2 with MPI_ERR_IO, every other EXEC with success; STATUS from {@link #rankStates}. */
+    private InetSocketAddress startProxy() throws Exception {
+        proxy = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0));
+        auth = new V2Authenticator(KEYS, NodeIds.of("127.0.0.1"), 30_000, 1024);
+        thread = new Thread(() -> {
+            ByteBuffer in = ByteBuffer.allocate(2048).order(V2HeaderDescriptor.BYTE_ORDER);
+            ByteBuffer reply = ByteBuffer.allocate(2048).order(V2HeaderDescriptor.BYTE_ORDER);
+            try {
+                while (true) {
+                    InetSocketAddress from = (InetSocketAddress) proxy.receive(in.clear());
+                    if (auth.verify(in, 0, in.position(), System.currentTimeMillis()) != V2Authenticator.OK) {
+                        continue;
+                    }
+                    V2HeaderFlyweight h = new V2HeaderFlyweight().wrap(in, 0);
+                    V2HeaderFlyweight r = header(reply, h.operation(), h.rank());
+                    if (h.operation() == V2HeaderDescriptor.OP_EXEC) {
+                        ExecCommand c = ExecCommand.parsePlain(in, h.payloadOffset(), h.payloadLength());
+                        execs.add("rank " + h.rank() + " flags " + h.flags() + " " + c.program() + " " + c.args() + " "
+                                + c.environment());
+                        owner = from;
+                        outputPort = h.tag();
+                        if (h.rank() == 2) {
+                            byte[] why = "no program 'prog' in /programs".getBytes(StandardCharsets.UTF_8);
+                            r.result(MpiErrors.ERR_IO).payloadLength(why.length);
+                            reply.put(V2HeaderDescriptor.HEADER_LENGTH, why);
+                        }
+                    } else if (h.operation() == V2HeaderDescriptor.OP_OUTPUT) {
+                        acks.add("rank " + h.rank() + " stream " + h.tag() + " ack " + h.ack() + " from "
+                                + (from.getPort() == outputPort ? "output port" : "elsewhere"));
+                        continue;
+                    } else if (h.operation() == V2HeaderDescriptor.OP_STATUS) {
+                        int n = 0;
+                        for (Map.Entry<Long, long[]> e : new java.util.TreeMap<>(rankStates).entrySet()) {
+                            V2StatusDescriptor.put(reply, V2HeaderDescriptor.HEADER_LENGTH
+                                    + n * V2StatusDescriptor.ENTRY_LENGTH, e.getKey(), (int) e.getValue()[0], 0, 4242,
+                                    (int) e.getValue()[1]);
+                            n++;
+                        }
+                        r.argument(n).payloadLength(n * V2StatusDescriptor.ENTRY_LENGTH);
+                    } else {
+                        continue;
+                    }
+                    send(reply, from);
+                }
+            } catch (java.io.IOException e) {
+                // closed by the test
+            }
+        });
+        thread.setDaemon(true);
+        thread.start();
+        return (InetSocketAddress) proxy.getLocalAddress();
+    }
+
+    private V2HeaderFlyweight header(ByteBuffer b, int op, long rank) {
+        return new V2HeaderFlyweight().wrap(b.clear(), 0).reset(op, V2HeaderDescriptor.FLAG_REPLY).keyId(1)
+                .nodeId(auth.nodeId()).jobId(JOB).rank(rank).timestamp(System.currentTimeMillis())
+                .nonce(System.nanoTime());
+    }
+
+    private synchronized void send(ByteBuffer b, InetSocketAddress to) throws java.io.IOException {
+        int n = auth.sign(b, 0);
+        proxy.send(b.limit(n).position(0), to);
+    }
+
+    /** The proxy's OUTPUT fragment of rank 1's stdout line, to the port the EXEC named. */
+    private void output(long sequence, String text, boolean endOfLine) throws Exception {
+        ByteBuffer b = ByteBuffer.allocate(2048).order(V2HeaderDescriptor.BYTE_ORDER);
+        byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
+        header(b, V2HeaderDescriptor.OP_OUTPUT, 1).flags(V2HeaderDescriptor.FLAG_REPLY
+                | (endOfLine ? V2HeaderDescriptor.FLAG_END_OF_MESSAGE : 0)).tag(V2HeaderDescriptor.STREAM_STDOUT)
+                .sequence(sequence).payloadLength(bytes.length);
+        b.put(V2HeaderDescriptor.HEADER_LENGTH, bytes);
+        send(b, new InetSocketAddress(owner.getAddress(), outputPort));
+    }
+
+    @AfterEach
+    void stop() throws Exception {
+        if (proxy != null) {
+            proxy.close();
+            thread.join(5000);
+        }
+    }
+
+    private V2Session session(InetSocketAddress node, int ranks, Runnable onChange) throws Exception {
+        List<Placement> placements = new java.util.ArrayList<>();
+        for (int r = 1; r <= ranks; r++) {
+            placements.add(new Placement("127.0.0.1", node.getPort(), 0, "127.0.0.1"));
+        }
+        return new V2Session(JOB, KEYS, placements, new PrintStream(out, true, StandardCharsets.UTF_8),
+                new PrintStream(err, true, StandardCharsets.UTF_8), true, onChange);
+    }
+
+    @Test
+    void shouldStartEveryRankWithAPlainExecFromRankZerosPortAndNameTheRefusedOne() throws Exception {
+        InetSocketAddress node = startProxy();
+        int hostPort = JobRunner.freeUdpPort();
+        try (V2Session session = session(node, 3, () -> { })) {
+            List<V2Session.Failure> failures = session.exec(hostPort, "prog", List.of("a b"),
+                    List.of(Map.of("R", "1"), Map.of("R", "2"), Map.of("R", "3")), Duration.ofSeconds(10));
+
+            assertEquals(List.of(new V2Session.Failure(2, "MPI_ERR_IO: no program 'prog' in /programs")), failures);
+            assertEquals(hostPort, owner.getPort(), "the EXECs come from rank 0's port: rank 0 owns the job");
+            assertEquals(session.outputPort(), outputPort, "the EXECs name the session's output port");
+            int flags = V2HeaderDescriptor.FLAG_PLAIN | V2HeaderDescriptor.FLAG_OUTPUT;
+            for (int r = 1; r <= 3; r++) {
+                assertTrue(execs.contains("rank " + r + " flags " + flags + " prog [a b] {R=" + r + "}"), execs.toString());
+            }
+            // rank 0's port is free again for rank 0
+            try (DatagramChannel rankZero = DatagramChannel.open()) {
+                rankZero.bind(new InetSocketAddress(hostPort));
+            }
+        }
+    }
+
+    @Test
+    void shouldRefuseAnExecThatDoesNotFitOneDatagram() throws Exception {
+        InetSocketAddress node = startProxy();
+        try (V2Session session = session(node, 1, () -> { })) {
+            String message = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
+                    () -> session.exec(JobRunner.freeUdpPort(), "prog", List.of(), List.of(Map.of("BIG", "x".repeat(2000))),
+                            Duration.ofSeconds(1))).getMessage();
+            assertTrue(message.contains("the command line and environment of rank 1 take 2014 bytes; one EXEC carries"
+                    + " at most 1344"), message);
+            assertTrue(execs.isEmpty());
+        }
+    }
+
+    @Test
+    void shouldPrintEveryLineOnceInOrderAndAcknowledgeFromTheOutputPort() throws Exception {
+        InetSocketAddress node = startProxy();
+        try (V2Session session = session(node, 1, () -> { })) {
+            assertEquals(List.of(), session.exec(JobRunner.freeUdpPort(), "prog", List.of(), List.of(Map.of()),
+                    Duration.ofSeconds(10)));
+            session.start();
+            output(1, "second", true);   // ahead of a gap: not taken, the proxy sends it again
+            output(0, "first ", false);
+            output(0, "first ", false);  // a duplicate
+            output(1, "line", true);
+            output(2, "second", true);
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+            while (!acks.contains("rank 1 stream 1 ack 3 from output port") && System.nanoTime() < deadline) {
+                Thread.sleep(10);
+            }
+            assertTrue(acks.contains("rank 1 stream 1 ack 3 from output port"), acks.toString());
+            assertFalse(acks.stream().anyMatch(a -> a.endsWith("elsewhere")), acks.toString());
+        }
+        assertEquals("[1] first line\n[1] second\n", out.toString(StandardCharsets.UTF_8));
+    }
+
+    @Test
+    void shouldSeeAFailedRankAndWhenEveryRankEnded() throws Exception {
+        InetSocketAddress node = startProxy();
+        java.util.concurrent.atomic.AtomicInteger changes = new java.util.concurrent.atomic.AtomicInteger();
+        try (V2Session session = session(node, 2, changes::incrementAndGet)) {
+            assertEquals(1, session.exec(JobRunner.freeUdpPort(), "prog", List.of(), List.of(Map.of(), Map.of()),
+                    Duration.ofSeconds(10)).size(), "rank 2 is refused by this fake");
+            rankStates.put(1L, new long[] {V2StatusDescriptor.STATE_RUNNING, -1});
+            rankStates.put(2L, new long[] {V2StatusDescriptor.STATE_RUNNING, -1});
+            session.start();
+            awaitChange(changes);
+            assertEquals(0, session.failedRank());
+            assertFalse(session.allEnded());
+
+            rankStates.put(2L, new long[] {V2StatusDescriptor.STATE_EXITED, 0});
+            rankStates.put(1L, new long[] {V2StatusDescriptor.STATE_EXITED, 137});
+            awaitChange(changes);
+            assertEquals(1, session.failedRank(), "killed by signal 9");
+            assertTrue(session.allEnded());
+            int[] statuses = {0, -1, -1};
+            session.fill(statuses);
+            assertEquals(List.of(0, -1, -1), List.of(statuses[0], statuses[1], statuses[2]),
+                    "exited ranks are still to be terminated: their statuses come from TERMINATE");
+        }
+    }
+
+    private static void awaitChange(java.util.concurrent.atomic.AtomicInteger changes) throws InterruptedException {
+        int now = changes.get();
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
+        while (changes.get() < now + 2 && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        assertTrue(changes.get() >= now + 2, "no STATUS answers");
+    }
+}
