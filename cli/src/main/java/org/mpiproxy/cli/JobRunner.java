@@ -87,9 +87,18 @@ final class JobRunner {
     private final Map<Integer, String> nodeProblems = new java.util.HashMap<>();
     /** Over v2 with ranks 1..N-1: the launcher's side of the job (their start, output and states). */
     private V2Session session;
+    /** Over v2 with ranks 1..N-1: rank 0's PMI server and the job's PMI fence. */
+    private org.mpiproxy.protocol.pmi.PmiServer pmi;
+    private PmiFence fence;
 
     /** How long the nodes' proxies get to answer the probe before ranks are started. */
     static final Duration PROBE_WAIT = Duration.ofSeconds(5);
+
+    /** The PMI key (and EXEC variable) that tells MPICH which ranks share a machine. */
+    static final String PROCESS_MAPPING = "PMI_process_mapping";
+
+    /** Stop reason (and job file's {@code stop.reason}) when a rank called MPI_Abort. */
+    static final String ABORT = "abort";
 
     /** Stop reason (and job file's {@code stop.reason}) when a rank failed and the job was stopped. */
     static final String FAILURE = "failure";
@@ -159,8 +168,10 @@ final class JobRunner {
         if (settings.v2() && size > 1) {
             session = new V2Session(jobId, keys, ranks, out, err, settings.tagOutput(), this::wake);
             session.silence(V2Control.DEAD_AFTER);
+            startPmi(jobId, size, env);
             Integer failed = startRanks(ranks, size, hostPort, jobId, keys);
             if (failed != null) {
+                closePmi();
                 return failed;
             }
             session.start();
@@ -171,6 +182,44 @@ final class JobRunner {
             if (session != null) {
                 session.close();
             }
+            closePmi();
+        }
+    }
+
+    /**
+     * Serves PMI for the job (MPICH programs, docs/protocol-v2.md 5.7): rank 0 talks to the
+     * launcher's own PMI server, the other ranks to their proxies' and, through their PMI
+     * streams, to the fence here; a fence that every rank entered goes to every node and to
+     * rank 0's server. Without a PMI server (it cannot be opened) MPICH programs run as singletons.
+     */
+    private void startPmi(long jobId, int size, Map<String, String> rankZeroEnv) {
+        try {
+            pmi = new org.mpiproxy.protocol.pmi.PmiServer((job, rank, line) -> {
+                String problem = fence.onLine(rank, line);
+                if (problem != null) {
+                    err.println("mpiproxy: " + problem);
+                }
+                return true;
+            }, line -> err.println("mpiproxy: " + line));
+        } catch (IOException e) {
+            err.println("mpiproxy: cannot open a PMI server (" + e + "): MPICH programs run as singletons");
+            return;
+        }
+        org.mpiproxy.protocol.pmi.PmiServer local = pmi;
+        fence = new PmiFence(size, (epoch, pairs) -> {
+            session.fence(epoch, org.mpiproxy.protocol.pmi.PmiSpace.encode(pairs, V2Session.fencePayload()));
+            byte[] all = org.mpiproxy.protocol.pmi.PmiSpace.encode(pairs, Integer.MAX_VALUE).get(0);
+            local.onFence(jobId, epoch, 0, 1, java.nio.ByteBuffer.wrap(all), 0, all.length);
+        }, this::wake);
+        session.pmi(fence::onLine);
+        String mapping = processMapping(settings.ranks());
+        rankZeroEnv.putAll(local.register(jobId, 0, size, mapping == null ? Map.of()
+                : Map.of(PROCESS_MAPPING, mapping)));
+    }
+
+    private void closePmi() {
+        if (pmi != null) {
+            pmi.close();
         }
     }
 
@@ -254,6 +303,9 @@ final class JobRunner {
             return EXIT_CANNOT_START;
         }
         process.onExit().thenRun(this::wake);
+        if (pmi != null) {
+            pmi.started(jobId, 0, process.pid());
+        }
         List<Thread> pumps = new ArrayList<>();
         if (settings.tagOutput()) {
             pumps.add(pump(process.getInputStream(), out, "[0] ", "rank-0-stdout", () -> stopping));
@@ -350,6 +402,12 @@ final class JobRunner {
                 if (signals > 0) {
                     return firstSignal;
                 }
+                PmiFence.Abort abort = fence == null ? null : fence.abort();
+                if (abort != null) {
+                    info("rank " + abort.rank() + " called MPI_Abort (exit code " + abort.exitCode() + ")"
+                            + (abort.message() == null ? "" : ": " + abort.message().replace('_', ' ')));
+                    return ABORT;
+                }
                 if (session != null && session.failedRank() > 0) {
                     V2Session.RankState s = session.states().get(session.failedRank());
                     info("rank " + session.failedRank() + " (" + settings.ranks().get(session.failedRank() - 1)
@@ -371,7 +429,7 @@ final class JobRunner {
 
     private String describeStop(String reason) {
         return reason.equals("timeout") ? "--timeout " + settings.timeout().toSeconds() + " s"
-                : reason.equals(FAILURE) ? "a rank failed" : reason;
+                : reason.equals(FAILURE) ? "a rank failed" : reason.equals(ABORT) ? "MPI_Abort" : reason;
     }
 
     private String firstSignal() {
@@ -390,6 +448,7 @@ final class JobRunner {
             perNode.merge(p.address() + ":" + p.port(), 1, Integer::sum);
         }
         Map<String, Integer> seen = new java.util.HashMap<>();
+        String mapping = processMapping(ranks);
         List<Map<String, String>> environments = new ArrayList<>(ranks.size());
         for (int r = 1; r < size; r++) {
             Placement p = ranks.get(r - 1);
@@ -399,6 +458,9 @@ final class JobRunner {
             // a proxy sets every MPIPROXY_* variable of a rank itself
             env.keySet().removeIf(name -> name.startsWith("MPIPROXY_"));
             env.putAll(worldVariables(r, size, local, perNode.get(node)));
+            if (mapping != null) {
+                env.put(PROCESS_MAPPING, mapping);
+            }
             environments.add(env);
         }
         return environments;
@@ -431,6 +493,47 @@ final class JobRunner {
     private String nodeProgram() {
         String named = settings.environment().get("MPIPROXY_PROGRAM");
         return named != null && !named.isBlank() ? named : programName(settings.program());
+    }
+
+    /**
+     * Which ranks share a machine, as MPICH reads it from its process manager (the PMI key
+     * {@value #PROCESS_MAPPING}, Hydra's format {@code (vector,(node,nodes,ranks),...)} in rank
+     * order), so that ranks on one machine talk through shared memory: rank 0 is on this machine,
+     * and so is every rank whose proxy's address is one of this machine's; the others share a
+     * machine when their proxies share an address.
+     *
+     * @param ranks placement of rank r at element r-1
+     * @return the mapping, or {@code null} when it would be longer than a PMI value
+     */
+    static String processMapping(List<Placement> ranks) {
+        Map<String, Integer> machines = new java.util.HashMap<>();
+        int[] machine = new int[ranks.size() + 1];
+        machines.put("", 0);
+        for (int r = 1; r <= ranks.size(); r++) {
+            String address = ranks.get(r - 1).address();
+            String key = isLocal(address) ? "" : address;
+            machine[r] = machines.computeIfAbsent(key, k -> machines.size());
+        }
+        StringBuilder b = new StringBuilder("(vector");
+        for (int r = 0; r < machine.length; ) {
+            int run = 1;
+            while (r + run < machine.length && machine[r + run] == machine[r]) {
+                run++;
+            }
+            b.append(",(").append(machine[r]).append(",1,").append(run).append(')');
+            r += run;
+        }
+        b.append(')');
+        return b.length() > org.mpiproxy.protocol.pmi.PmiSession.VALUE_MAX ? null : b.toString();
+    }
+
+    private static boolean isLocal(String address) {
+        try {
+            java.net.InetAddress a = java.net.InetAddress.getByName(address);
+            return a.isLoopbackAddress() || a.isAnyLocalAddress() || java.net.NetworkInterface.getByInetAddress(a) != null;
+        } catch (IOException e) {
+            return false;
+        }
     }
 
     /** @return the program's name on the nodes: the file name of {@code program} */
@@ -551,6 +654,10 @@ final class JobRunner {
                 exit = (s & 0xff) == 0 ? 1 : s & 0xff;
             }
             unknown |= s < 0;
+        }
+        if (ABORT.equals(stopReason)) {
+            int code = fence.abort().exitCode();
+            return (code & 0xff) == 0 ? 1 : code & 0xff;
         }
         if (FAILURE.equals(stopReason) && session != null && session.failedRank() > 0) {
             int s = statuses[session.failedRank()];

@@ -77,9 +77,36 @@ final class V2Session implements AutoCloseable {
     private final Object lock = new Object();
     private final Map<InetSocketAddress, Long> lastHeard = new HashMap<>();
     private final Runnable onChange;
+    /** Gets the ranks' PMI lines (their PMI streams); returns a problem for the log, or null. */
+    private volatile java.util.function.BiFunction<Integer, String, String> pmiLines;
+    /** Fence fragments to send (any thread adds, the session thread sends). */
+    private final java.util.concurrent.ConcurrentLinkedQueue<FenceFragment> newFragments =
+            new java.util.concurrent.ConcurrentLinkedQueue<>();
+    /** Fence fragments sent and not acknowledged yet; session thread only. */
+    private final List<FenceFragment> unacked = new ArrayList<>();
     private long silenceNanos = Long.MAX_VALUE;
     private volatile boolean closed;
     private Thread thread;
+
+    /** One fragment of a PMI fence for one node (docs/protocol-v2.md 5.7). */
+    private static final class FenceFragment {
+        final InetSocketAddress node;
+        final int epoch;
+        final int index;
+        final int count;
+        final byte[] pairs;
+        long sentAt;
+
+        FenceFragment(InetSocketAddress node, int epoch, int index, int count, byte[] pairs) {
+            this.node = node;
+            this.epoch = epoch;
+            this.index = index;
+            this.count = count;
+            this.pairs = pairs;
+        }
+    }
+
+    private static final long FENCE_RESEND_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     /** Where an output stream continues, and its line so far. */
     private static final class Stream {
@@ -219,6 +246,54 @@ final class V2Session implements AutoCloseable {
         return failures;
     }
 
+    /** @param lines gets every rank's PMI lines (rank, line) and returns a problem for the log, or null */
+    void pmi(java.util.function.BiFunction<Integer, String, String> lines) {
+        pmiLines = lines;
+    }
+
+    /**
+     * Sends a finished fence to every node, repeated until each acknowledges every fragment.
+     *
+     * @param epoch the fence
+     * @param pairs the pairs, cut into payloads ({@link org.mpiproxy.protocol.pmi.PmiSpace#encode})
+     */
+    void fence(int epoch, List<byte[]> pairs) {
+        for (InetSocketAddress node : ranksByNode.keySet()) {
+            for (int i = 0; i < pairs.size(); i++) {
+                newFragments.add(new FenceFragment(node, epoch, i, pairs.size(), pairs.get(i)));
+            }
+        }
+        selector.wakeup();
+    }
+
+    /** @return the largest payload of a fence fragment */
+    static int fencePayload() {
+        return V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH - HEADER_LENGTH - V2HeaderDescriptor.MAC_LENGTH;
+    }
+
+    private void sendFences() throws IOException {
+        FenceFragment f;
+        while ((f = newFragments.poll()) != null) {
+            unacked.add(f);
+        }
+        long now = System.nanoTime();
+        for (FenceFragment fragment : unacked) {
+            if (fragment.sentAt == 0 || now - fragment.sentAt >= FENCE_RESEND_NANOS) {
+                fragment.sentAt = now;
+                output.send(signer.request(fragment.node, V2HeaderDescriptor.OP_PMI, jobId, 0, 0,
+                        h -> h.argument(fragment.epoch).sequence(fragment.index).ack(fragment.count),
+                        fragment.pairs), fragment.node);
+            }
+        }
+    }
+
+    private void onFenceReply(InetSocketAddress node, V2HeaderFlyweight h) {
+        if (h.result() == MpiErrors.ERR_ARG) {
+            err.println("mpiproxy: " + node + " refused fence " + h.argument() + " fragment " + h.sequence());
+        }
+        unacked.removeIf(f -> f.node.equals(node) && f.epoch == h.argument() && f.index == h.sequence());
+    }
+
     /** @param silence a node that sends nothing valid for this long no longer holds up {@link #allEnded} */
     void silence(Duration silence) {
         silenceNanos = silence.toNanos();
@@ -244,7 +319,9 @@ final class V2Session implements AutoCloseable {
                     askStatus();
                     nextWatch = now + WATCH_INTERVAL.toNanos();
                 }
-                takeOutput(Math.max(1, TimeUnit.NANOSECONDS.toMillis(nextWatch - now)));
+                sendFences();
+                long wait = unacked.isEmpty() ? nextWatch - now : Math.min(nextWatch - now, FENCE_RESEND_NANOS);
+                takeOutput(Math.max(1, TimeUnit.NANOSECONDS.toMillis(wait)));
             }
         } catch (IOException e) {
             if (!closed) {
@@ -280,7 +357,9 @@ final class V2Session implements AutoCloseable {
             synchronized (lock) {
                 lastHeard.put(source, System.nanoTime());
             }
-            if (h.operation() == OP_STATUS) {
+            if (h.operation() == V2HeaderDescriptor.OP_PMI) {
+                onFenceReply(source, h);
+            } else if (h.operation() == OP_STATUS) {
                 onStatus(source, h);
             } else if (h.operation() == OP_OUTPUT) {
                 long key = onOutput(source, h);
@@ -305,7 +384,8 @@ final class V2Session implements AutoCloseable {
         long rank = h.rank();
         int stream = h.tag();
         if (rank < 1 || rank > ranks.size() || !address((int) rank).equals(source)
-                || stream != V2HeaderDescriptor.STREAM_STDOUT && stream != V2HeaderDescriptor.STREAM_STDERR) {
+                || stream != V2HeaderDescriptor.STREAM_STDOUT && stream != V2HeaderDescriptor.STREAM_STDERR
+                && stream != V2HeaderDescriptor.STREAM_PMI) {
             return -1;
         }
         long key = key((int) rank, stream);
@@ -316,8 +396,18 @@ final class V2Session implements AutoCloseable {
             signer.in.get(HEADER_LENGTH, text);
             s.line.write(text, 0, text.length);
             if ((h.flags() & FLAG_END_OF_MESSAGE) != 0) {
-                print((int) rank, stream == V2HeaderDescriptor.STREAM_STDERR, s.line.toString(StandardCharsets.UTF_8));
+                String line = s.line.toString(StandardCharsets.UTF_8);
                 s.line.reset();
+                if (stream == V2HeaderDescriptor.STREAM_PMI) {
+                    java.util.function.BiFunction<Integer, String, String> to = pmiLines;
+                    String problem = to == null ? "PMI line of rank " + rank + " while the launcher serves no PMI"
+                            : to.apply((int) rank, line);
+                    if (problem != null) {
+                        err.println("mpiproxy: " + problem);
+                    }
+                } else {
+                    print((int) rank, stream == V2HeaderDescriptor.STREAM_STDERR, line);
+                }
             }
         }
         return key;

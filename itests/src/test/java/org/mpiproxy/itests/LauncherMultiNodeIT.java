@@ -50,29 +50,12 @@ class LauncherMultiNodeIT {
 
     @BeforeAll
     void startNodes() throws Exception {
-        Path target = Paths.get(System.getProperty("mpiproxy.itest.target"));
-        Path distribution = Paths.get(System.getProperty("mpiproxy.itest.distribution"));
         cli = Paths.get(System.getProperty("mpiproxy.itest.cli"));
-        work = target.resolve("launcher-nodes");
-        KarafNode.deleteTree(work);
-        Files.createDirectories(work);
-        StringBuilder map = new StringBuilder("# node name -> proxy\n");
-        for (int i = 1; i <= 3; i++) {
-            KarafNode node = KarafNode.create("n" + i, distribution, work, "127.0.0." + (10 + i));
-            nodes.add(node);
-            map.append(node.name).append(' ').append(node.address).append(':').append(node.port).append('\n');
-        }
-        nodeMap = work.resolve("node-map");
-        Files.writeString(nodeMap, map);
-        key = work.resolve("cluster.key");
-        org.mpiproxy.protocol.ClusterKeys.generateIfMissing(key);
-        for (KarafNode node : nodes) {
-            node.useKey(key);
-            node.start();
-        }
-        for (KarafNode node : nodes) {
-            node.awaitProxy(300);
-        }
+        TestCluster cluster = TestCluster.start("launcher-nodes", "n", 11, 3, node -> { });
+        nodes.addAll(cluster.nodes);
+        work = cluster.work;
+        nodeMap = cluster.nodeMap;
+        key = cluster.key;
     }
 
     @AfterAll
@@ -224,6 +207,28 @@ class LauncherMultiNodeIT {
             assertTrue(run.err().contains("[" + r + "] err" + r + "\n"), run.err());
         }
         assertEquals(List.of(), ranksEverywhere(), "ranks left running");
+    }
+
+    @Test
+    void shouldRunHostnameOnEverySlotWithEachNodeRunningItsShare() throws Exception {
+        Run run = run(120, "-n", "3", "--hosts", "n1:2,n2:1", "hostname");
+
+        assertEquals(0, run.exit(), run.err());
+        List<String> out = new ArrayList<>(run.out());
+        Collections.sort(out);
+        assertEquals(3, out.size(), out.toString());
+        for (int r = 0; r < 3; r++) {
+            assertTrue(out.get(r).startsWith("[" + r + "] "), out.toString());
+        }
+        // rank 1 ran on n1, rank 2 on n2: each node's proxy kept the output of its own rank
+        assertTrue(hasRankLog(nodes.get(0), "rank-1.out"), "rank 1's output on n1");
+        assertTrue(hasRankLog(nodes.get(1), "rank-2.out"), "rank 2's output on n2");
+    }
+
+    private static boolean hasRankLog(KarafNode node, String file) throws IOException {
+        try (Stream<Path> logs = Files.walk(node.home.resolve("data/mpiproxy/logs"))) {
+            return logs.anyMatch(p -> p.getFileName().toString().equals(file));
+        }
     }
 
     @Test

@@ -91,6 +91,11 @@ public final class V2HeaderDescriptor {
     public static final int OP_OUTPUT = 5;
     /** A job's ranks on this node (request) / their states, see {@link V2StatusDescriptor} (reply). */
     public static final int OP_STATUS = 6;
+    /**
+     * A PMI fence's pairs for a job's ranks on the node (request, from the job's output port) /
+     * their acknowledgement (reply); see {@link org.mpiproxy.protocol.pmi.PmiSpace}.
+     */
+    public static final int OP_PMI = 7;
 
     /** Set on every datagram from the proxy. */
     public static final int FLAG_REPLY = 0x01;
@@ -115,6 +120,8 @@ public final class V2HeaderDescriptor {
     public static final int STREAM_STDOUT = 1;
     /** OUTPUT tag of a rank's standard error stream. */
     public static final int STREAM_STDERR = 2;
+    /** OUTPUT tag of a rank's PMI stream: its validated PMI requests that concern the whole job. */
+    public static final int STREAM_PMI = 3;
     /** OUTPUT argument bit: the line has no line end (raw text, a piece of a cut line, a stream's last bytes). */
     public static final int OUTPUT_PARTIAL = 0x1;
 
@@ -158,6 +165,7 @@ public final class V2HeaderDescriptor {
             case OP_TERMINATE: return "TERMINATE";
             case OP_OUTPUT: return "OUTPUT";
             case OP_STATUS: return "STATUS";
+            case OP_PMI: return "PMI";
             default: return "OP(" + operation + ")";
         }
     }

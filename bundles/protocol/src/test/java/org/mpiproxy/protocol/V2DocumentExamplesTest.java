@@ -69,6 +69,19 @@ class V2DocumentExamplesTest {
     }
 
     @Test
+    void shouldEncodePmiFenceExactlyAsDocumented() {
+        assertEquals(examples.get("pmi-fence"), V2Examples.hex(V2Examples.pmiFence()));
+        ByteBuffer b = documented("pmi-fence");
+        assertEquals(V2Authenticator.OK, V2Examples.authenticator().verify(b, 0, b.limit(), V2Examples.TIME));
+        V2HeaderFlyweight h = new V2HeaderFlyweight().wrap(b, 0);
+        Map<String, String> pairs = new HashMap<>();
+        org.mpiproxy.protocol.pmi.PmiSpace.decode(b, h.payloadOffset(), h.payloadLength(), pairs);
+        assertEquals(Map.of("card-1", "tcp#1"), pairs);
+        assertEquals(1, h.argument());
+        assertEquals(1, h.ack());
+    }
+
+    @Test
     void shouldEncodeSendExactlyAsDocumented() {
         assertEquals(examples.get("send"), V2Examples.hex(V2Examples.send()));
     }

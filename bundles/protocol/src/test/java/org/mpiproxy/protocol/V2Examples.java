@@ -50,6 +50,16 @@ final class V2Examples {
         return finish(b);
     }
 
+    /** Fragment 0 of 1 of PMI fence 1 of the job (docs/protocol-v2.md 5.7): one pair, {@code card-1=tcp#1}. */
+    static ByteBuffer pmiFence() {
+        ByteBuffer b = buffer();
+        byte[] pairs = org.mpiproxy.protocol.pmi.PmiSpace.encode(Map.of("card-1", "tcp#1"), 1000).get(0);
+        header(b, V2HeaderDescriptor.OP_PMI, 0).rank(0).argument(1).sequence(0).ack(1).nonce(0x1122334455667791L)
+                .payloadLength(pairs.length);
+        b.put(V2HeaderDescriptor.HEADER_LENGTH, pairs);
+        return finish(b);
+    }
+
     static ByteBuffer send() {
         ByteBuffer b = buffer();
         header(b, V2HeaderDescriptor.OP_SEND, V2HeaderDescriptor.FLAG_END_OF_MESSAGE).rank(1).tag(7)
@@ -172,7 +182,7 @@ final class V2Examples {
     /** Prints the examples as the hex dumps of the document. */
     public static void main(String[] args) {
         System.out.println("nodeId " + Long.toHexString(NodeIds.of(NODE)));
-        for (ByteBuffer b : new ByteBuffer[] {exec(), execPlain(), send(), sendAck(), output(), outputAck(), status(), statusReply(),
+        for (ByteBuffer b : new ByteBuffer[] {exec(), execPlain(), pmiFence(), send(), sendAck(), output(), outputAck(), status(), statusReply(),
             terminateReply(), recvEmpty(), recvTruncate(),
             terminateStop(), terminateInterim()}) {
             System.out.println(dump(b));

@@ -96,6 +96,10 @@ final class V2Dispatcher {
     private final RankLifecycle lifecycle;
     private final Steps steps = new Steps();
     private final V2OutputStreams output;
+    /** An EXEC variable that is also the job's PMI key of that name: which ranks share a node. */
+    static final String PROCESS_MAPPING = "PMI_process_mapping";
+    /** The PMI server of MPICH programs, opened with the first plain EXEC. */
+    private org.mpiproxy.protocol.pmi.PmiServer pmi;
     private final V2OutputStreams.Sender outputSender = this::sendOutput;
     private DatagramTransport outputReplies;
     private final V2StatusReport statusReport = new V2StatusReport();
@@ -275,6 +279,9 @@ final class V2Dispatcher {
             case OP_STATUS:
                 onStatus(header, source, replies);
                 break;
+            case V2HeaderDescriptor.OP_PMI:
+                onPmi(header, source, replies);
+                break;
             default:
                 invalid(V2Counter.INVALID_OP, source, length);
                 break;
@@ -367,11 +374,27 @@ final class V2Dispatcher {
         if ((header.flags() & FLAG_OUTPUT) != 0) {
             output.open(jobId, (int) rankId);
         }
+        Map<String, String> environment = command.environment();
+        ProcessLauncher starting = launcher;
+        if (plain && pmi() != null) {
+            // MPICH programs find their process manager in PMI_PORT and PMI_ID
+            environment = new java.util.LinkedHashMap<>(environment);
+            String mapping = environment.get(PROCESS_MAPPING);
+            environment.putAll(pmi.register(jobId, (int) rankId, (int) worldSize,
+                    mapping == null ? Map.of() : Map.of(PROCESS_MAPPING, mapping)));
+            org.mpiproxy.protocol.pmi.PmiServer server = pmi;
+            starting = request -> {
+                org.mpiproxy.api.RankProcess process = launcher.launch(request);
+                server.started(request.jobId(), request.rankId(), process.pid());
+                return process;
+            };
+        }
         LaunchRequest launch = new LaunchRequest(jobId, (int) rankId, (int) worldSize, coreId, command.program(),
-                command.args(), channel.path(), command.environment(), job.logDirectory, plain);
+                command.args(), channel.path(), environment, job.logDirectory, plain);
+        ProcessLauncher using = starting;
         try {
             relay.execRepliesVia(replies);
-            launchExecutor.execute(() -> lifecycle.launch(launcher, launch, rank, steps));
+            launchExecutor.execute(() -> lifecycle.launch(using, launch, rank, steps));
         } catch (RejectedExecutionException e) {
             lifecycle.notStarted(replies, rank, "the proxy is shutting down", steps);
         }
@@ -493,6 +516,38 @@ final class V2Dispatcher {
         if (!output.onAck(job.jobId, header.rank(), header.tag(), header.ack())) {
             invalid(V2Counter.INVALID_SEQUENCE, source, length);
         }
+    }
+
+    /** @return the PMI server, opened now if it is not yet; {@code null} when it cannot be opened (logged) */
+    private org.mpiproxy.protocol.pmi.PmiServer pmi() {
+        if (pmi == null) {
+            try {
+                pmi = new org.mpiproxy.protocol.pmi.PmiServer(output::onPmiLine, LOG::warn);
+                LOG.info("PMI server for MPICH programs on 127.0.0.1:{}", pmi.port());
+            } catch (IOException e) {
+                LOG.warn("cannot open the PMI server ({}): MPICH programs start as singletons", e.toString());
+            }
+        }
+        return pmi;
+    }
+
+    /**
+     * A fence of the job's PMI space from its launcher (docs/protocol-v2.md 5.7): one fragment of
+     * the pairs every rank put, acknowledged to the job's output port.
+     */
+    private void onPmi(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
+        V2Job job = jobs.get(header.jobId());
+        if (job == null || !job.outputTo.equals(source)) {
+            refuse(replies, header, source, UNKNOWN_JOB, V2Counter.UNKNOWN_JOB);
+            return;
+        }
+        job.keyId = header.keyId();
+        int result = pmi == null ? MpiErrors.ERR_COMM : pmi.onFence(job.jobId, header.argument(), header.sequence(),
+                header.ack(), header.buffer(), header.payloadOffset(), header.payloadLength());
+        reply.reset(V2HeaderDescriptor.OP_PMI, FLAG_REPLY).keyId(header.keyId()).nodeId(authenticator.nodeId())
+                .jobId(job.jobId).result(result).argument(header.argument()).sequence(header.sequence())
+                .ack(header.ack());
+        send(replies, 0, source);
     }
 
     /** A job's ranks on this node (docs/protocol-v2.md 5.6); any key holder may ask, the reply goes to the source. */
@@ -710,6 +765,9 @@ final class V2Dispatcher {
         if (job.isEmpty()) {
             job.emptySince = System.nanoTime();
             output.close(job.jobId);
+            if (pmi != null) {
+                pmi.forget(job.jobId);
+            }
             releaseQuietly(job.jobId);
             count(V2Counter.JOBS_FINISHED);
             LOG.info("v2 job {} of {} finished", Job.hex(job.jobId), Job.ownerText(job.owner));
@@ -852,6 +910,9 @@ final class V2Dispatcher {
             active.clear();
             sends.clear();
             relay.drain(null);
+        }
+        if (pmi != null) {
+            pmi.close();
         }
     }
 }

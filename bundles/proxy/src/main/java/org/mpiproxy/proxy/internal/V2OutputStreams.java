@@ -180,7 +180,8 @@ final class V2OutputStreams implements RankOutputListener {
         JobOutput job = jobs.computeIfAbsent(jobId, JobOutput::new);
         synchronized (job) {
             job.ranks.computeIfAbsent(rankId, r -> new Stream[] {
-                new Stream(V2HeaderDescriptor.STREAM_STDOUT), new Stream(V2HeaderDescriptor.STREAM_STDERR)});
+                new Stream(V2HeaderDescriptor.STREAM_STDOUT), new Stream(V2HeaderDescriptor.STREAM_STDERR),
+                pmiStream()});
         }
     }
 
@@ -439,6 +440,10 @@ final class V2OutputStreams implements RankOutputListener {
         if (job == null) {
             return;
         }
+        append(job, rankId, which == RankOutputListener.Stream.STDOUT ? 0 : 1, text, partial);
+    }
+
+    private void append(JobOutput job, int rankId, int index, String text, boolean partial) {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         int pieces = Math.max(1, (bytes.length + maxPayload - 1) / maxPayload);
         long cost = (long) bytes.length + (long) pieces * LINE_OVERHEAD;
@@ -448,7 +453,7 @@ final class V2OutputStreams implements RankOutputListener {
             if (streams == null) {
                 return;
             }
-            Stream stream = streams[which == RankOutputListener.Stream.STDOUT ? 0 : 1];
+            Stream stream = streams[index];
             stream.started = true;
             // a line larger than the whole buffer is still taken once the buffer is empty
             while (!job.closed && !job.stalled && job.buffered > 0 && job.buffered + cost > bufferBytes) {
@@ -500,9 +505,46 @@ final class V2OutputStreams implements RankOutputListener {
     }
 
     private static Stream streamOf(Stream[] streams, int code) {
-        if (code == V2HeaderDescriptor.STREAM_STDOUT) {
-            return streams[0];
+        switch (code) {
+            case V2HeaderDescriptor.STREAM_STDOUT:
+                return streams[0];
+            case V2HeaderDescriptor.STREAM_STDERR:
+                return streams[1];
+            case V2HeaderDescriptor.STREAM_PMI:
+                return streams[2];
+            default:
+                return null;
         }
-        return code == V2HeaderDescriptor.STREAM_STDERR ? streams[1] : null;
+    }
+
+    /** The PMI stream has no end of its own: it is drained whenever its lines are acknowledged. */
+    private static Stream pmiStream() {
+        Stream pmi = new Stream(V2HeaderDescriptor.STREAM_PMI);
+        pmi.ended = true;
+        return pmi;
+    }
+
+    /**
+     * Streams one of a rank's PMI requests that concern the whole job (a {@code put}, its
+     * {@code barrier_in}, an {@code abort}) to the job's output port, in order with the rank's
+     * others; as output lines, with the same back-pressure. Any thread.
+     *
+     * @param jobId  the job
+     * @param rankId the rank
+     * @param line   the PMI line, without its line end
+     * @return {@code false} when the rank's output is not streamed (its EXEC did not ask for it)
+     */
+    boolean onPmiLine(long jobId, int rankId, String line) {
+        JobOutput job = jobs.get(jobId);
+        if (job == null) {
+            return false;
+        }
+        synchronized (job) {
+            if (job.ranks.get(rankId) == null) {
+                return false;
+            }
+        }
+        append(job, rankId, 2, line, false);
+        return true;
     }
 }

@@ -126,4 +126,14 @@ final class V2Datagrams {
         b.put(V2HeaderDescriptor.HEADER_LENGTH, payload);
         return finish(b);
     }
+
+    /** Fragment {@code index} of {@code count} of PMI fence {@code epoch}, with the given pairs. */
+    ByteBuffer pmiFence(long jobId, int epoch, int index, int count, java.util.Map<String, String> pairs) {
+        ByteBuffer b = buffer();
+        byte[] payload = org.mpiproxy.protocol.pmi.PmiSpace.encode(pairs, 1000).get(0);
+        header(b, V2HeaderDescriptor.OP_PMI, jobId, 0).argument(epoch).sequence(index).ack(count)
+                .payloadLength(payload.length);
+        b.put(V2HeaderDescriptor.HEADER_LENGTH, payload);
+        return finish(b);
+    }
 }

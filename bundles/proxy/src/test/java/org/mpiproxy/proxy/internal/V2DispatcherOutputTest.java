@@ -148,7 +148,9 @@ class V2DispatcherOutputTest {
         assertTrue(request.plain());
         assertEquals("hostname", request.program());
         assertEquals(List.of("-s", "two words"), request.args());
-        assertEquals(java.util.Map.of("GREETING", "hello world"), request.environment());
+        assertEquals("hello world", request.environment().get("GREETING"));
+        assertTrue(request.environment().get("PMI_PORT").startsWith("127.0.0.1:"), request.environment().toString());
+        assertTrue(Integer.parseInt(request.environment().get("PMI_ID")) > 0, "MPICH reads PMI_ID as a number");
 
         lines.onOutput(JOB, 1, Stream.STDOUT, "node-a", false);
         dispatcher.doWork(transport);
@@ -174,5 +176,23 @@ class V2DispatcherOutputTest {
         assertEquals(MpiErrors.ERR_ARG, r.get(0).result());
         assertTrue(text(r.get(0)).contains("plain command ends after 1 of its 2 strings"), text(r.get(0)));
         assertTrue(launcher.requests.isEmpty());
+    }
+
+    @Test
+    void shouldTakeAPmiFenceOnlyFromTheJobsOutputPort() {
+        deliver(host.execPlain(JOB, 1, 2, OTHER.getPort(), new org.mpiproxy.protocol.ExecCommand("mpi-hello",
+                List.of(), java.util.Map.of())), HOST);
+        replies(HOST);
+        deliver(host.pmiFence(JOB, 1, 0, 1, java.util.Map.of("card-0", "tcp#0")), HOST);
+        assertEquals(MpiErrors.ERR_COMM, new V2HeaderFlyweight().wrap(transport.take().get(0).bytes, 0).result());
+        deliver(host.pmiFence(JOB, 1, 0, 1, java.util.Map.of("card-0", "tcp#0")), OTHER);
+        List<V2HeaderFlyweight> r = replies(OTHER);
+        assertEquals(1, r.size());
+        assertEquals(V2HeaderDescriptor.OP_PMI, r.get(0).operation());
+        assertEquals(MpiErrors.SUCCESS, r.get(0).result());
+        assertEquals(1, r.get(0).argument());
+        assertEquals(1, r.get(0).ack());
+        deliver(host.pmiFence(JOB, 0, 0, 1, java.util.Map.of()), OTHER);
+        assertEquals(MpiErrors.ERR_ARG, replies(OTHER).get(0).result(), "fence 0 does not exist");
     }
 }

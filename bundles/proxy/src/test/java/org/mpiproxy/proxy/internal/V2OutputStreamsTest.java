@@ -97,7 +97,7 @@ class V2OutputStreamsTest {
         s.onOutput(JOB, 1, Stream.STDOUT, "x", false);
         s.pump(sender);
         assertFalse(s.onAck(JOB, 1, OUT, 2));
-        assertFalse(s.onAck(JOB, 1, 3, 0));
+        assertFalse(s.onAck(JOB, 1, 4, 0));
         assertFalse(s.onAck(JOB, 9, OUT, 0));
         assertFalse(s.onAck(JOB + 1, 1, OUT, 0));
         assertTrue(s.onAck(JOB, 1, OUT, 1));
@@ -192,5 +192,20 @@ class V2OutputStreamsTest {
         assertFalse(returned.await(200, TimeUnit.MILLISECONDS));
         s.close(JOB);
         assertTrue(returned.await(10, TimeUnit.SECONDS));
+    }
+
+    @Test
+    void shouldStreamARanksPmiLinesOnTheirOwnStreamWhichNeverHoldsUpTheRanksEnd() {
+        V2OutputStreams s = streams(100, 1 << 20, TimeUnit.SECONDS.toNanos(30));
+        assertFalse(s.onPmiLine(JOB, 1, "cmd=barrier_in"), "a rank whose output is not streamed");
+        s.open(JOB, 1);
+        assertTrue(s.onPmiLine(JOB, 1, "cmd=put key=k value=v"));
+        assertEquals(1, s.pump(sender));
+        assertEquals(new Sent(1, 3, 0, 0, true, false, "cmd=put key=k value=v"), sent.get(0));
+        s.onEnd(JOB, 1, Stream.STDOUT);
+        s.onEnd(JOB, 1, Stream.STDERR);
+        assertFalse(s.drained(JOB, 1), "the PMI line is not acknowledged yet");
+        assertTrue(s.onAck(JOB, 1, 3, 1));
+        assertTrue(s.drained(JOB, 1), "the PMI stream has no end of its own to wait for");
     }
 }

@@ -1,0 +1,15 @@
+/* Every rank says who it is, after a barrier: the smallest MPICH program that needs its peers. */
+#include <mpi.h>
+#include <stdio.h>
+
+int main(int argc, char **argv)
+{
+    int rank, size;
+    MPI_Init(&argc, &argv);
+    MPI_Comm_rank(MPI_COMM_WORLD, &rank);
+    MPI_Comm_size(MPI_COMM_WORLD, &size);
+    MPI_Barrier(MPI_COMM_WORLD);
+    printf("hello from rank %d of %d\n", rank, size);
+    MPI_Finalize();
+    return 0;
+}

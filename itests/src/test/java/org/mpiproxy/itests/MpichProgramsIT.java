@@ -1,0 +1,163 @@
+package org.mpiproxy.itests;
+
+import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.nio.file.StandardCopyOption;
+import java.util.ArrayList;
+import java.util.Collections;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
+
+import org.junit.jupiter.api.AfterAll;
+import org.junit.jupiter.api.Assumptions;
+import org.junit.jupiter.api.BeforeAll;
+import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.TestInstance;
+import org.junit.jupiter.params.ParameterizedTest;
+import org.junit.jupiter.params.provider.ValueSource;
+
+/**
+ * MPI programs built with MPICH's own mpicc run unchanged under 'mpiproxy run': the proxies and
+ * the launcher serve PMI-1, so every rank finds its peers (docs/protocol-v2.md 5.7). Four ranks
+ * on one node and six over three; the programs are this project's own tests in src/test/c, compiled here with mpicc (skipped
+ * without it: Debian's mpich and libmpich-dev, which .ci/run installs).
+ */
+@TestInstance(TestInstance.Lifecycle.PER_CLASS)
+class MpichProgramsIT {
+
+    private static final List<String> PROGRAMS = List.of("hello", "ring", "collectives", "abort");
+    /** Four ranks on one node, and six over the three nodes (rank 0 takes m1's first slot). */
+    private static final String ONE_NODE = "m1:4";
+    private static final String THREE_NODES = "m1:2,m2:2,m3:2";
+
+    private TestCluster cluster;
+    private Path work;
+    private Path cli;
+    private Path binaries;
+
+    @BeforeAll
+    void startNodes() throws Exception {
+        Assumptions.assumeTrue(Files.isExecutable(Paths.get("/usr/bin/mpicc")),
+                "the MPICH tests need mpicc (Debian: apt-get install mpich libmpich-dev; .ci/run installs them)");
+        cli = Paths.get(System.getProperty("mpiproxy.itest.cli"));
+        Path target = Paths.get(System.getProperty("mpiproxy.itest.target"));
+        binaries = Files.createDirectories(target.resolve("mpich-bin"));
+        for (String program : PROGRAMS) {
+            compile(program);
+        }
+        cluster = TestCluster.start("mpich-nodes", "m", 31, 3, node -> {
+            for (String program : PROGRAMS) {
+                Files.copy(binaries.resolve(program), node.home.resolve("programs").resolve(program),
+                        StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.COPY_ATTRIBUTES);
+            }
+        });
+        work = cluster.work;
+    }
+
+    private void compile(String program) throws Exception {
+        Path source = Paths.get("src/test/c", program + ".c").toAbsolutePath();
+        Process cc = new ProcessBuilder("mpicc", "-O2", "-o", binaries.resolve(program).toString(), source.toString())
+                .redirectErrorStream(true).start();
+        String out = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+        assertTrue(cc.waitFor(120, TimeUnit.SECONDS), "mpicc still runs");
+        assertEquals(0, cc.exitValue(), "mpicc " + source + ": " + out);
+    }
+
+    @AfterAll
+    void stopNodes() throws InterruptedException {
+        if (cluster != null) {
+            cluster.stop();
+        }
+    }
+
+    private record Run(int exit, List<String> out, String err) {
+    }
+
+    private Run run(long timeoutSeconds, String... args) throws Exception {
+        List<String> command = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java")
+                .toString(), "-jar", cli.toString(), "run", "--key-file", cluster.key.toString(), "--node-map",
+                cluster.nodeMap.toString()));
+        command.addAll(List.of(args));
+        Path err = work.resolve("launcher.err");
+        ProcessBuilder builder = new ProcessBuilder(command).redirectError(err.toFile());
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        Process launcher = builder.start();
+        CompletableFuture<List<String>> lines = CompletableFuture.supplyAsync(() -> {
+            try {
+                return List.of(new String(launcher.getInputStream().readAllBytes(), StandardCharsets.UTF_8)
+                        .split("\n"));
+            } catch (IOException e) {
+                return List.of("(" + e + ")");
+            }
+        });
+        boolean ended = launcher.waitFor(timeoutSeconds, TimeUnit.SECONDS);
+        if (!ended) {
+            launcher.destroyForcibly();
+        }
+        assertTrue(ended, "launcher still runs after " + timeoutSeconds + " s: " + Files.readString(err));
+        return new Run(launcher.exitValue(), lines.get(10, TimeUnit.SECONDS), Files.readString(err));
+    }
+
+    private List<ProcessHandle> ranksEverywhere() {
+        return cluster.ranks();
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {ONE_NODE, THREE_NODES})
+    void shouldRunAnMpichHelloOnEverySlotWithItsRealWorld(String hosts) throws Exception {
+        int size = hosts.equals(ONE_NODE) ? 4 : 6;
+        Run run = run(120, "--hosts", hosts, binaries.resolve("hello").toString());
+
+        assertEquals(0, run.exit(), run.err());
+        List<String> out = new ArrayList<>(run.out());
+        Collections.sort(out);
+        List<String> expected = new ArrayList<>();
+        for (int r = 0; r < size; r++) {
+            expected.add("[" + r + "] hello from rank " + r + " of " + size);
+        }
+        assertEquals(expected, out, run.err());
+        assertEquals(List.of(), ranksEverywhere(), "ranks left running");
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {ONE_NODE, THREE_NODES})
+    void shouldPassATokenAroundARingOfRanks(String hosts) throws Exception {
+        int size = hosts.equals(ONE_NODE) ? 4 : 6;
+        // MPICH's ranks poll while they wait: more ranks than cores take turns, about 6 ms a hop on 2 cores
+        Run run = run(120, "--hosts", hosts, binaries.resolve("ring").toString(), "100");
+
+        assertEquals(0, run.exit(), run.err());
+        assertEquals(List.of("[0] token " + 100 * size + " after 100 rounds of " + size + " ranks"), run.out(),
+                run.err());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {ONE_NODE, THREE_NODES})
+    void shouldComputeBroadcastReduceAndAllToAllAsOneRankWould(String hosts) throws Exception {
+        int size = hosts.equals(ONE_NODE) ? 4 : 6;
+        Run run = run(120, "--hosts", hosts, binaries.resolve("collectives").toString());
+
+        assertEquals(0, run.exit(), run.err());
+        assertEquals(List.of("[0] collectives of " + size + " ranks: ok"), run.out(), run.err());
+    }
+
+    @ParameterizedTest(name = "{0}")
+    @ValueSource(strings = {ONE_NODE, THREE_NODES})
+    void shouldStopTheWholeJobWithTheCodeOfMpiAbort(String hosts) throws Exception {
+        long start = System.nanoTime();
+        Run run = run(120, "--hosts", hosts, binaries.resolve("abort").toString());
+        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+
+        assertEquals(7, run.exit(), run.err());
+        assertTrue(run.err().contains("rank 1 called MPI_Abort (exit code 7)"), run.err());
+        assertTrue(seconds < 60, "took " + seconds + " s");
+        assertEquals(List.of(), ranksEverywhere(), "ranks left running");
+    }
+}

@@ -1,0 +1,76 @@
+package org.mpiproxy.itests;
+
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.Paths;
+import java.util.ArrayList;
+import java.util.List;
+
+/**
+ * Nodes of one test cluster: distributions unpacked side by side, each proxy on its own
+ * loopback address, one node map ({@code NAME ADDRESS:PORT} lines) and one cluster key for all.
+ */
+final class TestCluster {
+
+    final List<KarafNode> nodes = new ArrayList<>();
+    final Path work;
+    final Path nodeMap;
+    final Path key;
+
+    /** Something to do on a node before it starts (programs to copy, settings). */
+    interface Preparation {
+        void prepare(KarafNode node) throws Exception;
+    }
+
+    private TestCluster(Path work) {
+        this.work = work;
+        this.nodeMap = work.resolve("node-map");
+        this.key = work.resolve("cluster.key");
+    }
+
+    /**
+     * Creates, starts and waits for {@code count} nodes named {@code prefix1..} on
+     * 127.0.0.{firstAddress}, ...
+     *
+     * @param directory the cluster's directory below the itest target (emptied first)
+     */
+    static TestCluster start(String directory, String prefix, int firstAddress, int count, Preparation before)
+            throws Exception {
+        Path target = Paths.get(System.getProperty("mpiproxy.itest.target"));
+        Path distribution = Paths.get(System.getProperty("mpiproxy.itest.distribution"));
+        Path work = target.resolve(directory);
+        KarafNode.deleteTree(work);
+        Files.createDirectories(work);
+        TestCluster cluster = new TestCluster(work);
+        StringBuilder map = new StringBuilder("# node name -> proxy\n");
+        for (int i = 1; i <= count; i++) {
+            KarafNode node = KarafNode.create(prefix + i, distribution, work, "127.0.0." + (firstAddress + i - 1));
+            cluster.nodes.add(node);
+            map.append(node.name).append(' ').append(node.address).append(':').append(node.port).append('\n');
+        }
+        Files.writeString(cluster.nodeMap, map);
+        org.mpiproxy.protocol.ClusterKeys.generateIfMissing(cluster.key);
+        for (KarafNode node : cluster.nodes) {
+            node.useKey(cluster.key);
+            before.prepare(node);
+            node.start();
+        }
+        for (KarafNode node : cluster.nodes) {
+            node.awaitProxy(300);
+        }
+        return cluster;
+    }
+
+    /** @return every rank running on any node */
+    List<ProcessHandle> ranks() {
+        List<ProcessHandle> all = new ArrayList<>();
+        nodes.forEach(n -> all.addAll(n.ranks()));
+        return all;
+    }
+
+    void stop() throws InterruptedException {
+        for (KarafNode node : nodes) {
+            node.stop();
+        }
+    }
+}
