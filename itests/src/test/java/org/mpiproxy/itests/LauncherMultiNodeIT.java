@@ -450,6 +450,33 @@ class LauncherMultiNodeIT {
             assertEquals(List.of("rank-1.out"), newRankLogs(nodes.get(0), jobsBefore.get(0)));
             assertEquals(List.of("rank-2.out", "rank-3.out"), newRankLogs(nodes.get(1), jobsBefore.get(1)));
             assertEquals(List.of("rank-4.out", "rank-5.out"), newRankLogs(nodes.get(2), jobsBefore.get(2)));
+
+            if (TestCluster.hasMpicc()) {
+                // an MPICH program, exactly as a library program: every slot of the allocation, its real world
+                Path hello = TestCluster.compileMpi("hello", Files.createDirectories(slurm.resolve("bin")));
+                for (KarafNode node : nodes) {
+                    Files.copy(hello, node.home.resolve("programs/hello"),
+                            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                }
+                Path mpich = slurm.resolve("mpich.sh");
+                Files.writeString(mpich, "#!/bin/sh\nexec '" + java() + "' -jar '" + cli + "' run --key-file '" + key
+                        + "' --node-map '" + nodeMap + "' '" + hello + "'\n");
+                ProcessBuilder second = new ProcessBuilder("sbatch", "--wait", "-N", "3", "--ntasks-per-node=2",
+                        "-o", slurm.resolve("mpich.out").toString(), "-e", slurm.resolve("mpich.err").toString(),
+                        mpich.toString()).redirectErrorStream(true).redirectOutput(slurm.resolve("sbatch2.out").toFile());
+                second.environment().putAll(sbatch.environment());
+                Process mpichJob = second.start();
+                assertTrue(mpichJob.waitFor(180, TimeUnit.SECONDS), "sbatch --wait of the MPICH job still runs");
+                assertEquals(0, mpichJob.exitValue(), "sbatch: " + read(slurm.resolve("sbatch2.out"))
+                        + "\njob stderr: " + read(slurm.resolve("mpich.err")));
+                List<String> hellos = new ArrayList<>(Files.readAllLines(slurm.resolve("mpich.out")));
+                Collections.sort(hellos);
+                List<String> expected = new ArrayList<>();
+                for (int r = 0; r < 6; r++) {
+                    expected.add("[" + r + "] hello from rank " + r + " of 6");
+                }
+                assertEquals(expected, hellos, read(slurm.resolve("mpich.err")));
+            }
         } finally {
             script(slurmScripts.resolve("down.sh"), env, slurm.resolve("down.out"), 60);
         }

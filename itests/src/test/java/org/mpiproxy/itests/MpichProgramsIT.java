@@ -44,13 +44,13 @@ class MpichProgramsIT {
 
     @BeforeAll
     void startNodes() throws Exception {
-        Assumptions.assumeTrue(Files.isExecutable(Paths.get("/usr/bin/mpicc")),
+        Assumptions.assumeTrue(TestCluster.hasMpicc(),
                 "the MPICH tests need mpicc (Debian: apt-get install mpich libmpich-dev; .ci/run installs them)");
         cli = Paths.get(System.getProperty("mpiproxy.itest.cli"));
         Path target = Paths.get(System.getProperty("mpiproxy.itest.target"));
         binaries = Files.createDirectories(target.resolve("mpich-bin"));
         for (String program : PROGRAMS) {
-            compile(program);
+            TestCluster.compileMpi(program, binaries);
         }
         cluster = TestCluster.start("mpich-nodes", "m", 31, 3, node -> {
             for (String program : PROGRAMS) {
@@ -59,15 +59,6 @@ class MpichProgramsIT {
             }
         });
         work = cluster.work;
-    }
-
-    private void compile(String program) throws Exception {
-        Path source = Paths.get("src/test/c", program + ".c").toAbsolutePath();
-        Process cc = new ProcessBuilder("mpicc", "-O2", "-o", binaries.resolve(program).toString(), source.toString())
-                .redirectErrorStream(true).start();
-        String out = new String(cc.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(cc.waitFor(120, TimeUnit.SECONDS), "mpicc still runs");
-        assertEquals(0, cc.exitValue(), "mpicc " + source + ": " + out);
     }
 
     @AfterAll

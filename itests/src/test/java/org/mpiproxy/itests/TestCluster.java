@@ -73,4 +73,26 @@ final class TestCluster {
             node.stop();
         }
     }
+
+    /** @return whether MPICH's compiler is here (Debian: mpich and libmpich-dev) */
+    static boolean hasMpicc() {
+        return Files.isExecutable(Paths.get("/usr/bin/mpicc"));
+    }
+
+    /**
+     * Compiles one of the project's MPI test programs, {@code src/test/c/<program>.c}, with MPICH's mpicc.
+     *
+     * @return the binary, {@code <into>/<program>}
+     */
+    static Path compileMpi(String program, Path into) throws Exception {
+        Path source = Paths.get("src/test/c", program + ".c").toAbsolutePath();
+        Path binary = into.resolve(program);
+        Process cc = new ProcessBuilder("mpicc", "-O2", "-o", binary.toString(), source.toString())
+                .redirectErrorStream(true).start();
+        String out = new String(cc.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        if (!cc.waitFor(120, java.util.concurrent.TimeUnit.SECONDS) || cc.exitValue() != 0) {
+            throw new IllegalStateException("mpicc " + source + " failed: " + out);
+        }
+        return binary;
+    }
 }
