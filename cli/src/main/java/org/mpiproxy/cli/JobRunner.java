@@ -65,10 +65,18 @@ final class JobRunner {
      * @param verbosity      -1 quiet, 0 normal, 1 verbose
      * @param protocol       {@code v1} or {@code v2}
      * @param keySpec        v2: the key file list ({@code [id:]path[,...]}), else {@code null}
+     * @param stage          copy PROGRAM to every node first and run that copy (v2 STAGE)
      */
     record Settings(String program, List<String> args, List<Placement> ranks, Map<String, String> environment,
             boolean tagOutput, Duration timeout, Duration grace, Duration terminateWait, Path jobFile, int verbosity,
-            String protocol, String keySpec) {
+            String protocol, String keySpec, boolean stage) {
+
+        Settings(String program, List<String> args, List<Placement> ranks, Map<String, String> environment,
+                 boolean tagOutput, Duration timeout, Duration grace, Duration terminateWait, Path jobFile,
+                 int verbosity, String protocol, String keySpec) {
+            this(program, args, ranks, environment, tagOutput, timeout, grace, terminateWait, jobFile, verbosity,
+                    protocol, keySpec, false);
+        }
 
         boolean v2() {
             return "v2".equals(protocol);
@@ -248,10 +256,34 @@ final class JobRunner {
                 failures.add(new V2Session.Failure(r, a.problem()));
             }
         }
+        String program = nodeProgram();
+        if (failures.isEmpty() && settings.stage()) {
+            try {
+                byte[] content = Files.readAllBytes(Path.of(settings.program()));
+                program = V2Stage.name(content);
+                long t0 = System.nanoTime();
+                Map<InetSocketAddress, String> lacking = V2Stage.stage(List.copyOf(proxies.keySet()), jobId, keys,
+                        content, V2Control.DEAD_AFTER);
+                for (int r = 1; r < size; r++) {
+                    Placement p = ranks.get(r - 1);
+                    String problem = lacking.get(new InetSocketAddress(p.address(), p.port()));
+                    if (problem != null) {
+                        failures.add(new V2Session.Failure(r, "MPI_ERR_IO: " + problem));
+                    }
+                }
+                if (settings.verbosity() > 0) {
+                    info("staged " + settings.program() + " (" + content.length + " bytes) as " + program + " on "
+                            + proxies.size() + " nodes in " + (System.nanoTime() - t0) / 1_000_000 + " ms");
+                }
+            } catch (IOException e) {
+                err.println("mpiproxy: cannot stage " + settings.program() + ": " + e.getMessage());
+                return EXIT_CANNOT_START;
+            }
+        }
         boolean execed = failures.isEmpty();
         if (execed) {
             try {
-                failures = session.exec(hostPort, nodeProgram(), settings.args(), environments,
+                failures = session.exec(hostPort, program, settings.args(), environments,
                         V2Control.DEAD_AFTER);
             } catch (IllegalArgumentException e) {
                 err.println("mpiproxy: " + e.getMessage());

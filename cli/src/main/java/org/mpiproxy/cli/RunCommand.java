@@ -63,6 +63,13 @@ final class RunCommand implements Callable<Integer> {
                     + " VAR[=VALUE],... (ALL,VAR=VALUE,... adds to ALL).")
     String export;
 
+    @Option(names = "--stage",
+            description = "Copies PROGRAM (a file here) to every node first and runs that copy there: protocol v2"
+                    + " STAGE, verified and cached on each node by its SHA-256, so a second run sends nothing."
+                    + " Without it a node runs the file of PROGRAM's name from its own programs/ directory or"
+                    + " program.path.")
+    boolean stage;
+
     @Option(names = "--timeout", paramLabel = "SECONDS",
             description = "Stops the job after this many seconds (exit status 124). Default: no limit.")
     long timeoutSeconds;
@@ -205,10 +212,15 @@ final class RunCommand implements Callable<Integer> {
             return 2;
         }
         String executable = resolveProgram(program, launch.env());
+        if (stage && (!protocol.equals("v2") || !Files.isRegularFile(Path.of(executable)))) {
+            err.println("mpiproxy: --stage " + program + ": " + (!protocol.equals("v2") ? "staging needs --protocol v2"
+                    : "no such file here to copy to the nodes"));
+            return 2;
+        }
         JobRunner.Settings settings = new JobRunner.Settings(executable, List.copyOf(args), ranks, extra,
                 tagOutput && !raw, timeoutSeconds == 0 ? null : Duration.ofSeconds(timeoutSeconds),
                 Duration.ofSeconds(graceSeconds), Duration.ofSeconds(terminateWaitSeconds), jobFile,
-                quiet ? -1 : verbose ? 1 : 0, protocol, keySpec);
+                quiet ? -1 : verbose ? 1 : 0, protocol, keySpec, stage);
         return new JobRunner(settings, launch.out(), err).run();
     }
 

@@ -181,8 +181,12 @@ class LauncherMultiNodeIT {
         builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
         Process launcher = builder.start();
         CompletableFuture<List<String>> lines = CompletableFuture.supplyAsync(() -> readAll(launcher));
-        assertTrue(launcher.waitFor(timeoutSeconds, TimeUnit.SECONDS), "launcher still runs after " + timeoutSeconds
-                + " s: " + launcherErrors());
+        if (!launcher.waitFor(timeoutSeconds, TimeUnit.SECONDS)) {
+            launcher.descendants().forEach(ProcessHandle::destroyForcibly);
+            launcher.destroyForcibly();
+            org.junit.jupiter.api.Assertions.fail("launcher still runs after " + timeoutSeconds + " s: "
+                    + launcherErrors());
+        }
         return new Run(launcher.exitValue(), lines.get(10, TimeUnit.SECONDS), launcherErrors());
     }
 
@@ -229,6 +233,27 @@ class LauncherMultiNodeIT {
         try (Stream<Path> logs = Files.walk(node.home.resolve("data/mpiproxy/logs"))) {
             return logs.anyMatch(p -> p.getFileName().toString().equals(file));
         }
+    }
+
+    @Test
+    void shouldStageAProgramThatOnlyTheLauncherHasAndRunItEverywhere() throws Exception {
+        Path local = work.resolve("mine-" + System.nanoTime());
+        Files.writeString(local, "#!/bin/sh\necho \"staged rank $MPIPROXY_RANK: $1\"\n");
+        local.toFile().setExecutable(true);
+
+        Run run = run(120, "--stage", "-v", "--hosts", "n1:2,n2:1,n3:1", "-n", "4", local.toString(), "arg");
+
+        assertEquals(0, run.exit(), run.err());
+        List<String> out = new ArrayList<>(run.out());
+        Collections.sort(out);
+        assertEquals(List.of("[0] staged rank 0: arg", "[1] staged rank 1: arg", "[2] staged rank 2: arg",
+                "[3] staged rank 3: arg"), out, run.err());
+        assertTrue(run.err().contains(" bytes) as sha256-"), run.err());
+
+        // a second job finds it cached on every node
+        Run again = run(120, "--stage", "--hosts", "n1:2,n2:1,n3:1", "-n", "4", local.toString(), "again");
+        assertEquals(0, again.exit(), again.err());
+        assertEquals(4, again.out().size(), again.out().toString());
     }
 
     @Test

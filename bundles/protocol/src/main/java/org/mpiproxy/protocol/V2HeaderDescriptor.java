@@ -96,6 +96,8 @@ public final class V2HeaderDescriptor {
      * their acknowledgement (reply); see {@link org.mpiproxy.protocol.pmi.PmiSpace}.
      */
     public static final int OP_PMI = 7;
+    /** A program's content, staged to a node for plain EXECs (request) / how far it arrived (reply). */
+    public static final int OP_STAGE = 8;
 
     /** Set on every datagram from the proxy. */
     public static final int FLAG_REPLY = 0x01;
@@ -166,6 +168,7 @@ public final class V2HeaderDescriptor {
             case OP_OUTPUT: return "OUTPUT";
             case OP_STATUS: return "STATUS";
             case OP_PMI: return "PMI";
+            case OP_STAGE: return "STAGE";
             default: return "OP(" + operation + ")";
         }
     }

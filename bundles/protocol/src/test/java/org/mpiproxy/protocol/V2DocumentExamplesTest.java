@@ -82,6 +82,17 @@ class V2DocumentExamplesTest {
     }
 
     @Test
+    void shouldEncodeStageProbeExactlyAsDocumented() {
+        assertEquals(examples.get("stage-probe"), V2Examples.hex(V2Examples.stageProbe()));
+        ByteBuffer b = documented("stage-probe");
+        assertEquals(V2Authenticator.OK, V2Examples.authenticator().verify(b, 0, b.limit(), V2Examples.TIME));
+        V2HeaderFlyweight h = new V2HeaderFlyweight().wrap(b, 0);
+        assertEquals(V2HeaderDescriptor.OP_STAGE, h.operation());
+        assertEquals(0, h.ack(), "a probe");
+        assertEquals(1312, h.tag());
+    }
+
+    @Test
     void shouldEncodeSendExactlyAsDocumented() {
         assertEquals(examples.get("send"), V2Examples.hex(V2Examples.send()));
     }

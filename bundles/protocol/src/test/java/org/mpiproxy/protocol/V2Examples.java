@@ -60,6 +60,24 @@ final class V2Examples {
         return finish(b);
     }
 
+    /**
+     * The probe of STAGE (docs/protocol-v2.md 5.8): does the node have the 5 bytes {@code hello}
+     * (SHA-256 2cf24dba...), to be sent in fragments of 1312 bytes?
+     */
+    static ByteBuffer stageProbe() {
+        ByteBuffer b = buffer();
+        byte[] digest;
+        try {
+            digest = java.security.MessageDigest.getInstance("SHA-256").digest("hello".getBytes(StandardCharsets.UTF_8));
+        } catch (java.security.NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+        header(b, V2HeaderDescriptor.OP_STAGE, 0).rank(0).argument(5).tag(1312).sequence(0).ack(0)
+                .nonce(0x1122334455667792L).payloadLength(digest.length);
+        b.put(V2HeaderDescriptor.HEADER_LENGTH, digest);
+        return finish(b);
+    }
+
     static ByteBuffer send() {
         ByteBuffer b = buffer();
         header(b, V2HeaderDescriptor.OP_SEND, V2HeaderDescriptor.FLAG_END_OF_MESSAGE).rank(1).tag(7)
@@ -182,7 +200,7 @@ final class V2Examples {
     /** Prints the examples as the hex dumps of the document. */
     public static void main(String[] args) {
         System.out.println("nodeId " + Long.toHexString(NodeIds.of(NODE)));
-        for (ByteBuffer b : new ByteBuffer[] {exec(), execPlain(), pmiFence(), send(), sendAck(), output(), outputAck(), status(), statusReply(),
+        for (ByteBuffer b : new ByteBuffer[] {exec(), execPlain(), pmiFence(), stageProbe(), send(), sendAck(), output(), outputAck(), status(), statusReply(),
             terminateReply(), recvEmpty(), recvTruncate(),
             terminateStop(), terminateInterim()}) {
             System.out.println(dump(b));

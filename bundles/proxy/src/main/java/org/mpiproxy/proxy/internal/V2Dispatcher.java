@@ -98,6 +98,8 @@ final class V2Dispatcher {
     private final V2OutputStreams output;
     /** An EXEC variable that is also the job's PMI key of that name: which ranks share a node. */
     static final String PROCESS_MAPPING = "PMI_process_mapping";
+    /** Programs hosts staged here (docs/protocol-v2.md 5.8), made with the first STAGE. */
+    private StagedPrograms staged;
     /** The PMI server of MPICH programs, opened with the first plain EXEC. */
     private org.mpiproxy.protocol.pmi.PmiServer pmi;
     private final V2OutputStreams.Sender outputSender = this::sendOutput;
@@ -248,7 +250,8 @@ final class V2Dispatcher {
         int operation = length > V2HeaderDescriptor.OPERATION_OFFSET
                 ? datagram.get(offset + V2HeaderDescriptor.OPERATION_OFFSET) & 0xff : -1;
         // STATUS is answered to its source: remembered too, so a replay cannot reflect replies elsewhere
-        boolean sideEffects = operation == OP_EXEC || operation == OP_TERMINATE || operation == OP_STATUS;
+        boolean sideEffects = operation == OP_EXEC || operation == OP_TERMINATE || operation == OP_STATUS
+                || operation == V2HeaderDescriptor.OP_STAGE || operation == V2HeaderDescriptor.OP_PMI;
         int result = authenticator.verify(datagram, offset, length, now, sideEffects);
         if (result != V2Authenticator.OK) {
             invalid(V2Counter.ofAuthResult(result), source, length);
@@ -281,6 +284,9 @@ final class V2Dispatcher {
                 break;
             case V2HeaderDescriptor.OP_PMI:
                 onPmi(header, source, replies);
+                break;
+            case V2HeaderDescriptor.OP_STAGE:
+                onStage(header, source, replies);
                 break;
             default:
                 invalid(V2Counter.INVALID_OP, source, length);
@@ -547,6 +553,26 @@ final class V2Dispatcher {
         reply.reset(V2HeaderDescriptor.OP_PMI, FLAG_REPLY).keyId(header.keyId()).nodeId(authenticator.nodeId())
                 .jobId(job.jobId).result(result).argument(header.argument()).sequence(header.sequence())
                 .ack(header.ack());
+        send(replies, 0, source);
+    }
+
+    /**
+     * A fragment of a program a host stages here, or the probe whether it is here (docs/protocol-v2.md
+     * 5.8); answered to the source, as STATUS (it changes no job).
+     */
+    private void onStage(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
+        if (staged == null) {
+            staged = new StagedPrograms(org.mpiproxy.process.StagedFiles.directory(System::getProperty));
+        }
+        StagedPrograms.Outcome o = staged.onFragment(header.argument(), header.sequence(), header.ack(), header.tag(),
+                header.buffer(), header.payloadOffset(), header.payloadLength(), clock.getAsLong() * 1_000_000L);
+        if (o.problem() != null) {
+            LOG.warn("v2 STAGE from {} refused with {}: {}", Job.ownerText(source), MpiErrors.name(o.result()),
+                    o.problem());
+        }
+        reply.reset(V2HeaderDescriptor.OP_STAGE, FLAG_REPLY).keyId(header.keyId()).nodeId(authenticator.nodeId())
+                .jobId(header.jobId()).result(o.result()).argument(o.complete() ? 1 : 0).sequence(header.sequence())
+                .ack(header.ack()).tag(header.tag());
         send(replies, 0, source);
     }
 

@@ -62,14 +62,26 @@ final class LocalProcessLauncher implements ProcessLauncher {
         return programDirectory;
     }
 
+    /** @return where a plain request's program is looked up after the program directory */
+    private List<Path> plainPath(String program) {
+        if (!program.startsWith(org.mpiproxy.process.StagedFiles.PREFIX)) {
+            return programPath;
+        }
+        // a staged program (docs/protocol-v2.md 5.8), named by its content's SHA-256
+        List<Path> path = new java.util.ArrayList<>(programPath.size() + 1);
+        path.add(org.mpiproxy.process.StagedFiles.directory(System::getProperty));
+        path.addAll(programPath);
+        return path;
+    }
+
     @Override
     public RankProcess launch(LaunchRequest request) throws LaunchException {
         if (request.coreId() != 0) {
             throw new LaunchException("the local launcher starts programs on core 0, not core "
                     + request.coreId());
         }
-        Path executable = request.plain() && !programPath.isEmpty()
-                ? ProgramFiles.executable(programDirectory, programPath, request.program())
+        Path executable = request.plain()
+                ? ProgramFiles.executable(programDirectory, plainPath(request.program()), request.program())
                 : ProgramFiles.executable(programDirectory, request.program());
         List<String> argv = RankCommand.argv(executable.toString(), request);
         return RankProcessStarter.start(request.program(),
