@@ -373,6 +373,7 @@ final class JobRunner {
         boolean plainProgram = size > 1 && !library;
         if (session != null && stopReason == null && plainProgram && statuses[0] == 0) {
             // a program that is not ours: as with mpiexec, the job ends when every rank has
+            session.watchClosely();
             stopReason = await(() -> !session.allEnded(), deadline);
             if (stopReason != null) {
                 info("stopping the job (" + describeStop(stopReason) + ")");

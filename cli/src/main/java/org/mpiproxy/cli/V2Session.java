@@ -49,6 +49,8 @@ final class V2Session implements AutoCloseable {
 
     /** How often a proxy is asked for the job's ranks while they run. */
     static final Duration WATCH_INTERVAL = Duration.ofMillis(250);
+    /** How often right after {@link #watchClosely}: the end of a job is seen at once, then less often. */
+    static final Duration CLOSE_WATCH_INTERVAL = Duration.ofMillis(5);
     private static final long EXEC_RESEND_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
     /** A rank's state as its node last listed it. */
@@ -87,6 +89,8 @@ final class V2Session implements AutoCloseable {
     private long silenceNanos = Long.MAX_VALUE;
     private volatile boolean closed;
     private Thread thread;
+    /** The current interval between STATUS requests; doubles from the close watch back to the normal one. */
+    private volatile long watchNanos = WATCH_INTERVAL.toNanos();
 
     /** One fragment of a PMI fence for one node (docs/protocol-v2.md 5.7). */
     private static final class FenceFragment {
@@ -294,6 +298,15 @@ final class V2Session implements AutoCloseable {
         unacked.removeIf(f -> f.node.equals(node) && f.epoch == h.argument() && f.index == h.sequence());
     }
 
+    /**
+     * Asks the nodes for the ranks' states at once and then often, backing off to the normal
+     * interval: when the job is about to end (rank 0 ended), its end is seen within milliseconds.
+     */
+    void watchClosely() {
+        watchNanos = CLOSE_WATCH_INTERVAL.toNanos();
+        selector.wakeup();
+    }
+
     /** @param silence a node that sends nothing valid for this long no longer holds up {@link #allEnded} */
     void silence(Duration silence) {
         silenceNanos = silence.toNanos();
@@ -317,7 +330,13 @@ final class V2Session implements AutoCloseable {
                 long now = System.nanoTime();
                 if (now - nextWatch >= 0) {
                     askStatus();
-                    nextWatch = now + WATCH_INTERVAL.toNanos();
+                    long interval = watchNanos;
+                    nextWatch = now + interval;
+                    watchNanos = Math.min(WATCH_INTERVAL.toNanos(), interval * 2);
+                }
+                if (watchNanos < nextWatch - now) {
+                    // watchClosely() since the last request
+                    nextWatch = now + watchNanos;
                 }
                 sendFences();
                 long wait = unacked.isEmpty() ? nextWatch - now : Math.min(nextWatch - now, FENCE_RESEND_NANOS);
