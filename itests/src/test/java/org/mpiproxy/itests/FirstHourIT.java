@@ -70,7 +70,10 @@ public class FirstHourIT extends MpiProxyTestSupport {
         // has been given it (good or bad: the component decides what it keeps)
         awaitCondition(() -> String.valueOf(value).equals(String.valueOf(componentProperty(pid, key))), TIMEOUT,
                 () -> pid + " " + key + "=" + value + " not delivered to the component: its service has "
-                        + componentProperty(pid, key) + "; configuration threads:\n" + configurationThreads());
+                        + componentProperty(pid, key) + "; the component:\n" + quietly("scr:info " + pid)
+                        + "\nthe configuration:\n" + quietly("config:list '(service.pid=" + pid + ")'")
+                        + "\netc/" + pid + ".cfg:\n" + readQuietly(karafHome().resolve("etc").resolve(pid + ".cfg"))
+                        + "\nconfiguration threads:\n" + configurationThreads());
         // and Karaf has written it to etc/<pid>.cfg: a change made before that write can be undone
         // by the file's older content when Karaf reads the file back
         Pattern line = Pattern.compile("(?m)^\\s*" + Pattern.quote(key) + "\\s*=\\s*"
@@ -78,6 +81,25 @@ public class FirstHourIT extends MpiProxyTestSupport {
         Path cfg = karafHome().resolve("etc").resolve(pid + ".cfg");
         awaitCondition(() -> line.matcher(readQuietly(cfg)).find(), TIMEOUT,
                 () -> cfg + " does not say " + key + " = " + value + ":\n" + readQuietly(cfg));
+        // Karaf may write the file more than once for one change; a next change whose write overlaps
+        // those writes can leave the file mixed from both (seen: a shorter write over the start of a
+        // longer one), which Karaf then reads back as the configuration. Wait until it is written.
+        awaitStable(cfg);
+    }
+
+    /** Waits until the file has not changed for a second. */
+    private static void awaitStable(Path file) throws InterruptedException {
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        String last = readQuietly(file);
+        long since = System.nanoTime();
+        while (System.nanoTime() < deadline && System.nanoTime() - since < 1_000_000_000L) {
+            Thread.sleep(50);
+            String now = readQuietly(file);
+            if (!now.equals(last)) {
+                last = now;
+                since = System.nanoTime();
+            }
+        }
     }
 
     private static String readQuietly(Path file) {
