@@ -74,6 +74,8 @@ final class V2Session implements AutoCloseable {
     private final PrintStream err;
     private final boolean tag;
     private final Map<Long, Stream> streams = new HashMap<>();
+    /** Streams that took output since their last acknowledgement; the thread that receives only. */
+    private final Set<Long> toAck = new LinkedHashSet<>();
     private final Map<InetSocketAddress, List<Integer>> ranksByNode = new LinkedHashMap<>();
     private final Map<Integer, RankState> states = new HashMap<>();
     private final Object lock = new Object();
@@ -364,8 +366,6 @@ final class V2Session implements AutoCloseable {
             selector.selectNow();
         }
         selector.selectedKeys().clear();
-        Set<Long> toAck = new LinkedHashSet<>();
-        Map<Long, InetSocketAddress> from = new HashMap<>();
         InetSocketAddress source;
         int taken = 0;
         while ((source = (InetSocketAddress) output.receive(signer.in.clear())) != null) {
@@ -384,14 +384,13 @@ final class V2Session implements AutoCloseable {
                 long key = onOutput(source, h);
                 if (key >= 0) {
                     toAck.add(key);
-                    from.put(key, source);
                 }
                 if (++taken % 16 == 0) {
-                    ack(toAck, from);
+                    ack();
                 }
             }
         }
-        ack(toAck, from);
+        ack();
     }
 
     private static long key(int rank, int stream) {
@@ -432,15 +431,16 @@ final class V2Session implements AutoCloseable {
         return key;
     }
 
-    private void ack(Set<Long> keys, Map<Long, InetSocketAddress> from) throws IOException {
-        for (long key : keys) {
+    /** Acknowledges every stream that took output since the last acknowledgement, to its rank's node. */
+    private void ack() throws IOException {
+        for (long key : toAck) {
             int rank = (int) (key >>> 8);
             int stream = (int) (key & 0xff);
             long next = streams.get(key).next;
-            InetSocketAddress node = from.get(key);
+            InetSocketAddress node = address(rank);
             output.send(signer.request(node, OP_OUTPUT, jobId, rank, 0, a -> a.tag(stream).ack(next), null), node);
         }
-        keys.clear();
+        toAck.clear();
     }
 
     private void print(int rank, boolean stderr, String line) {

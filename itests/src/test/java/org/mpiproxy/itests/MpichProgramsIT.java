@@ -98,6 +98,11 @@ class MpichProgramsIT {
         return new Run(launcher.exitValue(), lines.get(10, TimeUnit.SECONDS), Files.readString(err));
     }
 
+    /** @return the world size of a run on {@code hosts}: every slot */
+    private static int size(String hosts) {
+        return hosts.equals(ONE_NODE) ? 4 : 6;
+    }
+
     private List<ProcessHandle> ranksEverywhere() {
         return cluster.ranks();
     }
@@ -105,7 +110,7 @@ class MpichProgramsIT {
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {ONE_NODE, THREE_NODES})
     void shouldRunAnMpichHelloOnEverySlotWithItsRealWorld(String hosts) throws Exception {
-        int size = hosts.equals(ONE_NODE) ? 4 : 6;
+        int size = size(hosts);
         Run run = run(120, "--hosts", hosts, binaries.resolve("hello").toString());
 
         assertEquals(0, run.exit(), run.err());
@@ -122,7 +127,7 @@ class MpichProgramsIT {
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {ONE_NODE, THREE_NODES})
     void shouldPassATokenAroundARingOfRanks(String hosts) throws Exception {
-        int size = hosts.equals(ONE_NODE) ? 4 : 6;
+        int size = size(hosts);
         // MPICH's ranks poll while they wait: with more ranks than cores each hop waits for a time slice
         Run run = run(120, "--hosts", hosts, binaries.resolve("ring").toString(), "100");
 
@@ -134,7 +139,7 @@ class MpichProgramsIT {
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {ONE_NODE, THREE_NODES})
     void shouldComputeBroadcastReduceAndAllToAllAsOneRankWould(String hosts) throws Exception {
-        int size = hosts.equals(ONE_NODE) ? 4 : 6;
+        int size = size(hosts);
         Run run = run(120, "--hosts", hosts, binaries.resolve("collectives").toString());
 
         assertEquals(0, run.exit(), run.err());
