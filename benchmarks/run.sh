@@ -6,13 +6,15 @@
 #   benchmarks/run.sh --only launch,8-rank --out /tmp/launch.md
 # (with --out elsewhere, docs/benchmarks.md stays as it is).
 # Run from anywhere inside a clone; needs Java 17 and Maven. As root it installs the Debian
-# packages mpich and iptables when they are missing (for mpiexec and the packet-loss run).
+# packages mpich, libmpich-dev and iptables when they are missing (for mpiexec, mpicc and the
+# packet-loss run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
 if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     missing=()
     command -v mpiexec.mpich >/dev/null || command -v mpiexec.hydra >/dev/null || missing+=(mpich)
+    command -v mpicc >/dev/null || missing+=(libmpich-dev)
     command -v iptables >/dev/null || missing+=(iptables)
     if [ ${#missing[@]} -gt 0 ]; then
         echo "installing ${missing[*]}"
@@ -22,7 +24,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     fi
 fi
 
-mvn -B -q package -DskipTests -pl benchmarks -am
+mvn -B -q package -DskipTests -pl benchmarks,cli -am
 CP="benchmarks/target/classes:$(cat benchmarks/target/classpath.txt)"
 # MPIPROXY_BENCH_JAVA_OPTS: extra JVM options, e.g. -Djdk.lang.Process.launchMechanism=VFORK
 # shellcheck disable=SC2086

@@ -104,6 +104,7 @@ public final class Harness {
         phase("round trip", Duration.ofMinutes(3), this::roundTrip);
         phase("launch", Duration.ofMinutes(5), this::launch);
         phase("8-rank job vs mpiexec", Duration.ofMinutes(5), this::job8);
+        phase("MPICH programs", Duration.ofMinutes(10), this::mpich);
         phase("packet loss", Duration.ofMinutes(5), this::loss);
         phase("idle CPU", Duration.ofMinutes(3), this::idle);
         phase("growth", Duration.ofMinutes(10), this::growth);
@@ -411,6 +412,77 @@ public final class Harness {
             twoThreads = LaunchBenchmarks.execJobs(p, "true", 8, 3, rounds);
         }
         report.job8(mpiexec, mpich, ours, twoThreads);
+        return null;
+    }
+
+    // ------------------------------------------------------------------ MPICH programs
+
+    private Void mpich() throws Exception {
+        String mpiexec = findMpiexec();
+        Path jar = MpichPrograms.cliJar();
+        String why = MpichPrograms.unavailable(mpiexec, jar);
+        if (why != null) {
+            report.mpichSkipped(why);
+            return null;
+        }
+        int rounds = quick ? 2 : 5;
+        int dataRounds = quick ? 1 : 3;
+        MpichPrograms.compile(programs);
+        Map<String, String> env = Map.of("JAVA_HOME", System.getProperty("java.home"),
+                "MPIPROXY_CLI_JAR", jar.toAbsolutePath().toString());
+        Path dir = Files.createTempDirectory(work, "key-");
+        try (ProxyFixture p = new ProxyFixture(programs, work, Duration.ofSeconds(5), ProxyFixture.RING_CAPACITY,
+                V2Benchmarks.settings(V2Benchmarks.keyFile(dir), 1448))) {
+            Path nodeMap = dir.resolve("nodes");
+            Files.writeString(nodeMap, "127.0.0.1 127.0.0.1:" + p.address.getPort() + "\n");
+            MpichPrograms.Launcher hydra = MpichPrograms.hydra(mpiexec);
+            MpichPrograms.Launcher ours = MpichPrograms.ours(p.v2.keyFile(), nodeMap);
+            Path initFinalize = programs.resolve("init_finalize");
+            Map<Integer, Samples[]> start = new LinkedHashMap<>();
+            for (int n : MpichPrograms.SIZES) {
+                Samples h = new Samples();
+                Samples o = new Samples();
+                MpichPrograms.run(hydra.command(n, initFinalize), env, work);
+                MpichPrograms.run(ours.command(n, initFinalize), env, work);
+                for (int r = 0; r < rounds; r++) {
+                    h.add(MpichPrograms.run(hydra.command(n, initFinalize), env, work).millis());
+                    o.add(MpichPrograms.run(ours.command(n, initFinalize), env, work).millis());
+                }
+                start.put(n, new Samples[] {h, o});
+                System.out.printf(Locale.ROOT, "  n=%d: mpiexec %.0f ms, mpiproxy run %.0f ms%n", n, h.median(), o.median());
+            }
+            // what bounds the ratio at n = 8: the parts of a start-up, each measured alone
+            Map<String, Samples> parts = new LinkedHashMap<>();
+            String[] names = {"mpiexec -n 8 /bin/true", "mpiproxy run -n 8 /bin/true", "mpiproxy --version (JVM start)",
+                    "init_finalize alone (MPICH singleton, no launcher)"};
+            List<List<String>> commands = List.of(hydra.command(8, programs.resolve("true")),
+                    ours.command(8, programs.resolve("true")),
+                    List.of("sh", ours.command(1, initFinalize).get(1), "--version"),
+                    List.of(initFinalize.toString()));
+            for (String name : names) {
+                parts.put(name, new Samples());
+            }
+            for (int r = 0; r < rounds + 1; r++) {
+                for (int i = 0; i < names.length; i++) {
+                    double ms = MpichPrograms.run(commands.get(i), env, work).millis();
+                    if (r > 0) {
+                        parts.get(names[i]).add(ms);
+                    }
+                }
+            }
+            Samples[] pingpong = {new Samples(), new Samples()};
+            Samples[] bandwidth = {new Samples(), new Samples()};
+            MpichPrograms.Launcher[] both = {hydra, ours};
+            for (int r = 0; r < dataRounds; r++) {
+                for (int i = 0; i < 2; i++) {
+                    pingpong[i].add(MpichPrograms.figure(MpichPrograms.run(
+                            both[i].command(2, programs.resolve("pingpong")), env, work).out(), "pingpong_us"));
+                    bandwidth[i].add(MpichPrograms.figure(MpichPrograms.run(
+                            both[i].command(2, programs.resolve("bandwidth")), env, work).out(), "bandwidth_MBps"));
+                }
+            }
+            report.mpich(mpiexec, start, parts, pingpong, bandwidth);
+        }
         return null;
     }
 

@@ -359,6 +359,67 @@ final class Report {
         }
     }
 
+    void mpichSkipped(String why) {
+        body.append("\n## MPI programs built with MPICH\n\nNot measured: " + why + ".\n");
+        goals.add(new Goal("MPI_Init + MPI_Finalize, 8 ranks", "-", "not measured: " + why, "-", "<= 0.5x mpiexec",
+                false));
+    }
+
+    /**
+     * @param start     per world size: {mpiexec, mpiproxy run} milliseconds of init_finalize
+     * @param parts     the parts of a start-up at 8 ranks, each measured alone, milliseconds
+     * @param pingpong  {mpiexec, mpiproxy run} one-way microseconds
+     * @param bandwidth {mpiexec, mpiproxy run} MB/s of 64 KiB messages
+     */
+    void mpich(String mpiexec, Map<Integer, Samples[]> start, Map<String, Samples> parts, Samples[] pingpong,
+               Samples[] bandwidth) {
+        body.append("\n## MPI programs built with MPICH\n\n");
+        body.append("The benchmarks' own C programs (`benchmarks/src/main/c`), built with `mpicc -O2`, run by Hydra (`"
+                + mpiexec + " -n N PROGRAM`) and by `mpiproxy run --hosts 127.0.0.1:N -n N PROGRAM` (the "
+                + "distribution's `bin/mpiproxy` script and launcher jar; rank 0 runs under the launcher, ranks "
+                + "1..N-1 are EXECed over protocol v2 by the embedded proxy, and every rank wires up through the "
+                + "PMI-1 servers of the launcher and the proxy), alternately, round by round, on this one machine. "
+                + "Start to exit of the launcher, milliseconds.\n\n");
+        body.append("| ranks | mpiexec median (min) | mpiproxy run median (min) | ratio of medians | rounds |\n"
+                + "| --- | --- | --- | --- | --- |\n");
+        for (Map.Entry<Integer, Samples[]> e : start.entrySet()) {
+            Samples h = e.getValue()[0];
+            Samples o = e.getValue()[1];
+            body.append(f("| %d | %.0f (%.0f) | %.0f (%.0f) | %.2fx | %d |%n", e.getKey(), h.median(), h.min(),
+                    o.median(), o.min(), o.median() / h.median(), h.size()));
+        }
+        body.append("\nThe parts of a start-up of 8 ranks, each measured alone in the same run (milliseconds):\n\n");
+        body.append("| | median | min | max | rounds |\n| --- | --- | --- | --- | --- |\n");
+        for (Map.Entry<String, Samples> e : parts.entrySet()) {
+            Samples s = e.getValue();
+            body.append(f("| %s | %.0f | %.0f | %.0f | %d |%n", e.getKey(), s.median(), s.min(), s.max(), s.size()));
+        }
+        body.append("\nPing-pong: one `int` back and forth between ranks 0 and 1, mean one-way time of 20000 round "
+                + "trips. Bandwidth: 64 KiB messages from rank 0 to rank 1, 64 in flight, 400 windows. Both ranks on "
+                + "this machine, so MPICH's shared memory carries the data under either launcher.\n\n");
+        body.append("| | mpiexec median (min–max) | mpiproxy run median (min–max) | ratio | rounds |\n"
+                + "| --- | --- | --- | --- | --- |\n");
+        double pp = pingpong[0].median() / pingpong[1].median();
+        double bw = bandwidth[1].median() / bandwidth[0].median();
+        body.append(f("| ping-pong, one way, us | %s | %s | %.2fx (mpiexec / ours) | %d |%n",
+                pingpong[0].summary("%.3f"), pingpong[1].summary("%.3f"), pp, pingpong[0].size()));
+        body.append(f("| bandwidth, 64 KiB, MB/s | %s | %s | %.2fx (ours / mpiexec) | %d |%n",
+                bandwidth[0].summary("%.0f"), bandwidth[1].summary("%.0f"), bw, bandwidth[0].size()));
+        Samples[] eight = start.get(8);
+        if (eight != null) {
+            double ratio = eight[1].median() / eight[0].median();
+            goals.add(new Goal("MPI_Init + MPI_Finalize, 8 ranks", f("mpiexec -n 8 %.0f ms (this run)",
+                    eight[0].median()), f("%.0f ms", eight[1].median()), f("%.2fx mpiexec", ratio), "<= 0.5x mpiexec",
+                    ratio <= 0.5));
+        }
+        goals.add(new Goal("MPICH ping-pong, one int, same binary", f("under mpiexec %.3f us (this run)",
+                pingpong[0].median()), f("%.3f us", pingpong[1].median()), f("%.2fx mpiexec's speed", pp),
+                ">= 0.95x mpiexec", pp >= 0.95));
+        goals.add(new Goal("MPICH bandwidth, 64 KiB, same binary", f("under mpiexec %.0f MB/s (this run)",
+                bandwidth[0].median()), f("%.0f MB/s", bandwidth[1].median()), f("%.2fx mpiexec", bw),
+                ">= 0.95x mpiexec", bw >= 0.95));
+    }
+
     void lossSkipped(String why) {
         body.append("\n## 10% packet loss\n\nNot measured: ").append(why).append(".\n");
         goals.add(new Goal("10% packet loss", "-", "not measured", "-", "goodput >= 0.7x lossless", false));
@@ -455,14 +516,17 @@ final class Report {
                 + "`--only` takes a comma-separated list; a phase runs when its name contains one of the entries. "
                 + "Phases: `UDP streams`, `1448-byte streams over protocol v2`, `64 KiB messages host to rank over "
                 + "protocol v1`, `64 KiB messages host to rank over protocol v2`, `round trip`, `launch`, `8-rank job "
-                + "vs mpiexec`, `packet loss`, `idle CPU`, `growth`, `rings (JMH)`, `dispatch allocation (JMH -prof "
+                + "vs mpiexec`, `MPICH programs`, `packet loss`, `idle CPU`, `growth`, `rings (JMH)`, `dispatch allocation (JMH -prof "
                 + "gc)`. A partial run should write elsewhere than docs/benchmarks.md (`--out`).\n\n"
-                + "It builds with `mvn -B -q package -DskipTests -pl benchmarks -am`, installs `mpich` and "
-                + "`iptables` with apt-get when they are missing and it runs as root, and starts the harness, which "
+                + "It builds with `mvn -B -q package -DskipTests -pl benchmarks,cli -am`, installs `mpich`, "
+                + "`libmpich-dev` and `iptables` with apt-get when they are missing and it runs as root, and starts "
+                + "the harness, which "
                 + "embeds the proxy (UDP transport, the v1 and v2 dispatchers behind the protocol front, mapped-file "
                 + "channels, local launcher; for v2 a cluster key generated into a temporary file and node name "
                 + "127.0.0.1) on an ephemeral loopback port, drives v2 with the product's host library "
-                + "(`V2HostTransport`) and runs the JMH benchmarks in forked JVMs. JMH alone: "
+                + "(`V2HostTransport`), runs MPI programs it builds with `mpicc` (when `libmpich-dev` is installed) under "
+                + "`mpiexec` and under the distribution's `bin/mpiproxy` with the launcher jar from `cli/target`, "
+                + "and runs the JMH benchmarks in forked JVMs. JMH alone: "
                 + "`java -cp benchmarks/target/classes:$(cat benchmarks/target/classpath.txt) org.openjdk.jmh.Main "
                 + "RingBenchmark -prof gc`.\n\n");
         doc.append("## Machine\n\n").append(machine);
