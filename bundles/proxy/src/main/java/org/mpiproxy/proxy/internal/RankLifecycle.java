@@ -211,6 +211,33 @@ final class RankLifecycle {
         }
     }
 
+    /**
+     * The first TERMINATE of a rank, in either protocol: an ended rank is finished at once; a
+     * running one gets the terminate timeout to exit (or, with {@code stop}, is stopped now); a
+     * starting one does the same once its launch completes.
+     */
+    <R extends LiveRank> void terminate(DatagramTransport replies, R rank, boolean stop, Steps<R> steps) {
+        rank.terminateRequested = true;
+        rank.stopRequested |= stop;
+        switch (rank.phase) {
+            case EXITED:
+            case FAILED:
+                steps.finish(replies, rank);
+                break;
+            case RUNNING:
+                rank.phase = Rank.Phase.TERMINATING;
+                if (stop) {
+                    stopNow(rank);
+                } else {
+                    startTerminateTimer(rank);
+                }
+                break;
+            default:
+                // STARTING: the launch's completion stops or waits once the process exists
+                break;
+        }
+    }
+
     /** After TERMINATE: waits the terminate timeout for the rank's exit, then stops it. */
     void startTerminateTimer(LiveRank rank) {
         try {

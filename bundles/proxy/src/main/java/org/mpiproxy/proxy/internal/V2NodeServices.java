@@ -1,0 +1,134 @@
+package org.mpiproxy.proxy.internal;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.util.LinkedHashMap;
+import java.util.Map;
+import java.util.function.LongSupplier;
+
+import org.mpiproxy.api.DatagramTransport;
+import org.mpiproxy.api.LaunchRequest;
+import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.RankProcess;
+import org.mpiproxy.process.StagedFiles;
+import org.mpiproxy.protocol.MpiErrors;
+import org.mpiproxy.protocol.V2HeaderFlyweight;
+import org.mpiproxy.protocol.pmi.PmiServer;
+import org.slf4j.Logger;
+
+/**
+ * What a v2 node offers besides jobs' data: the PMI-1 server of MPICH programs with the fences
+ * their launcher sends (docs/protocol-v2.md 5.7), and the programs hosts stage here (5.8). Both
+ * are made when first needed. Receive thread only (the dispatcher's lock), except the PMI server's
+ * own threads.
+ */
+final class V2NodeServices {
+
+    /** An EXEC variable that is also the job's PMI key of that name: which ranks share a node. */
+    static final String PROCESS_MAPPING = "PMI_process_mapping";
+
+    private final V2Replies replies;
+    private final PmiServer.Relay pmiLines;
+    private final LongSupplier clock;
+    private final Logger log;
+    private PmiServer pmi;
+    private StagedPrograms staged;
+
+    /**
+     * @param replies  signs and sends the answers
+     * @param pmiLines takes what ranks tell the PMI server for their launcher
+     * @param clock    milliseconds since the epoch
+     * @param log      the dispatcher's log
+     */
+    V2NodeServices(V2Replies replies, PmiServer.Relay pmiLines, LongSupplier clock, Logger log) {
+        this.replies = replies;
+        this.pmiLines = pmiLines;
+        this.clock = clock;
+        this.log = log;
+    }
+
+    /** @return the PMI server, opened now if it is not yet; {@code null} when it cannot be opened (logged) */
+    private PmiServer pmi() {
+        if (pmi == null) {
+            try {
+                pmi = new PmiServer(pmiLines, log::warn);
+                log.info("PMI server for MPICH programs on 127.0.0.1:{}", pmi.port());
+            } catch (IOException e) {
+                log.warn("cannot open the PMI server ({}): MPICH programs start as singletons", e.toString());
+            }
+        }
+        return pmi;
+    }
+
+    /** The environment and the launcher of a plain program's rank. */
+    record PmiLaunch(Map<String, String> environment, ProcessLauncher launcher) {
+    }
+
+    /**
+     * A plain program's launch as MPICH expects it: {@code PMI_PORT} and {@code PMI_ID} in its
+     * environment, and its process id told to the PMI server once it runs. Without a PMI server
+     * the request and the launcher are used as they are (the program starts as a singleton).
+     */
+    PmiLaunch plainLaunch(long jobId, int rankId, int worldSize, Map<String, String> environment,
+                          ProcessLauncher launcher) {
+        PmiServer server = pmi();
+        if (server == null) {
+            return new PmiLaunch(environment, launcher);
+        }
+        Map<String, String> withPmi = new LinkedHashMap<>(environment);
+        String mapping = environment.get(PROCESS_MAPPING);
+        withPmi.putAll(server.register(jobId, rankId, worldSize,
+                mapping == null ? Map.of() : Map.of(PROCESS_MAPPING, mapping)));
+        ProcessLauncher telling = (LaunchRequest request) -> {
+            RankProcess process = launcher.launch(request);
+            server.started(request.jobId(), request.rankId(), process.pid());
+            return process;
+        };
+        return new PmiLaunch(withPmi, telling);
+    }
+
+    /**
+     * A fence of the job's PMI space from its launcher (docs/protocol-v2.md 5.7): one fragment of
+     * the pairs every rank put, acknowledged to the job's output port.
+     */
+    void onPmi(V2HeaderFlyweight header, V2Job job, InetSocketAddress source,
+               DatagramTransport transport) {
+        int result = pmi == null ? MpiErrors.ERR_COMM : pmi.onFence(job.jobId, header.argument(), header.sequence(),
+                header.ack(), header.buffer(), header.payloadOffset(), header.payloadLength());
+        replies.to(header).result(result).argument(header.argument()).sequence(header.sequence()).ack(header.ack());
+        replies.send(transport, 0, source);
+    }
+
+    /**
+     * A fragment of a program a host stages here, or the probe whether it is here (docs/protocol-v2.md
+     * 5.8); answered to the source, as STATUS (it changes no job).
+     */
+    void onStage(V2HeaderFlyweight header, InetSocketAddress source,
+                 DatagramTransport transport) {
+        if (staged == null) {
+            staged = new StagedPrograms(StagedFiles.directory(System::getProperty));
+        }
+        StagedPrograms.Outcome o = staged.onFragment(header.argument(), header.sequence(), header.ack(), header.tag(),
+                header.buffer(), header.payloadOffset(), header.payloadLength(), clock.getAsLong() * 1_000_000L);
+        if (o.problem() != null) {
+            log.warn("v2 STAGE from {} refused with {}: {}", Job.ownerText(source), MpiErrors.name(o.result()),
+                    o.problem());
+        }
+        replies.to(header).result(o.result()).argument(o.complete() ? 1 : 0).sequence(header.sequence())
+                .ack(header.ack()).tag(header.tag());
+        replies.send(transport, 0, source);
+    }
+
+    /** Forgets a finished job's PMI space and expected ranks. */
+    void forget(long jobId) {
+        if (pmi != null) {
+            pmi.forget(jobId);
+        }
+    }
+
+    void close() {
+        if (pmi != null) {
+            pmi.close();
+        }
+    }
+}

@@ -1,0 +1,345 @@
+package org.mpiproxy.proxy.internal;
+
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_OUTPUT;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_PLAIN;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_REPLY;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_STATUS;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
+
+import java.io.IOException;
+import java.net.InetSocketAddress;
+import java.time.Instant;
+import java.util.Map;
+import java.util.concurrent.Executor;
+import java.util.concurrent.RejectedExecutionException;
+import java.util.function.Consumer;
+import java.util.function.Supplier;
+
+import org.mpiproxy.api.ChannelManager;
+import org.mpiproxy.api.DatagramTransport;
+import org.mpiproxy.api.LaunchRequest;
+import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.RankChannel;
+import org.mpiproxy.protocol.ExecCommand;
+import org.mpiproxy.protocol.MpiErrors;
+import org.mpiproxy.protocol.V2HeaderDescriptor;
+import org.mpiproxy.protocol.V2HeaderFlyweight;
+import org.slf4j.Logger;
+
+/**
+ * EXEC and TERMINATE of v2 (docs/protocol-v2.md 5.1, 5.4) mapped onto the shared rank life
+ * ({@link RankLifecycle}): checks the request, makes the job and the rank's channel, hands the
+ * launch over, answers when the rank started or failed, and answers TERMINATE with the exit
+ * status once the rank has ended and its output was acknowledged; finished ranks' answers are
+ * kept for repeated requests. Receive thread only (the dispatcher's lock).
+ */
+final class V2RankRequests {
+
+    private final Logger log;
+    private final LongMap<V2Job> jobs;
+    private final ChannelManager channels;
+    private final LauncherLookup launchers;
+    private final Supplier<ProxySettings> settings;
+    private final Supplier<V2Settings> v2;
+    private final Executor launchExecutor;
+    private final RelayQueue relay;
+    private final RankLifecycle lifecycle;
+    private final V2OutputStreams output;
+    private final V2Replies replies;
+    private final V2NodeServices services;
+    private final V2StatusReport statusReport;
+    private final ProxyCounters<V2Counter> counters;
+    private final RateLimitedLog<V2Counter> lines;
+    private final Steps steps;
+
+    /** The dispatcher's parts this class works with; all used on the receive thread. */
+    record Parts(Logger log, LongMap<V2Job> jobs, ChannelManager channels, LauncherLookup launchers,
+                 Supplier<ProxySettings> settings, Supplier<V2Settings> v2, Executor launchExecutor, RelayQueue relay,
+                 RankLifecycle lifecycle, V2OutputStreams output, V2Replies replies, V2NodeServices services,
+                 V2StatusReport statusReport, ProxyCounters<V2Counter> counters, RateLimitedLog<V2Counter> lines,
+                 Consumer<V2Rank> activate) {
+    }
+
+    V2RankRequests(Parts p) {
+        this.log = p.log();
+        this.jobs = p.jobs();
+        this.channels = p.channels();
+        this.launchers = p.launchers();
+        this.settings = p.settings();
+        this.v2 = p.v2();
+        this.launchExecutor = p.launchExecutor();
+        this.relay = p.relay();
+        this.lifecycle = p.lifecycle();
+        this.output = p.output();
+        this.replies = p.replies();
+        this.services = p.services();
+        this.statusReport = p.statusReport();
+        this.counters = p.counters();
+        this.lines = p.lines();
+        this.steps = new Steps(p.activate());
+    }
+
+    // ------------------------------------------------------------------ EXEC
+
+    void onExec(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport transport) {
+        counters.increment(V2Counter.EXEC_REQUESTS);
+        long jobId = header.jobId();
+        long rankId = header.rank();
+        int coreId = header.core();
+        long worldSize = header.argument();
+        if (jobId == 0) {
+            rejectExec(header, transport, source, MpiErrors.ERR_ARG, "job id 0 is not allowed");
+            return;
+        }
+        if (worldSize < 2 || worldSize > 65535) {
+            rejectExec(header, transport, source, MpiErrors.ERR_ARG, "world size " + worldSize + " is not in 2..65535");
+            return;
+        }
+        if (rankId < 1 || rankId >= worldSize) {
+            rejectExec(header, transport, source, MpiErrors.ERR_RANK, "rank " + rankId + " is not in 1.."
+                    + (worldSize - 1));
+            return;
+        }
+        V2Job job = jobs.get(jobId);
+        if (job != null && !job.owner.equals(source)) {
+            rejectExec(header, transport, source, MpiErrors.ERR_ARG, "job " + Job.hex(jobId)
+                    + " belongs to another host address");
+            return;
+        }
+        V2Rank existing = job != null ? job.rank(rankId) : null;
+        if (existing != null || (job != null && job.finished.containsKey((int) rankId))) {
+            counters.increment(V2Counter.EXEC_DUPLICATE);
+            if (existing != null && existing.execResult >= 0) {
+                replyExec(transport, existing);
+            } else if (existing == null) {
+                V2Job.Finished f = job.finished.get((int) rankId);
+                replies.about(OP_EXEC, 0, job, (int) rankId, f.core()).result(f.result());
+                replies.send(transport, 0, job.owner);
+            }
+            return;
+        }
+        boolean plain = (header.flags() & FLAG_PLAIN) != 0;
+        int outputPort = plain ? header.tag() : 0;
+        if (outputPort < 0 || outputPort > 65535) {
+            rejectExec(header, transport, source, MpiErrors.ERR_ARG, "output port " + outputPort
+                    + " is not in 0..65535");
+            return;
+        }
+        ExecCommand command;
+        try {
+            command = plain ? ExecCommand.parsePlain(header.buffer(), header.payloadOffset(), header.payloadLength())
+                    : ExecCommand.parse(header.buffer(), header.payloadOffset(), header.payloadLength());
+        } catch (IllegalArgumentException e) {
+            rejectExec(header, transport, source, MpiErrors.ERR_ARG, e.getMessage());
+            return;
+        }
+        ProcessLauncher launcher = launchers.launcher(coreId);
+        if (launcher == null) {
+            rejectExec(header, transport, source, MpiErrors.ERR_IO, "no launcher for "
+                    + (coreId == 0 ? "the local core" : "core " + coreId) + " is available");
+            return;
+        }
+        boolean newJob = job == null;
+        if (newJob) {
+            job = new V2Job(jobId, source, outputPort, header.keyId(), Instant.now(),
+                    settings.get().logDirectory().resolve("job-" + Job.hex(jobId)));
+        }
+        job.keyId = header.keyId();
+        RankChannel channel;
+        try {
+            channel = channels.open(jobId, (int) rankId);
+        } catch (IOException | RuntimeException e) {
+            rejectExec(header, transport, source, MpiErrors.ERR_IO, "cannot create the channel of rank " + rankId
+                    + ": " + e.getMessage());
+            if (newJob) {
+                ChannelCleanup.release(channels, jobId);
+            }
+            return;
+        }
+        if (newJob) {
+            jobs.put(jobId, job);
+            counters.increment(V2Counter.JOBS_CREATED);
+            log.info("v2 job {} created for {}", Job.hex(jobId), Job.ownerText(source));
+        }
+        V2Rank rank = new V2Rank(job, (int) rankId, coreId, (int) worldSize, command.program(), channel,
+                v2.get().datagramSize());
+        job.put(rank);
+        if ((header.flags() & FLAG_OUTPUT) != 0) {
+            output.open(jobId, (int) rankId);
+        }
+        Map<String, String> environment = command.environment();
+        ProcessLauncher using = launcher;
+        if (plain) {
+            // MPICH programs find their process manager in PMI_PORT and PMI_ID
+            V2NodeServices.PmiLaunch pmi = services.plainLaunch(jobId, (int) rankId, (int) worldSize, environment,
+                    launcher);
+            environment = pmi.environment();
+            using = pmi.launcher();
+        }
+        LaunchRequest launch = new LaunchRequest(jobId, (int) rankId, (int) worldSize, coreId, command.program(),
+                command.args(), channel.path(), environment, job.logDirectory, plain);
+        ProcessLauncher starting = using;
+        try {
+            relay.execRepliesVia(transport);
+            launchExecutor.execute(() -> lifecycle.launch(starting, launch, rank, steps));
+        } catch (RejectedExecutionException e) {
+            lifecycle.notStarted(transport, rank, "the proxy is shutting down", steps);
+        }
+    }
+
+    private void replyExec(DatagramTransport transport, V2Rank rank) {
+        replies.about(OP_EXEC, 0, rank.job, rank.rankId, rank.coreId).result(rank.execResult);
+        int length = 0;
+        if (rank.execResult != MpiErrors.SUCCESS && rank.execReason != null) {
+            length = replies.putReason(rank.execReason);
+        }
+        replies.send(transport, length, rank.job.owner);
+    }
+
+    private void rejectExec(V2HeaderFlyweight header, DatagramTransport transport, InetSocketAddress source,
+                            int result, String reason) {
+        counters.increment(V2Counter.EXEC_REJECTED);
+        if (lines.permit(V2Counter.EXEC_REJECTED)) {
+            log.warn("v2 EXEC of job {} rank {} from {} refused with {}: {} ({} similar lines suppressed)",
+                    Job.hex(header.jobId()), header.rank(), Job.ownerText(source), MpiErrors.name(result), reason,
+                    lines.takeSuppressed(V2Counter.EXEC_REJECTED));
+        }
+        replies.to(header).rank(header.rank()).core(header.core()).result(result);
+        replies.send(transport, replies.putReason(reason), source);
+    }
+
+    // ------------------------------------------------------------------ TERMINATE
+
+    /** @param job the request's job, found and checked by the dispatcher */
+    void onTerminate(V2HeaderFlyweight header, V2Job job, DatagramTransport transport) {
+        if ((header.argument() & ~V2HeaderDescriptor.TERMINATE_STOP) != 0) {
+            refuseTerminateArgument(transport, header, job);
+            return;
+        }
+        boolean stop = (header.argument() & V2HeaderDescriptor.TERMINATE_STOP) != 0;
+        V2Rank rank = job.rank(header.rank());
+        if (rank == null) {
+            V2Job.Finished f = header.rank() <= Integer.MAX_VALUE ? job.finished.get((int) header.rank()) : null;
+            if (f == null) {
+                replies.refuse(transport, header, job.owner, MpiErrors.ERR_RANK, V2Counter.UNKNOWN_RANK);
+                return;
+            }
+            replies.about(OP_TERMINATE, 0, job, (int) header.rank(), f.core()).result(f.result())
+                    .argument(f.exitStatus());
+            replies.send(transport, 0, job.owner);
+            return;
+        }
+        if (rank.terminateRequested) {
+            // a retransmission: the rank is still being terminated
+            if (stop) {
+                lifecycle.stopNow(rank);
+            }
+            sendInterim(transport, rank);
+            return;
+        }
+        lifecycle.terminate(transport, rank, stop, steps);
+    }
+
+    /**
+     * Answers a repeated TERMINATE of a rank still being terminated with the interim reply
+     * (docs/protocol-v2.md 5.4): a STATUS reply for the rank, so its host hears that the node is alive.
+     */
+    private void sendInterim(DatagramTransport transport, V2Rank rank) {
+        V2Job job = rank.job;
+        int length = statusReport.write(job, rank.rankId, 0, replies.buffer(), HEADER_LENGTH, v2.get().maxPayload());
+        if (length < 0) {
+            return;
+        }
+        counters.increment(V2Counter.TERMINATE_INTERIM);
+        replies.header().reset(OP_STATUS, FLAG_REPLY).keyId(job.keyId).nodeId(replies.nodeId()).jobId(job.jobId)
+                .rank(rank.rankId).argument(statusReport.entries).ack(statusReport.next);
+        replies.send(transport, length, job.owner);
+    }
+
+    /** A TERMINATE with argument bits this proxy does not know: refused, the rank is left alone. */
+    private void refuseTerminateArgument(DatagramTransport transport, V2HeaderFlyweight header, V2Job job) {
+        if (lines.permit(V2Counter.INVALID_ARGUMENT)) {
+            log.warn("v2 TERMINATE of job {} rank {} refused with MPI_ERR_ARG: argument 0x{} has bits other than"
+                    + " STOP (0x1) ({} similar lines suppressed)", Job.hex(job.jobId), header.rank(),
+                    Long.toHexString(header.argument()), lines.takeSuppressed(V2Counter.INVALID_ARGUMENT));
+        }
+        replies.refuse(transport, header, job.owner, MpiErrors.ERR_ARG, V2Counter.INVALID_ARGUMENT);
+    }
+
+    // ------------------------------------------------------------------ the end of a rank
+
+    /** What v2 does at each step of a rank's life. */
+    private final class Steps implements RankLifecycle.Steps<V2Rank> {
+        private final Consumer<V2Rank> activate;
+
+        Steps(Consumer<V2Rank> activate) {
+            this.activate = activate;
+        }
+
+        @Override
+        public void started(DatagramTransport transport, V2Rank rank) {
+            replyExec(transport, rank);
+        }
+
+        @Override
+        public void failed(DatagramTransport transport, V2Rank rank) {
+            replyExec(transport, rank);
+        }
+
+        @Override
+        public void exited(DatagramTransport transport, V2Rank rank) {
+            // the output streams drain on their own; nothing else is kept
+        }
+
+        @Override
+        public void finish(DatagramTransport transport, V2Rank rank) {
+            V2RankRequests.this.finish(transport, rank);
+        }
+
+        @Override
+        public boolean waits(V2Rank rank) {
+            return rank.wantsData();
+        }
+
+        @Override
+        public void activate(V2Rank rank) {
+            activate.accept(rank);
+        }
+    }
+
+    /** Answers TERMINATE once everything the rank wrote to its output has been acknowledged by the host. */
+    private void finish(DatagramTransport transport, V2Rank rank) {
+        output.whenDrained(rank.job.jobId, rank.rankId, () -> {
+            if (!rank.removed) {
+                finishNow(transport, rank);
+            }
+        });
+    }
+
+    private void finishNow(DatagramTransport transport, V2Rank rank) {
+        boolean failed = rank.phase == Rank.Phase.FAILED;
+        int result = failed ? rank.execResult : MpiErrors.SUCCESS;
+        long status = failed ? 0 : rank.exitStatus & 0xffffffffL;
+        remove(rank, new V2Job.Finished(result, status, rank.coreId, rank.info()));
+        replies.about(OP_TERMINATE, 0, rank.job, rank.rankId, rank.coreId).result(result).argument(status);
+        replies.send(transport, 0, rank.job.owner);
+    }
+
+    /** Releases the rank's channel and keeps its outcome; the last rank of a job ends the job here. */
+    void remove(V2Rank rank, V2Job.Finished outcome) {
+        lifecycle.closeChannel(rank);
+        rank.removed = true;
+        V2Job job = rank.job;
+        job.remove(rank, outcome);
+        if (job.isEmpty()) {
+            job.emptySince = System.nanoTime();
+            output.close(job.jobId);
+            services.forget(job.jobId);
+            ChannelCleanup.release(channels, job.jobId);
+            counters.increment(V2Counter.JOBS_FINISHED);
+            log.info("v2 job {} of {} finished", Job.hex(job.jobId), Job.ownerText(job.owner));
+        }
+    }
+}

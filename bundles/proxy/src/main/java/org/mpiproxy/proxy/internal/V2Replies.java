@@ -1,0 +1,149 @@
+package org.mpiproxy.proxy.internal;
+
+import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_REPLY;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
+
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.util.SplittableRandom;
+import java.util.function.LongSupplier;
+
+import org.mpiproxy.api.DatagramTransport;
+import org.mpiproxy.protocol.ClusterKeys;
+import org.mpiproxy.protocol.V2Authenticator;
+import org.mpiproxy.protocol.V2HeaderFlyweight;
+import org.mpiproxy.protocol.V2RefusalDescriptor;
+
+/**
+ * What the v2 proxy sends back: one reply buffer, filled through {@link #header()} and completed,
+ * signed and sent by {@link #send}; the refusals of requests that were authentic but name no job
+ * or rank, and the rate-limited 16-byte refusals of requests that did not verify
+ * (docs/protocol-v2.md 3.5). Owns the authenticator, so a key rotation changes signing and
+ * verifying at once. Receive thread only (the dispatcher's lock).
+ */
+final class V2Replies {
+
+    private final V2HeaderFlyweight reply = new V2HeaderFlyweight();
+    private final ByteBuffer buffer;
+    private final int maxPayload;
+    private final LongSupplier clock;
+    private final SplittableRandom random;
+    private final ProxyCounters<V2Counter> counters;
+    private final ByteBuffer refusalBuffer = ByteBuffer.allocateDirect(V2RefusalDescriptor.LENGTH)
+            .order(ByteOrder.LITTLE_ENDIAN);
+    private final RefusalLimiter refusals = new RefusalLimiter();
+    private V2Authenticator authenticator;
+
+    /**
+     * @param settings the v2 settings: keys, node, clock skew, replay cache and datagram size
+     * @param clock    milliseconds since the epoch, for timestamps
+     * @param random   nonces
+     * @param counters where failed sends and refusals are counted
+     */
+    V2Replies(V2Settings settings, LongSupplier clock, SplittableRandom random, ProxyCounters<V2Counter> counters) {
+        this.authenticator = new V2Authenticator(settings.keys(), settings.nodeId(), settings.skew().toMillis(),
+                settings.replayCacheSize());
+        this.buffer = ByteBuffer.allocateDirect(settings.datagramSize()).order(ByteOrder.LITTLE_ENDIAN);
+        this.maxPayload = settings.maxPayload();
+        this.clock = clock;
+        this.random = random;
+        this.counters = counters;
+        reply.wrap(buffer, 0);
+    }
+
+    /** @return verifies requests and signs replies */
+    V2Authenticator authenticator() {
+        return authenticator;
+    }
+
+    /** Uses new keys (or a new node name) for verifying and signing from now on. */
+    void rekey(ClusterKeys keys, long nodeId) {
+        authenticator = authenticator.rekey(keys, nodeId);
+    }
+
+    long nodeId() {
+        return authenticator.nodeId();
+    }
+
+    /** @return the reply's header, to fill before {@link #send} */
+    V2HeaderFlyweight header() {
+        return reply;
+    }
+
+    /** @return the reply buffer; a payload goes at {@link org.mpiproxy.protocol.V2HeaderDescriptor#HEADER_LENGTH} */
+    ByteBuffer buffer() {
+        return buffer;
+    }
+
+    /** @return the header reset for a reply about a rank of a job, under the job's current key */
+    V2HeaderFlyweight about(int operation, int flags, V2Job job, int rankId, int coreId) {
+        return reply.reset(operation, FLAG_REPLY | flags).keyId(job.keyId).nodeId(authenticator.nodeId())
+                .jobId(job.jobId).rank(rankId).core(coreId);
+    }
+
+    /** @return the header reset for a reply to {@code request}: its operation, key id and job id */
+    V2HeaderFlyweight to(V2HeaderFlyweight request) {
+        return reply.reset(request.operation(), FLAG_REPLY).keyId(request.keyId()).nodeId(authenticator.nodeId())
+                .jobId(request.jobId());
+    }
+
+    /** Puts a reason text as the payload, cut to one datagram; @return its length in bytes */
+    int putReason(String reason) {
+        return ReasonText.put(buffer, HEADER_LENGTH, reason, maxPayload);
+    }
+
+    /** Completes and signs the reply header in the buffer and sends it; nothing when {@code replies} is null. */
+    void send(DatagramTransport replies, int payloadLength, InetSocketAddress target) {
+        reply.payloadLength(payloadLength).timestamp(clock.getAsLong()).nonce(random.nextLong());
+        int length = sign(buffer, 0);
+        if (length < 0 || replies == null) {
+            buffer.clear();
+            return;
+        }
+        buffer.limit(length).position(0);
+        if (!replies.send(buffer, target)) {
+            counters.increment(V2Counter.REPLIES_FAILED);
+        }
+        buffer.clear();
+    }
+
+    /** Signs under the key the header names; -1 (counted) when that key was removed since. */
+    int sign(ByteBuffer datagram, int offset) {
+        try {
+            return authenticator.sign(datagram, offset);
+        } catch (IllegalArgumentException e) {
+            counters.increment(V2Counter.REPLIES_KEY_REMOVED);
+            return -1;
+        }
+    }
+
+    /** Answers an authentic request with a result and no payload (an unknown job or rank, a bad argument). */
+    void refuse(DatagramTransport replies, V2HeaderFlyweight request, InetSocketAddress target, int result,
+                V2Counter counter) {
+        counters.increment(counter);
+        to(request).rank(request.rank()).sequence(request.sequence()).result(result);
+        send(replies, 0, target);
+    }
+
+    /**
+     * Tells the source of a request that did not verify why it is not answered (docs/protocol-v2.md
+     * 3.5): a 16-byte refusal echoing its key id and nonce, at most one per request and within the
+     * per-source and global rate limits; none for a malformed or replayed datagram.
+     */
+    void refuseUnverified(ByteBuffer datagram, int offset, int authResult, InetSocketAddress source,
+                          DatagramTransport replies) {
+        int reason = V2RefusalDescriptor.reasonOf(authResult);
+        if (reason == 0 || replies == null) {
+            return;
+        }
+        if (!refusals.permit(source.getAddress(), System.nanoTime())) {
+            counters.increment(V2Counter.REFUSALS_LIMITED);
+            return;
+        }
+        V2RefusalDescriptor.put(datagram, offset, reason, refusalBuffer, 0);
+        refusalBuffer.limit(V2RefusalDescriptor.LENGTH).position(0);
+        counters.increment(replies.send(refusalBuffer, source) ? V2Counter.REFUSALS_SENT : V2Counter.REPLIES_FAILED);
+        refusalBuffer.clear();
+    }
+}
