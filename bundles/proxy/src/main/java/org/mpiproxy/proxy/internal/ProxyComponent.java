@@ -2,7 +2,6 @@ package org.mpiproxy.proxy.internal;
 
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
-import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -30,15 +29,13 @@ import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
 import org.osgi.service.component.annotations.ReferencePolicy;
 import org.osgi.service.component.annotations.ReferencePolicyOption;
-import org.osgi.service.metatype.annotations.AttributeDefinition;
 import org.osgi.service.metatype.annotations.Designate;
-import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
 /** Wires the v1 and v2 dispatchers to the channel manager, the launchers and the UDP transport. */
 @Component(name = ProxyComponent.PID, immediate = true, enabled = false, service = {DatagramHandler.class, ProxyStatus.class})
-@Designate(ocd = ProxyComponent.Config.class)
+@Designate(ocd = ProxyConfig.class)
 public class ProxyComponent implements DatagramHandler, ProxyStatus {
 
     /** Configuration PID and component name. */
@@ -47,131 +44,18 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     /** Minutes between two sweeps of the log directory (the first runs at start; a configuration change sweeps at once). */
     static final int LOG_SWEEP_MINUTES = 10;
 
-    /** Configuration of the proxy. */
-    @ObjectClassDefinition(id = PID, name = "MPI proxy",
-            description = "Launches ranks for MPI hosts and relays their data between UDP and shared memory.")
-    public @interface Config {
-
-        @AttributeDefinition(name = "Log directory",
-                description = "Directory for the ranks' output, job-<id>/rank-<r>.out and .err; "
-                        + "empty means ${karaf.data}/mpiproxy/logs.")
-        String log_directory() default "";
-
-        @AttributeDefinition(name = "Log retention days",
-                description = "Days the ranks' output of a finished job is kept after it was last written; 0 means"
-                        + " no age limit. Checked at start, every " + LOG_SWEEP_MINUTES + " minutes and when the"
-                        + " configuration changes.", min = "0")
-        int log_retention_days() default 14;
-
-        @AttributeDefinition(name = "Log retention megabytes",
-                description = "Megabytes the ranks' output of all jobs may take; beyond it the oldest output of"
-                        + " finished jobs is deleted. 0 means no size limit. A running rank's output is never"
-                        + " deleted.", min = "0")
-        long log_retention_megabytes() default 512;
-
-        @AttributeDefinition(name = "Hold limit",
-                description = "Bytes of SEND data kept per rank while its ring is full; more is dropped.", min = "0")
-        long hold_limit_bytes() default 1048576;
-
-        @AttributeDefinition(name = "Terminate timeout",
-                description = "Seconds TERMINATE waits for a rank to exit before stopping it.", min = "0")
-        int terminate_timeout_seconds() default 30;
-
-        @AttributeDefinition(name = "Stop grace",
-                description = "Seconds between SIGTERM and SIGKILL when a rank is stopped.", min = "0")
-        int stop_grace_seconds() default 10;
-
-        @AttributeDefinition(name = "Abort on failure",
-                description = "When a rank of a v1 job exits with a non-zero status or cannot be started, stop the"
-                        + " job's other ranks.")
-        boolean abort_on_failure() default true;
-
-        @AttributeDefinition(name = "Job timeout",
-                description = "Seconds after which every rank of a v1 job is stopped (SIGTERM to its process group,"
-                        + " SIGKILL after the stop grace); 0 means no limit.", min = "0")
-        int job_timeout_seconds() default 0;
-
-        @AttributeDefinition(name = "Host silence",
-                description = "Seconds without any request from a job's host after which the job's ranks are stopped"
-                        + " and removed (a host waiting for a RECV reply counts as heard); 0 means never.",
-                min = "0")
-        int host_silence_seconds() default 300;
-
-        @AttributeDefinition(name = "State directory",
-                description = "Directory where the proxy records the rank processes it started, per job, so that"
-                        + " after a crash the next start kills them and removes their shared memory;"
-                        + " empty means ${karaf.data}/mpiproxy/state.")
-        String state_directory() default "";
-
-        @AttributeDefinition(name = "v1 enabled",
-                description = "Serve protocol v1 (FreeNOS, unauthenticated). Turn it off on nodes untrusted hosts can reach.")
-        boolean v1_enabled() default true;
-
-        @AttributeDefinition(name = "v2 enabled", description = "Serve protocol v2 (authenticated, reliable).")
-        boolean v2_enabled() default true;
-
-        @AttributeDefinition(name = "Node name",
-                description = "This node's name; v2 requests must name it (hosts use the host field of their hostfile"
-                        + " line). Empty means 127.0.0.1.")
-        String node_name() default "";
-
-        @AttributeDefinition(name = "Start-up wait",
-                description = "Seconds the proxy, once started, waits for its channel manager and a launcher for core 0"
-                        + " before it answers requests without them. Datagrams that arrive meanwhile are dropped"
-                        + " and counted (datagrams.before.ready), as if the port were not open yet: an EXEC is"
-                        + " never refused only because the node is still booting.", min = "0")
-        int startup_wait_seconds() default 60;
-
-        @AttributeDefinition(name = "Launch threads",
-                description = "Ranks started at once (a spawn mostly waits for the kernel, so more than the cores"
-                        + " overlap); 0 means " + LaunchPool.DEFAULT_THREADS_PER_CORE + " per core.", min = "0")
-        int launch_threads() default 0;
-
-        @AttributeDefinition(name = "v2 key files",
-                description = "Cluster key files as id:path, comma-separated; the first signs replies. A path alone"
-                        + " is key id 1. Empty means ${karaf.etc}/mpiproxy.key.")
-        String v2_key_files() default "";
-
-        @AttributeDefinition(name = "Generate v2 key",
-                description = "Create the default key file (random 256 bits, mode 0600) when it is missing.")
-        boolean v2_key_generate() default true;
-
-        @AttributeDefinition(name = "v2 clock skew", description = "Seconds a v2 timestamp may differ from the clock.",
-                min = "0")
-        int v2_skew_seconds() default 30;
-
-        @AttributeDefinition(name = "v2 replay cache size",
-                description = "Nonces of EXEC, TERMINATE and STATUS requests remembered per key (replays are refused).",
-                min = "1")
-        int v2_replay_cache_size() default 65536;
-
-        @AttributeDefinition(name = "v2 datagram size", description = "Largest v2 datagram sent or accepted, in bytes.",
-                min = "112", max = "65507")
-        int v2_datagram_size() default 1448;
-
-        @AttributeDefinition(name = "v2 job linger",
-                description = "Seconds a finished v2 job's TERMINATE replies are kept for repeated requests.", min = "0")
-        int v2_job_linger_seconds() default 300;
-
-        @AttributeDefinition(name = "v2 maximum message size",
-                description = "Largest message, in bytes, a v2 host may send to a rank; a larger one is refused with"
-                        + " MPIPROXY_ERR_MESSAGE_TOO_LARGE (201) and nothing of it is stored. 0 means no limit.",
-                min = "0")
-        long v2_max_message_bytes() default V2Settings.DEFAULT_MAX_MESSAGE_BYTES;
-    }
-
     private static final Logger LOG = LoggerFactory.getLogger(ProxyComponent.class);
 
     /** The last good configuration of this bundle's proxy, kept across re-activations. */
-    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(Config.class);
+    private static final CheckedConfiguration<ProxyConfig> CONFIGURATIONS = new CheckedConfiguration<>(ProxyConfig.class);
 
-    private final CheckedConfiguration<Config> configurations;
+    private final CheckedConfiguration<ProxyConfig> configurations;
     /** Why this instance does not start, {@code null} when it runs; then every other field but these is unset. */
     private final RejectedConfigurationException rejected;
     /** Where the one-line configuration problems go. */
     private final Consumer<String> problems;
     /** The configuration in force. */
-    private volatile Config inForce;
+    private volatile ProxyConfig inForce;
 
     /** Every launcher, chosen per rank by the cores it declares. */
     private final LauncherTable launchers = new LauncherTable(LOG::warn);
@@ -218,7 +102,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
      * @param configurations checks them and remembers the last good configuration
      * @param problems       gets each one-line configuration problem
      */
-    ProxyComponent(Map<String, Object> properties, CheckedConfiguration<Config> configurations,
+    ProxyComponent(Map<String, Object> properties, CheckedConfiguration<ProxyConfig> configurations,
                    Consumer<String> problems) {
         this(accept(properties, configurations, problems), configurations, problems);
     }
@@ -227,8 +111,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
      * @param config the configuration
      * @throws IllegalArgumentException when a value is bad, naming its key and the value
      */
-    ProxyComponent(Config config) {
-        this(new Accepted(config, null), new CheckedConfiguration<>(Config.class), LOG::error);
+    ProxyComponent(ProxyConfig config) {
+        this(new Accepted(config, null), new CheckedConfiguration<>(ProxyConfig.class), LOG::error);
     }
 
     /**
@@ -237,20 +121,20 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
      * @param config   the configuration to run with, {@code null} when rejected
      * @param rejected why the proxy does not start, {@code null} when it does
      */
-    private record Accepted(Config config, RejectedConfigurationException rejected) {
+    private record Accepted(ProxyConfig config, RejectedConfigurationException rejected) {
     }
 
-    private static Accepted accept(Map<String, Object> properties, CheckedConfiguration<Config> configurations,
+    private static Accepted accept(Map<String, Object> properties, CheckedConfiguration<ProxyConfig> configurations,
                                    Consumer<String> problems) {
         try {
-            return new Accepted(configurations.activation(properties, ProxyComponent::validate,
+            return new Accepted(configurations.activation(properties, ProxyConfigs::validate,
                     line -> problems.accept(PID + ": " + line)), null);
         } catch (RejectedConfigurationException e) {
             return new Accepted(null, e);
         }
     }
 
-    private ProxyComponent(Accepted accepted, CheckedConfiguration<Config> configurations, Consumer<String> problems) {
+    private ProxyComponent(Accepted accepted, CheckedConfiguration<ProxyConfig> configurations, Consumer<String> problems) {
         this.rejected = accepted.rejected();
         if (rejected != null) {
             // nothing starts: no threads, no ledger sweep, no socket use; activate() refuses
@@ -265,8 +149,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             this.front = null;
             return;
         }
-        Config config = accepted.config();
-        validate(config);
+        ProxyConfig config = accepted.config();
+        ProxyConfigs.validate(config);
         this.configurations = configurations;
         this.problems = problems;
         this.inForce = config;
@@ -276,16 +160,17 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
                 "mpiproxy-launch-");
         this.timer = timer();
         this.current = new CurrentChannelManager(() -> channels);
-        this.dispatcher = new V1Dispatcher(current, settings(config), this::launcher, this::wakeup, launches, timer);
-        dispatcher.supervision(supervision(config));
-        this.ledger = new RankLedger(stateDirectory(config));
+        this.dispatcher = new V1Dispatcher(current, ProxyConfigs.settings(config), this::launcher, this::wakeup, launches,
+                timer);
+        dispatcher.supervision(ProxyConfigs.supervision(config));
+        this.ledger = new RankLedger(ProxyConfigs.stateDirectory(config));
         dispatcher.ledger(ledger);
         this.front = new ProtocolFront(dispatcher, config.v1_enabled(), null);
         front.v2Enabled(config.v2_enabled());
         if (config.v2_enabled()) {
             try {
                 Map<Integer, java.nio.file.Path> files = V2Config.keyFiles(config);
-                startV2(V2Config.settings(config, files), settings(config));
+                startV2(V2Config.settings(config, files), ProxyConfigs.settings(config));
                 v2KeyFiles = List.copyOf(files.values());
             } catch (IllegalArgumentException e) {
                 v2Problem = e.getMessage();
@@ -308,31 +193,11 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     }
 
     /**
-     * Checks what the proxy's own checks cover, except the v2 keys (v2 may fail alone).
-     *
-     * @param config the configuration
-     * @return {@code config}
-     * @throws IllegalArgumentException naming the first bad key and its value
-     */
-    static Config validate(Config config) {
-        if (config.startup_wait_seconds() < 0) {
-            throw new IllegalArgumentException("startup.wait.seconds=" + config.startup_wait_seconds()
-                    + " must be >= 0");
-        }
-        settings(config);
-        supervision(config);
-        LaunchPool.threads(config.launch_threads(), 1);
-        stateDirectory(config);
-        LogRetention.Limits.of(config.log_retention_days(), config.log_retention_megabytes());
-        return config;
-    }
-
-    /**
      * Deletes the output of finished jobs beyond the retention limits; on the timer thread. A
      * failure is logged and the next sweep tries again.
      */
     void sweepLogs() {
-        Config config = inForce;
+        ProxyConfig config = inForce;
         ProtocolFront f = front;
         if (config == null || f == null) {
             return;
@@ -366,7 +231,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     }
 
     /** @return the configuration in force */
-    Config configuration() {
+    ProxyConfig configuration() {
         return inForce;
     }
 
@@ -374,7 +239,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
      * @param channels the channel manager
      * @param config   the configuration
      */
-    ProxyComponent(ChannelManager channels, Config config) {
+    ProxyComponent(ChannelManager channels, ProxyConfig config) {
         this(config);
         bindChannels(channels);
     }
@@ -419,19 +284,6 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         }
     }
 
-    static java.nio.file.Path stateDirectory(Config config) {
-        String configured = config.state_directory();
-        if (configured != null && !configured.isBlank()) {
-            try {
-                return java.nio.file.Path.of(configured.trim());
-            } catch (java.nio.file.InvalidPathException e) {
-                throw new IllegalArgumentException("state.directory=" + configured + " is not a valid path: "
-                        + e.getReason(), e);
-            }
-        }
-        return ProxySettings.resolveLogDirectory("").resolveSibling("state");
-    }
-
     /** @return why v2 did not start, or {@code null} when it runs or is disabled */
     String v2Problem() {
         return v2Problem;
@@ -469,16 +321,16 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
      * @param config the new configuration
      * @return {@code null} when it was applied, else why not ({@code key=value ...})
      */
-    String reconfigure(Config config) {
+    String reconfigure(ProxyConfig config) {
         ProxySettings next;
         SupervisionSettings supervision;
         V2Settings v2Next = null;
         String v2Failure = null;
         int launchThreads;
         try {
-            validate(config);
-            next = settings(config);
-            supervision = supervision(config);
+            ProxyConfigs.validate(config);
+            next = ProxyConfigs.settings(config);
+            supervision = ProxyConfigs.supervision(config);
             launchThreads = LaunchPool.threads(config.launch_threads(), Runtime.getRuntime().availableProcessors());
         } catch (IllegalArgumentException e) {
             return e.getMessage();
@@ -541,19 +393,6 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         return dispatcher.settingsInForce();
     }
 
-    static SupervisionSettings supervision(Config config) {
-        if (config.job_timeout_seconds() < 0) {
-            throw new IllegalArgumentException("job.timeout.seconds=" + config.job_timeout_seconds()
-                    + " must be >= 0");
-        }
-        if (config.host_silence_seconds() < 0) {
-            throw new IllegalArgumentException("host.silence.seconds=" + config.host_silence_seconds()
-                    + " must be >= 0");
-        }
-        return new SupervisionSettings(config.abort_on_failure(), Duration.ofSeconds(config.job_timeout_seconds()),
-                Duration.ofSeconds(config.host_silence_seconds()));
-    }
-
     /**
      * Refuses to start when the configuration was rejected at construction (Declarative
      * Services then logs the exception's message, which is the line already logged, and the
@@ -574,19 +413,6 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         if (front != null) {
             front.close();
         }
-    }
-
-    static ProxySettings settings(Config config) {
-        if (config.terminate_timeout_seconds() < 0) {
-            throw new IllegalArgumentException("terminate.timeout.seconds=" + config.terminate_timeout_seconds()
-                    + " must be >= 0");
-        }
-        if (config.stop_grace_seconds() < 0) {
-            throw new IllegalArgumentException("stop.grace.seconds=" + config.stop_grace_seconds() + " must be >= 0");
-        }
-        return new ProxySettings(ProxySettings.resolveLogDirectory(config.log_directory()),
-                config.hold_limit_bytes(), Duration.ofSeconds(config.terminate_timeout_seconds()),
-                Duration.ofSeconds(config.stop_grace_seconds()));
     }
 
     private ProcessLauncher launcher(int coreId) {

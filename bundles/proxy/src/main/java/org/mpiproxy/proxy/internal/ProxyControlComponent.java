@@ -69,7 +69,7 @@ public class ProxyControlComponent implements ProxyControl {
      */
     @Activate
     public ProxyControlComponent(@Reference ProxyStatus status, @Reference HealthCheckComponent health,
-                                 ProxyComponent.Config config) {
+                                 ProxyConfig config) {
         this(status, health, new RankSignals(), ProxySettings.resolveLogDirectory(config.log_directory()));
     }
 
@@ -89,7 +89,7 @@ public class ProxyControlComponent implements ProxyControl {
 
     /** Follows the proxy's log directory; a bad one is logged and the last good one stays. */
     @Modified
-    void modified(ProxyComponent.Config config) {
+    void modified(ProxyConfig config) {
         try {
             logDirectory = ProxySettings.resolveLogDirectory(config.log_directory());
         } catch (IllegalArgumentException e) {

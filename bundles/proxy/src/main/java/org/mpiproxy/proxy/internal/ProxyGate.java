@@ -16,8 +16,8 @@ import org.slf4j.LoggerFactory;
 @Component(configurationPid = ProxyComponent.PID, service = {}, immediate = true)
 public final class ProxyGate {
 
-    private final ConfigurationGate<ProxyComponent.Config> gate = new ConfigurationGate<>(ProxyComponent.PID,
-            ProxyComponent.Config.class, ProxyComponent::validate);
+    private final ConfigurationGate<ProxyConfig> gate = new ConfigurationGate<>(ProxyComponent.PID,
+            ProxyConfig.class, ProxyConfigs::validate);
 
     @Activate
     void activate(ComponentContext context, Map<String, Object> properties) {

@@ -27,7 +27,7 @@ final class V2Config {
      * @return the v2 settings
      * @throws IllegalArgumentException saying exactly what is wrong (a key file, a value)
      */
-    static V2Settings settings(ProxyComponent.Config config) {
+    static V2Settings settings(ProxyConfig config) {
         return settings(config, keyFiles(config));
     }
 
@@ -37,7 +37,7 @@ final class V2Config {
      * @return the v2 settings
      * @throws IllegalArgumentException saying exactly what is wrong (a key file, a value)
      */
-    static V2Settings settings(ProxyComponent.Config config, Map<Integer, Path> files) {
+    static V2Settings settings(ProxyConfig config, Map<Integer, Path> files) {
         if (config.v2_skew_seconds() < 0) {
             throw new IllegalArgumentException("v2.skew.seconds=" + config.v2_skew_seconds() + " must be >= 0");
         }
@@ -53,7 +53,7 @@ final class V2Config {
      *         missing and {@code v2.key.generate} is set
      * @throws IllegalArgumentException when the list is bad or the default file cannot be created
      */
-    static Map<Integer, Path> keyFiles(ProxyComponent.Config config) {
+    static Map<Integer, Path> keyFiles(ProxyConfig config) {
         String etc = System.getProperty("karaf.etc");
         Path base = etc != null && !etc.isBlank() ? Path.of(etc) : Path.of(System.getProperty("user.dir"));
         String spec = config.v2_key_files().trim();

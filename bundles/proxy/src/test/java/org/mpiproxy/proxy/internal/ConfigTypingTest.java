@@ -23,8 +23,8 @@ import org.mpiproxy.api.config.RejectedConfigurationException;
  */
 class ConfigTypingTest {
 
-    private final CheckedConfiguration<ProxyComponent.Config> proxyConfigurations =
-            new CheckedConfiguration<>(ProxyComponent.Config.class);
+    private final CheckedConfiguration<ProxyConfig> proxyConfigurations =
+            new CheckedConfiguration<>(ProxyConfig.class);
     private final CheckedConfiguration<HealthCheckComponent.Config> healthConfigurations =
             new CheckedConfiguration<>(HealthCheckComponent.Config.class);
     private final List<String> lines = new ArrayList<>();
@@ -33,7 +33,7 @@ class ConfigTypingTest {
     Path dir;
 
     static Stream<Object[]> proxyKeys() {
-        return badValues(new CheckedConfiguration<>(ProxyComponent.Config.class));
+        return badValues(new CheckedConfiguration<>(ProxyConfig.class));
     }
 
     static Stream<Object[]> healthKeys() {
@@ -84,7 +84,7 @@ class ConfigTypingTest {
         ProxyComponent component = new ProxyComponent(goodProxy(), proxyConfigurations, lines::add);
         try {
             Map.Entry<ProxySettings, SupervisionSettings> before = component.settingsInForce();
-            ProxyComponent.Config config = component.configuration();
+            ProxyConfig config = component.configuration();
             Map<String, Object> next = goodProxy();
             next.put("stop.grace.seconds", "4");
             next.put("abort.on.failure", "true");

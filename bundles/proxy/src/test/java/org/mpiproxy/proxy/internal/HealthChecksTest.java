@@ -71,7 +71,7 @@ class HealthChecksTest {
     void shouldCheckTheKeyFilesTheProxyServesV2With() throws Exception {
         Path key = dir.resolve("mpiproxy.key");
         org.mpiproxy.protocol.ClusterKeys.generateIfMissing(key);
-        ProxyComponent proxy = new ProxyComponent(new FakeChannelManager(), TestConfigs.of(ProxyComponent.Config.class,
+        ProxyComponent proxy = new ProxyComponent(new FakeChannelManager(), TestConfigs.of(ProxyConfig.class,
                 Map.of("v2.key.files", key.toString(), "node.name", "node-x")));
         try {
             HealthCheckComponent component = new HealthCheckComponent(config(Map.of()));

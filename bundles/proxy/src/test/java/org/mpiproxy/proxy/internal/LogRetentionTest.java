@@ -95,7 +95,7 @@ class LogRetentionTest {
     void shouldSweepTheLogDirectoryWhenTheProxyStarts() throws Exception {
         Path old = jobAt(7, Instant.now().minus(Duration.ofDays(3)), 10);
         Path recent = jobAt(8, Instant.now(), 10);
-        ProxyComponent component = new ProxyComponent(TestConfigs.of(ProxyComponent.Config.class,
+        ProxyComponent component = new ProxyComponent(TestConfigs.of(ProxyConfig.class,
                 Map.of("log.directory", logs.toString(), "log.retention.days", 1, "v2.enabled", false)));
         try {
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
@@ -113,10 +113,10 @@ class LogRetentionTest {
     void shouldSweepTheLogDirectoryWhenTheLimitsChange() throws Exception {
         Path old = jobAt(9, Instant.now().minus(Duration.ofDays(3)), 10);
         Path recent = jobAt(10, Instant.now(), 10);
-        ProxyComponent component = new ProxyComponent(TestConfigs.of(ProxyComponent.Config.class,
+        ProxyComponent component = new ProxyComponent(TestConfigs.of(ProxyConfig.class,
                 Map.of("log.directory", logs.toString(), "log.retention.days", 14, "v2.enabled", false)));
         try {
-            assertEquals(null, component.reconfigure(TestConfigs.of(ProxyComponent.Config.class,
+            assertEquals(null, component.reconfigure(TestConfigs.of(ProxyConfig.class,
                     Map.of("log.directory", logs.toString(), "log.retention.days", 1, "v2.enabled", false))));
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (Files.exists(old) && System.nanoTime() < deadline) {

@@ -18,7 +18,7 @@ class ProxyComponentTest {
 
     @Test
     void shouldUseContractDefaults() {
-        ProxySettings s = ProxyComponent.settings(TestConfigs.of(ProxyComponent.Config.class, Map.of()));
+        ProxySettings s = ProxyConfigs.settings(TestConfigs.of(ProxyConfig.class, Map.of()));
         assertEquals(1048576, s.holdLimitBytes());
         assertEquals(Duration.ofSeconds(30), s.terminateTimeout());
         assertEquals(Duration.ofSeconds(10), s.stopGrace());
@@ -27,42 +27,42 @@ class ProxyComponentTest {
 
     @Test
     void shouldDefaultToAbortOnFailureWithoutTimeoutAndFiveMinutesOfHostSilence() {
-        SupervisionSettings s = ProxyComponent.supervision(TestConfigs.of(ProxyComponent.Config.class, Map.of()));
+        SupervisionSettings s = ProxyConfigs.supervision(TestConfigs.of(ProxyConfig.class, Map.of()));
         assertTrue(s.abortOnFailure());
         assertEquals(Duration.ZERO, s.jobTimeout());
         assertEquals(Duration.ofSeconds(300), s.hostSilence());
-        s = ProxyComponent.supervision(TestConfigs.of(ProxyComponent.Config.class,
+        s = ProxyConfigs.supervision(TestConfigs.of(ProxyConfig.class,
                 Map.of("abort.on.failure", false, "job.timeout.seconds", 60, "host.silence.seconds", 0)));
         assertEquals(new SupervisionSettings(false, Duration.ofSeconds(60), Duration.ZERO), s);
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ProxyComponent.supervision(
-                TestConfigs.of(ProxyComponent.Config.class, Map.of("job.timeout.seconds", -2))));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ProxyConfigs.supervision(
+                TestConfigs.of(ProxyConfig.class, Map.of("job.timeout.seconds", -2))));
         assertTrue(e.getMessage().contains("job.timeout.seconds=-2"), e.getMessage());
     }
 
     @Test
     void shouldUseConfiguredLogDirectory() {
-        ProxySettings s = ProxyComponent.settings(TestConfigs.of(ProxyComponent.Config.class,
+        ProxySettings s = ProxyConfigs.settings(TestConfigs.of(ProxyConfig.class,
                 Map.of("log.directory", "some/dir")));
         assertEquals(Path.of("some/dir"), s.logDirectory());
     }
 
     @Test
     void shouldRejectNegativeValuesNamingKeyAndValue() {
-        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ProxyComponent.settings(
-                TestConfigs.of(ProxyComponent.Config.class, Map.of("hold.limit.bytes", -1L))));
+        IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> ProxyConfigs.settings(
+                TestConfigs.of(ProxyConfig.class, Map.of("hold.limit.bytes", -1L))));
         assertTrue(e.getMessage().contains("hold.limit.bytes=-1"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> ProxyComponent.settings(
-                TestConfigs.of(ProxyComponent.Config.class, Map.of("terminate.timeout.seconds", -5))));
+        e = assertThrows(IllegalArgumentException.class, () -> ProxyConfigs.settings(
+                TestConfigs.of(ProxyConfig.class, Map.of("terminate.timeout.seconds", -5))));
         assertTrue(e.getMessage().contains("terminate.timeout.seconds=-5"), e.getMessage());
-        e = assertThrows(IllegalArgumentException.class, () -> ProxyComponent.settings(
-                TestConfigs.of(ProxyComponent.Config.class, Map.of("stop.grace.seconds", -1))));
+        e = assertThrows(IllegalArgumentException.class, () -> ProxyConfigs.settings(
+                TestConfigs.of(ProxyConfig.class, Map.of("stop.grace.seconds", -1))));
         assertTrue(e.getMessage().contains("stop.grace.seconds=-1"), e.getMessage());
     }
 
     @Test
     void shouldServeThroughComponentAndStopOnDeactivate() {
         FakeChannelManager channels = new FakeChannelManager();
-        ProxyComponent component = new ProxyComponent(channels, TestConfigs.of(ProxyComponent.Config.class,
+        ProxyComponent component = new ProxyComponent(channels, TestConfigs.of(ProxyConfig.class,
                 Map.of("startup.wait.seconds", 0)));
         RecordingTransport transport = new RecordingTransport();
         component.onDatagram(V1Datagrams.exec(1, 0, 2, "prog"), new java.net.InetSocketAddress("127.0.0.1", 1),
@@ -76,7 +76,7 @@ class ProxyComponentTest {
 
     @Test
     void shouldAnswerNothingUntilTheChannelManagerAndTheLocalLauncherAreBound() {
-        ProxyComponent component = new ProxyComponent(TestConfigs.of(ProxyComponent.Config.class, Map.of()));
+        ProxyComponent component = new ProxyComponent(TestConfigs.of(ProxyConfig.class, Map.of()));
         RecordingTransport transport = new RecordingTransport();
         java.net.InetSocketAddress host = new java.net.InetSocketAddress("127.0.0.1", 1);
         component.onDatagram(V1Datagrams.exec(1, 0, 2, "prog"), host, transport);
@@ -104,7 +104,7 @@ class ProxyComponentTest {
     @Test
     void shouldRefuseANegativeStartupWait() {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class, () -> new ProxyComponent(
-                TestConfigs.of(ProxyComponent.Config.class, Map.of("startup.wait.seconds", -1))));
+                TestConfigs.of(ProxyConfig.class, Map.of("startup.wait.seconds", -1))));
         assertEquals("startup.wait.seconds=-1 must be >= 0", e.getMessage());
     }
 
@@ -116,7 +116,7 @@ class ProxyComponentTest {
         java.nio.file.Files.setPosixFilePermissions(key,
                 java.nio.file.attribute.PosixFilePermissions.fromString("rw-r-----"));
         ProxyComponent component = new ProxyComponent(new FakeChannelManager(), TestConfigs.of(
-                ProxyComponent.Config.class, Map.of("v2.key.files", key.toString(), "startup.wait.seconds", 0)));
+                ProxyConfig.class, Map.of("v2.key.files", key.toString(), "startup.wait.seconds", 0)));
         assertEquals("key file " + key + " has mode rw-r-----; it must be rw------- (0600) or r-------- (0400)",
                 component.v2Problem());
         RecordingTransport transport = new RecordingTransport();
@@ -139,7 +139,7 @@ class ProxyComponentTest {
         Map<String, Object> config = new java.util.HashMap<>(Map.of("v2.key.files", "1:" + file1,
                 "node.name", V2Datagrams.NODE, "startup.wait.seconds", 0));
         ProxyComponent component = new ProxyComponent(new FakeChannelManager(),
-                TestConfigs.of(ProxyComponent.Config.class, config));
+                TestConfigs.of(ProxyConfig.class, config));
         component.bindLauncher(new FakeLauncher(), LOCAL);
         RecordingTransport transport = new RecordingTransport();
         java.net.InetSocketAddress host = new java.net.InetSocketAddress("127.0.0.1", 7);
@@ -148,7 +148,7 @@ class ProxyComponentTest {
         assertEquals(1, awaitReplies(component, transport).size(), "EXEC acknowledged under key 1");
 
         config.put("v2.key.files", "2:" + file2 + ",1:" + file1);
-        assertEquals(null, component.reconfigure(TestConfigs.of(ProxyComponent.Config.class, config)));
+        assertEquals(null, component.reconfigure(TestConfigs.of(ProxyConfig.class, config)));
         org.mpiproxy.protocol.ClusterKeys both = org.mpiproxy.protocol.ClusterKeys.of(
                 Map.of(1, V2Datagrams.KEY, 2, key2), 2);
         V2Datagrams rotated = new V2Datagrams(both, V2Datagrams.NODE, System.currentTimeMillis());
@@ -158,7 +158,7 @@ class ProxyComponentTest {
         assertEquals(2, transport.take().size(), "the running job answers under the new key and the old one");
 
         config.put("v2.key.files", "2:" + file2);
-        assertEquals(null, component.reconfigure(TestConfigs.of(ProxyComponent.Config.class, config)));
+        assertEquals(null, component.reconfigure(TestConfigs.of(ProxyConfig.class, config)));
         component.onDatagram(old.status(9, 1, 0), host, transport);
         java.util.List<RecordingTransport.Sent> refusal = transport.take();
         assertEquals(1, refusal.size());
@@ -172,7 +172,7 @@ class ProxyComponentTest {
         Path unreadable = dir.resolve("key3");
         java.nio.file.Files.writeString(unreadable, "ab".repeat(32));
         config.put("v2.key.files", "3:" + unreadable);
-        String problem = component.reconfigure(TestConfigs.of(ProxyComponent.Config.class, config));
+        String problem = component.reconfigure(TestConfigs.of(ProxyConfig.class, config));
         assertTrue(problem != null && problem.contains(unreadable.toString()), String.valueOf(problem));
         component.onDatagram(rotated.status(9, 1, 0), host, transport);
         assertEquals(1, transport.take().size(), "a bad key file leaves the keys in force");
@@ -188,7 +188,7 @@ class ProxyComponentTest {
         Map<String, Object> config = Map.of("v2.key.files", key.toString(), "node.name", V2Datagrams.NODE,
                 "startup.wait.seconds", 0);
         ProxyComponent component = new ProxyComponent(new FakeChannelManager(),
-                TestConfigs.of(ProxyComponent.Config.class, config));
+                TestConfigs.of(ProxyConfig.class, config));
         component.bindLauncher(new FakeLauncher(), LOCAL);
         assertTrue(component.v2Problem() != null);
         RecordingTransport transport = new RecordingTransport();
@@ -235,7 +235,7 @@ class ProxyComponentTest {
         Path key = dir.resolve("mpiproxy.key");
         org.mpiproxy.protocol.ClusterKeys.generateIfMissing(key);
         ProxyComponent component = new ProxyComponent(new FakeChannelManager(), TestConfigs.of(
-                ProxyComponent.Config.class, Map.of("v2.key.files", "3:" + key, "node.name", "node-x")));
+                ProxyConfig.class, Map.of("v2.key.files", "3:" + key, "node.name", "node-x")));
         assertEquals(null, component.v2Problem());
         assertEquals(0L, component.counters().get("v2.datagrams.in"));
         component.deactivate();
@@ -247,7 +247,7 @@ class ProxyComponentTest {
                 "stop.grace.seconds", 3, "job.timeout.seconds", 60, "host.silence.seconds", 30,
                 "log.directory", "/var/tmp/mpi-logs");
         ProxyComponent component = new ProxyComponent(new FakeChannelManager(),
-                TestConfigs.of(ProxyComponent.Config.class, good));
+                TestConfigs.of(ProxyConfig.class, good));
         Map.Entry<ProxySettings, SupervisionSettings> before = component.settingsInForce();
         int launchThreads = component.launchThreads();
         assertEquals(LaunchPool.threads(0, Runtime.getRuntime().availableProcessors()), launchThreads);
@@ -263,7 +263,7 @@ class ProxyComponentTest {
         for (Map.Entry<String, Object[]> e : bad.entrySet()) {
             Map<String, Object> values = new java.util.HashMap<>(good);
             values.put((String) e.getValue()[0], e.getValue()[1]);
-            ProxyComponent.Config config = TestConfigs.of(ProxyComponent.Config.class, values);
+            ProxyConfig config = TestConfigs.of(ProxyConfig.class, values);
             assertEquals(e.getKey(), component.reconfigure(config), "the message names key and value");
             component.modified(values);
             assertEquals(before, component.settingsInForce(), "the last good configuration stays");
@@ -274,7 +274,7 @@ class ProxyComponentTest {
         changed.put("hold.limit.bytes", 8192L);
         changed.put("job.timeout.seconds", 90);
         changed.put("launch.threads", 3);
-        assertEquals(null, component.reconfigure(TestConfigs.of(ProxyComponent.Config.class, changed)));
+        assertEquals(null, component.reconfigure(TestConfigs.of(ProxyConfig.class, changed)));
         assertEquals(8192L, component.settingsInForce().getKey().holdLimitBytes(), "a good limit applies at once");
         assertEquals(Duration.ofSeconds(90), component.settingsInForce().getValue().jobTimeout());
         assertEquals(3, component.launchThreads(), "a new number of launch threads applies at once");

@@ -1,0 +1,120 @@
+package org.mpiproxy.proxy.internal;
+
+import org.osgi.service.metatype.annotations.AttributeDefinition;
+import org.osgi.service.metatype.annotations.ObjectClassDefinition;
+
+/**
+ * Configuration of the proxy ({@value ProxyComponent#PID}): the metatype of every key, with its
+ * default; {@link ProxyComponent} checks the values and applies them.
+ */
+@ObjectClassDefinition(id = ProxyComponent.PID, name = "MPI proxy",
+        description = "Launches ranks for MPI hosts and relays their data between UDP and shared memory.")
+public @interface ProxyConfig {
+
+    @AttributeDefinition(name = "Log directory",
+            description = "Directory for the ranks' output, job-<id>/rank-<r>.out and .err; "
+                    + "empty means ${karaf.data}/mpiproxy/logs.")
+    String log_directory() default "";
+
+    @AttributeDefinition(name = "Log retention days",
+            description = "Days the ranks' output of a finished job is kept after it was last written; 0 means"
+                    + " no age limit. Checked at start, every " + ProxyComponent.LOG_SWEEP_MINUTES + " minutes and when the"
+                    + " configuration changes.", min = "0")
+    int log_retention_days() default 14;
+
+    @AttributeDefinition(name = "Log retention megabytes",
+            description = "Megabytes the ranks' output of all jobs may take; beyond it the oldest output of"
+                    + " finished jobs is deleted. 0 means no size limit. A running rank's output is never"
+                    + " deleted.", min = "0")
+    long log_retention_megabytes() default 512;
+
+    @AttributeDefinition(name = "Hold limit",
+            description = "Bytes of SEND data kept per rank while its ring is full; more is dropped.", min = "0")
+    long hold_limit_bytes() default 1048576;
+
+    @AttributeDefinition(name = "Terminate timeout",
+            description = "Seconds TERMINATE waits for a rank to exit before stopping it.", min = "0")
+    int terminate_timeout_seconds() default 30;
+
+    @AttributeDefinition(name = "Stop grace",
+            description = "Seconds between SIGTERM and SIGKILL when a rank is stopped.", min = "0")
+    int stop_grace_seconds() default 10;
+
+    @AttributeDefinition(name = "Abort on failure",
+            description = "When a rank of a v1 job exits with a non-zero status or cannot be started, stop the"
+                    + " job's other ranks.")
+    boolean abort_on_failure() default true;
+
+    @AttributeDefinition(name = "Job timeout",
+            description = "Seconds after which every rank of a v1 job is stopped (SIGTERM to its process group,"
+                    + " SIGKILL after the stop grace); 0 means no limit.", min = "0")
+    int job_timeout_seconds() default 0;
+
+    @AttributeDefinition(name = "Host silence",
+            description = "Seconds without any request from a job's host after which the job's ranks are stopped"
+                    + " and removed (a host waiting for a RECV reply counts as heard); 0 means never.",
+            min = "0")
+    int host_silence_seconds() default 300;
+
+    @AttributeDefinition(name = "State directory",
+            description = "Directory where the proxy records the rank processes it started, per job, so that"
+                    + " after a crash the next start kills them and removes their shared memory;"
+                    + " empty means ${karaf.data}/mpiproxy/state.")
+    String state_directory() default "";
+
+    @AttributeDefinition(name = "v1 enabled",
+            description = "Serve protocol v1 (FreeNOS, unauthenticated). Turn it off on nodes untrusted hosts can reach.")
+    boolean v1_enabled() default true;
+
+    @AttributeDefinition(name = "v2 enabled", description = "Serve protocol v2 (authenticated, reliable).")
+    boolean v2_enabled() default true;
+
+    @AttributeDefinition(name = "Node name",
+            description = "This node's name; v2 requests must name it (hosts use the host field of their hostfile"
+                    + " line). Empty means 127.0.0.1.")
+    String node_name() default "";
+
+    @AttributeDefinition(name = "Start-up wait",
+            description = "Seconds the proxy, once started, waits for its channel manager and a launcher for core 0"
+                    + " before it answers requests without them. Datagrams that arrive meanwhile are dropped"
+                    + " and counted (datagrams.before.ready), as if the port were not open yet: an EXEC is"
+                    + " never refused only because the node is still booting.", min = "0")
+    int startup_wait_seconds() default 60;
+
+    @AttributeDefinition(name = "Launch threads",
+            description = "Ranks started at once (a spawn mostly waits for the kernel, so more than the cores"
+                    + " overlap); 0 means " + LaunchPool.DEFAULT_THREADS_PER_CORE + " per core.", min = "0")
+    int launch_threads() default 0;
+
+    @AttributeDefinition(name = "v2 key files",
+            description = "Cluster key files as id:path, comma-separated; the first signs replies. A path alone"
+                    + " is key id 1. Empty means ${karaf.etc}/mpiproxy.key.")
+    String v2_key_files() default "";
+
+    @AttributeDefinition(name = "Generate v2 key",
+            description = "Create the default key file (random 256 bits, mode 0600) when it is missing.")
+    boolean v2_key_generate() default true;
+
+    @AttributeDefinition(name = "v2 clock skew", description = "Seconds a v2 timestamp may differ from the clock.",
+            min = "0")
+    int v2_skew_seconds() default 30;
+
+    @AttributeDefinition(name = "v2 replay cache size",
+            description = "Nonces of EXEC, TERMINATE and STATUS requests remembered per key (replays are refused).",
+            min = "1")
+    int v2_replay_cache_size() default 65536;
+
+    @AttributeDefinition(name = "v2 datagram size", description = "Largest v2 datagram sent or accepted, in bytes.",
+            min = "112", max = "65507")
+    int v2_datagram_size() default 1448;
+
+    @AttributeDefinition(name = "v2 job linger",
+            description = "Seconds a finished v2 job's TERMINATE replies are kept for repeated requests.", min = "0")
+    int v2_job_linger_seconds() default 300;
+
+    @AttributeDefinition(name = "v2 maximum message size",
+            description = "Largest message, in bytes, a v2 host may send to a rank; a larger one is refused with"
+                    + " MPIPROXY_ERR_MESSAGE_TOO_LARGE (201) and nothing of it is stored. 0 means no limit.",
+            min = "0")
+    long v2_max_message_bytes() default V2Settings.DEFAULT_MAX_MESSAGE_BYTES;
+}

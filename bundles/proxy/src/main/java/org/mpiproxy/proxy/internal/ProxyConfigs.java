@@ -1,0 +1,73 @@
+package org.mpiproxy.proxy.internal;
+
+import java.time.Duration;
+
+/**
+ * Turns the proxy's configuration ({@link ProxyConfig}) into the settings its parts use, checking
+ * the ranges the metatype cannot express; each bad value is an {@link IllegalArgumentException}
+ * naming its key.
+ */
+final class ProxyConfigs {
+
+    private ProxyConfigs() {
+    }
+
+    /**
+     * Checks what the proxy's own checks cover, except the v2 keys (v2 may fail alone).
+     *
+     * @param config the configuration
+     * @return {@code config}
+     * @throws IllegalArgumentException naming the first bad key and its value
+     */
+    static ProxyConfig validate(ProxyConfig config) {
+        if (config.startup_wait_seconds() < 0) {
+            throw new IllegalArgumentException("startup.wait.seconds=" + config.startup_wait_seconds()
+                    + " must be >= 0");
+        }
+        settings(config);
+        supervision(config);
+        LaunchPool.threads(config.launch_threads(), 1);
+        stateDirectory(config);
+        LogRetention.Limits.of(config.log_retention_days(), config.log_retention_megabytes());
+        return config;
+    }
+
+    static java.nio.file.Path stateDirectory(ProxyConfig config) {
+        String configured = config.state_directory();
+        if (configured != null && !configured.isBlank()) {
+            try {
+                return java.nio.file.Path.of(configured.trim());
+            } catch (java.nio.file.InvalidPathException e) {
+                throw new IllegalArgumentException("state.directory=" + configured + " is not a valid path: "
+                        + e.getReason(), e);
+            }
+        }
+        return ProxySettings.resolveLogDirectory("").resolveSibling("state");
+    }
+
+    static SupervisionSettings supervision(ProxyConfig config) {
+        if (config.job_timeout_seconds() < 0) {
+            throw new IllegalArgumentException("job.timeout.seconds=" + config.job_timeout_seconds()
+                    + " must be >= 0");
+        }
+        if (config.host_silence_seconds() < 0) {
+            throw new IllegalArgumentException("host.silence.seconds=" + config.host_silence_seconds()
+                    + " must be >= 0");
+        }
+        return new SupervisionSettings(config.abort_on_failure(), Duration.ofSeconds(config.job_timeout_seconds()),
+                Duration.ofSeconds(config.host_silence_seconds()));
+    }
+
+    static ProxySettings settings(ProxyConfig config) {
+        if (config.terminate_timeout_seconds() < 0) {
+            throw new IllegalArgumentException("terminate.timeout.seconds=" + config.terminate_timeout_seconds()
+                    + " must be >= 0");
+        }
+        if (config.stop_grace_seconds() < 0) {
+            throw new IllegalArgumentException("stop.grace.seconds=" + config.stop_grace_seconds() + " must be >= 0");
+        }
+        return new ProxySettings(ProxySettings.resolveLogDirectory(config.log_directory()),
+                config.hold_limit_bytes(), Duration.ofSeconds(config.terminate_timeout_seconds()),
+                Duration.ofSeconds(config.stop_grace_seconds()));
+    }
+}
