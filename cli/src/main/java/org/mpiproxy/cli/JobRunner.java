@@ -98,6 +98,8 @@ final class JobRunner {
     /** Over v2 with ranks 1..N-1: rank 0's PMI server and the job's PMI fence. */
     private org.mpiproxy.protocol.pmi.PmiServer pmi;
     private PmiFence fence;
+    /** Whether ranks get Slurm's names for their place too (not inside a real Slurm step). */
+    private final boolean slurmNames;
 
     /** How long the nodes' proxies get to answer the probe before ranks are started. */
     static final Duration PROBE_WAIT = Duration.ofSeconds(5);
@@ -115,6 +117,7 @@ final class JobRunner {
         this.settings = settings;
         this.out = out;
         this.err = err;
+        this.slurmNames = !inSlurmStep(System.getenv());
     }
 
     int run() throws IOException, InterruptedException {
@@ -146,7 +149,7 @@ final class JobRunner {
         // rank 0 is never a rank a proxy started, whatever this launcher's own environment says
         env.keySet().removeIf(name -> name.startsWith("MPIPROXY_"));
         env.putAll(settings.environment());
-        env.putAll(worldVariables(0, size, 0, 1));
+        env.putAll(worldVariables(0, size, 0, 1, slurmNames));
         env.put("MPIPROXY_PROTOCOL", settings.protocol());
         long jobId = 0;
         if (settings.v2()) {
@@ -490,7 +493,7 @@ final class JobRunner {
             Map<String, String> env = new java.util.LinkedHashMap<>(settings.environment());
             // a proxy sets every MPIPROXY_* variable of a rank itself
             env.keySet().removeIf(name -> name.startsWith("MPIPROXY_"));
-            env.putAll(worldVariables(r, size, local, perNode.get(node)));
+            env.putAll(worldVariables(r, size, local, perNode.get(node), slurmNames));
             if (mapping != null) {
                 env.put(PROCESS_MAPPING, mapping);
             }
@@ -504,19 +507,53 @@ final class JobRunner {
      *         our library, MPICH and Open MPI read (a proxy sets the rank and size itself too)
      */
     static Map<String, String> worldVariables(int rank, int size, int localRank, int localSize) {
+        return worldVariables(rank, size, localRank, localSize, true);
+    }
+
+    /**
+     * @param slurm also under Slurm's names ({@code SLURM_PROCID}, {@code SLURM_LOCALID},
+     *              {@code SLURM_NTASKS}, {@code SLURM_NPROCS}), as {@code srun} gives its tasks
+     * @return rank {@code rank}'s place in the world and on its node
+     */
+    static Map<String, String> worldVariables(int rank, int size, int localRank, int localSize, boolean slurm) {
         Map<String, String> env = new java.util.LinkedHashMap<>();
         String[][] names = {
-            {"MPIPROXY_RANK", "PMI_RANK", "OMPI_COMM_WORLD_RANK"},
-            {"MPIPROXY_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE"},
-            {"MPIPROXY_LOCAL_RANK", "MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK"},
+            {"MPIPROXY_RANK", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"},
+            {"MPIPROXY_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "SLURM_NPROCS"},
+            {"MPIPROXY_LOCAL_RANK", "MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"},
             {"MPIPROXY_LOCAL_SIZE", "MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE"}};
         int[] values = {rank, size, localRank, localSize};
         for (int i = 0; i < names.length; i++) {
             for (String name : names[i]) {
-                env.put(name, Integer.toString(values[i]));
+                if (slurm || !name.startsWith("SLURM_")) {
+                    env.put(name, Integer.toString(values[i]));
+                }
             }
         }
         return env;
+    }
+
+    /**
+     * Whether this launcher runs inside a real Slurm job step ({@code srun ... mpiproxy run}): then
+     * the {@code SLURM_*} variables of a task describe that step, and the ranks keep them as they
+     * are. A batch script ({@code sbatch}), an allocation ({@code salloc}) or no Slurm at all is no
+     * step; their ranks get Slurm's names for their own place.
+     *
+     * @param env the launcher's environment
+     * @return {@code true} when {@code SLURM_STEP_ID} names a real step (a number below Slurm's
+     *         reserved ids for the batch, extern and interactive steps)
+     */
+    static boolean inSlurmStep(Map<String, String> env) {
+        String step = env.get("SLURM_STEP_ID");
+        if (step == null) {
+            return false;
+        }
+        try {
+            long id = Long.parseLong(step.trim());
+            return id >= 0 && id < 0xfffffff0L;
+        } catch (NumberFormatException e) {
+            return false;
+        }
     }
 
     /**

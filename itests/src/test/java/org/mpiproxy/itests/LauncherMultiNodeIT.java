@@ -194,16 +194,17 @@ class LauncherMultiNodeIT {
     void shouldRunAPlainProgramOnEverySlotWithItsWorldAndTheJobsVariables() throws Exception {
         Run run = run(120, "--hosts", "n1:2,n2:2,n3:2", "-n", "6", "-x", "GREETING=hello world", "sh", "-c",
                 "echo \"$MPIPROXY_RANK/$MPIPROXY_SIZE pmi=$PMI_RANK/$PMI_SIZE ompi=$OMPI_COMM_WORLD_RANK"
-                        + " local=$OMPI_COMM_WORLD_LOCAL_RANK/$OMPI_COMM_WORLD_LOCAL_SIZE $GREETING\"; echo err$MPIPROXY_RANK >&2");
+                        + " local=$OMPI_COMM_WORLD_LOCAL_RANK/$OMPI_COMM_WORLD_LOCAL_SIZE"
+                        + " slurm=$SLURM_PROCID/$SLURM_NTASKS/$SLURM_LOCALID $GREETING\"; echo err$MPIPROXY_RANK >&2");
 
         assertEquals(0, run.exit(), run.err());
-        List<String> expected = new ArrayList<>(List.of("[0] 0/6 pmi=0/6 ompi=0 local=0/1 hello world",
+        List<String> expected = new ArrayList<>(List.of("[0] 0/6 pmi=0/6 ompi=0 local=0/1 slurm=0/6/0 hello world",
                 // ranks 1 on n1, 2-3 on n2, 4-5 on n3
-                "[1] 1/6 pmi=1/6 ompi=1 local=0/1 hello world",
-                "[2] 2/6 pmi=2/6 ompi=2 local=0/2 hello world",
-                "[3] 3/6 pmi=3/6 ompi=3 local=1/2 hello world",
-                "[4] 4/6 pmi=4/6 ompi=4 local=0/2 hello world",
-                "[5] 5/6 pmi=5/6 ompi=5 local=1/2 hello world"));
+                "[1] 1/6 pmi=1/6 ompi=1 local=0/1 slurm=1/6/0 hello world",
+                "[2] 2/6 pmi=2/6 ompi=2 local=0/2 slurm=2/6/0 hello world",
+                "[3] 3/6 pmi=3/6 ompi=3 local=1/2 slurm=3/6/1 hello world",
+                "[4] 4/6 pmi=4/6 ompi=4 local=0/2 slurm=4/6/0 hello world",
+                "[5] 5/6 pmi=5/6 ompi=5 local=1/2 slurm=5/6/1 hello world"));
         List<String> out = new ArrayList<>(run.out());
         Collections.sort(out);
         assertEquals(expected, out, run.err());
@@ -477,30 +478,50 @@ class LauncherMultiNodeIT {
             assertEquals(List.of("rank-4.out", "rank-5.out"), newRankLogs(nodes.get(2), jobsBefore.get(2)));
 
             if (TestCluster.hasMpicc()) {
-                // an MPICH program, exactly as a library program: every slot of the allocation, its real world
-                Path hello = TestCluster.compileMpi("hello", Files.createDirectories(slurm.resolve("bin")));
-                for (KarafNode node : nodes) {
-                    Files.copy(hello, node.home.resolve("programs/hello"),
-                            java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                // the MPICH programs, exactly as library programs: every slot of the allocation, their real world
+                Path bin = Files.createDirectories(slurm.resolve("bin"));
+                List<String> programs = List.of("hello", "ring", "collectives", "abort");
+                StringBuilder script = new StringBuilder("#!/bin/sh\n");
+                for (String program : programs) {
+                    Path binary = TestCluster.compileMpi(program, bin);
+                    for (KarafNode node : nodes) {
+                        Files.copy(binary, node.home.resolve("programs").resolve(program),
+                                java.nio.file.StandardCopyOption.REPLACE_EXISTING);
+                    }
+                    script.append("'").append(java()).append("' -jar '").append(cli).append("' run --key-file '")
+                            .append(key).append("' --node-map '").append(nodeMap).append("' '").append(binary)
+                            .append(program.equals("ring") ? "' 20" : "'").append(" > '").append(slurm)
+                            .append('/').append(program).append(".out' 2> '").append(slurm).append('/')
+                            .append(program).append(".err'\necho \"").append(program).append(" $?\" >> '")
+                            .append(slurm).append("/codes'\n");
                 }
                 Path mpich = slurm.resolve("mpich.sh");
-                Files.writeString(mpich, "#!/bin/sh\nexec '" + java() + "' -jar '" + cli + "' run --key-file '" + key
-                        + "' --node-map '" + nodeMap + "' '" + hello + "'\n");
+                Files.writeString(mpich, script.toString());
                 ProcessBuilder second = new ProcessBuilder("sbatch", "--wait", "-N", "3", "--ntasks-per-node=2",
                         "-o", slurm.resolve("mpich.out").toString(), "-e", slurm.resolve("mpich.err").toString(),
                         mpich.toString()).redirectErrorStream(true).redirectOutput(slurm.resolve("sbatch2.out").toFile());
                 second.environment().putAll(sbatch.environment());
                 Process mpichJob = second.start();
-                assertTrue(mpichJob.waitFor(180, TimeUnit.SECONDS), "sbatch --wait of the MPICH job still runs");
-                assertEquals(0, mpichJob.exitValue(), "sbatch: " + read(slurm.resolve("sbatch2.out"))
-                        + "\njob stderr: " + read(slurm.resolve("mpich.err")));
-                List<String> hellos = new ArrayList<>(Files.readAllLines(slurm.resolve("mpich.out")));
+                assertTrue(mpichJob.waitFor(300, TimeUnit.SECONDS), "sbatch --wait of the MPICH jobs still runs");
+                String errs = read(slurm.resolve("mpich.err")) + read(slurm.resolve("hello.err"))
+                        + read(slurm.resolve("ring.err")) + read(slurm.resolve("collectives.err"))
+                        + read(slurm.resolve("abort.err"));
+                assertEquals(0, mpichJob.exitValue(), "sbatch: " + read(slurm.resolve("sbatch2.out")) + "\n" + errs);
+                assertEquals(List.of("hello 0", "ring 0", "collectives 0", "abort 7"),
+                        Files.readAllLines(slurm.resolve("codes")), errs);
+                List<String> hellos = new ArrayList<>(Files.readAllLines(slurm.resolve("hello.out")));
                 Collections.sort(hellos);
                 List<String> expected = new ArrayList<>();
                 for (int r = 0; r < 6; r++) {
                     expected.add("[" + r + "] hello from rank " + r + " of 6");
                 }
-                assertEquals(expected, hellos, read(slurm.resolve("mpich.err")));
+                assertEquals(expected, hellos, errs);
+                assertEquals(List.of("[0] token 120 after 20 rounds of 6 ranks"),
+                        Files.readAllLines(slurm.resolve("ring.out")), errs);
+                assertEquals(List.of("[0] collectives of 6 ranks: ok"),
+                        Files.readAllLines(slurm.resolve("collectives.out")), errs);
+                assertTrue(read(slurm.resolve("abort.err")).contains("rank 1 called MPI_Abort (exit code 7)"), errs);
+                assertEquals(List.of(), ranksEverywhere(), "ranks left running");
             }
         } finally {
             script(slurmScripts.resolve("down.sh"), env, slurm.resolve("down.out"), 60);
