@@ -104,9 +104,6 @@ final class JobRunner {
     /** How long the nodes' proxies get to answer the probe before ranks are started. */
     static final Duration PROBE_WAIT = Duration.ofSeconds(5);
 
-    /** The PMI key (and EXEC variable) that tells MPICH which ranks share a machine. */
-    static final String PROCESS_MAPPING = "PMI_process_mapping";
-
     /** Stop reason (and job file's {@code stop.reason}) when a rank called MPI_Abort. */
     static final String ABORT = "abort";
 
@@ -117,7 +114,7 @@ final class JobRunner {
         this.settings = settings;
         this.out = out;
         this.err = err;
-        this.slurmNames = !inSlurmStep(System.getenv());
+        this.slurmNames = !RankWorld.inSlurmStep(System.getenv());
     }
 
     int run() throws IOException, InterruptedException {
@@ -149,7 +146,7 @@ final class JobRunner {
         // rank 0 is never a rank a proxy started, whatever this launcher's own environment says
         env.keySet().removeIf(name -> name.startsWith("MPIPROXY_"));
         env.putAll(settings.environment());
-        env.putAll(worldVariables(0, size, 0, 1, slurmNames));
+        env.putAll(RankWorld.variables(0, size, 0, 1, slurmNames));
         env.put("MPIPROXY_PROTOCOL", settings.protocol());
         long jobId = 0;
         if (settings.v2()) {
@@ -223,9 +220,9 @@ final class JobRunner {
             local.onFence(jobId, epoch, 0, 1, java.nio.ByteBuffer.wrap(all), 0, all.length);
         }, this::wake);
         session.pmi(fence::onLine);
-        String mapping = processMapping(settings.ranks());
+        String mapping = RankWorld.processMapping(settings.ranks());
         rankZeroEnv.putAll(local.register(jobId, 0, size, mapping == null ? Map.of()
-                : Map.of(PROCESS_MAPPING, mapping)));
+                : Map.of(RankWorld.PROCESS_MAPPING, mapping)));
     }
 
     private void closePmi() {
@@ -242,7 +239,8 @@ final class JobRunner {
      */
     private Integer startRanks(List<Placement> ranks, int size, int hostPort, long jobId,
                                org.mpiproxy.protocol.ClusterKeys keys) throws IOException {
-        List<Map<String, String>> environments = rankEnvironments(ranks, size);
+        List<Map<String, String>> environments = RankWorld.environments(ranks, size, settings.environment(),
+                slurmNames);
         // one probe per node first: a node that is down, or does not share the key, is named at once
         Map<InetSocketAddress, Boolean> proxies = new java.util.LinkedHashMap<>();
         for (Placement p : ranks) {
@@ -475,135 +473,12 @@ final class JobRunner {
     }
 
     /**
-     * @return the environment of ranks 1..N-1 (element r-1): the job's variables, then where each
-     *         rank sits among the ranks of its node
-     */
-    private List<Map<String, String>> rankEnvironments(List<Placement> ranks, int size) {
-        Map<String, Integer> perNode = new java.util.HashMap<>();
-        for (Placement p : ranks) {
-            perNode.merge(p.address() + ":" + p.port(), 1, Integer::sum);
-        }
-        Map<String, Integer> seen = new java.util.HashMap<>();
-        String mapping = processMapping(ranks);
-        List<Map<String, String>> environments = new ArrayList<>(ranks.size());
-        for (int r = 1; r < size; r++) {
-            Placement p = ranks.get(r - 1);
-            String node = p.address() + ":" + p.port();
-            int local = seen.merge(node, 1, Integer::sum) - 1;
-            Map<String, String> env = new java.util.LinkedHashMap<>(settings.environment());
-            // a proxy sets every MPIPROXY_* variable of a rank itself
-            env.keySet().removeIf(name -> name.startsWith("MPIPROXY_"));
-            env.putAll(worldVariables(r, size, local, perNode.get(node), slurmNames));
-            if (mapping != null) {
-                env.put(PROCESS_MAPPING, mapping);
-            }
-            environments.add(env);
-        }
-        return environments;
-    }
-
-    /**
-     * @return rank {@code rank}'s place in the world and on its node, under the names programs of
-     *         our library, MPICH and Open MPI read (a proxy sets the rank and size itself too)
-     */
-    static Map<String, String> worldVariables(int rank, int size, int localRank, int localSize) {
-        return worldVariables(rank, size, localRank, localSize, true);
-    }
-
-    /**
-     * @param slurm also under Slurm's names ({@code SLURM_PROCID}, {@code SLURM_LOCALID},
-     *              {@code SLURM_NTASKS}, {@code SLURM_NPROCS}), as {@code srun} gives its tasks
-     * @return rank {@code rank}'s place in the world and on its node
-     */
-    static Map<String, String> worldVariables(int rank, int size, int localRank, int localSize, boolean slurm) {
-        Map<String, String> env = new java.util.LinkedHashMap<>();
-        String[][] names = {
-            {"MPIPROXY_RANK", "PMI_RANK", "OMPI_COMM_WORLD_RANK", "SLURM_PROCID"},
-            {"MPIPROXY_SIZE", "PMI_SIZE", "OMPI_COMM_WORLD_SIZE", "SLURM_NTASKS", "SLURM_NPROCS"},
-            {"MPIPROXY_LOCAL_RANK", "MPI_LOCALRANKID", "OMPI_COMM_WORLD_LOCAL_RANK", "SLURM_LOCALID"},
-            {"MPIPROXY_LOCAL_SIZE", "MPI_LOCALNRANKS", "OMPI_COMM_WORLD_LOCAL_SIZE"}};
-        int[] values = {rank, size, localRank, localSize};
-        for (int i = 0; i < names.length; i++) {
-            for (String name : names[i]) {
-                if (slurm || !name.startsWith("SLURM_")) {
-                    env.put(name, Integer.toString(values[i]));
-                }
-            }
-        }
-        return env;
-    }
-
-    /**
-     * Whether this launcher runs inside a real Slurm job step ({@code srun ... mpiproxy run}): then
-     * the {@code SLURM_*} variables of a task describe that step, and the ranks keep them as they
-     * are. A batch script ({@code sbatch}), an allocation ({@code salloc}) or no Slurm at all is no
-     * step; their ranks get Slurm's names for their own place.
-     *
-     * @param env the launcher's environment
-     * @return {@code true} when {@code SLURM_STEP_ID} names a real step (a number below Slurm's
-     *         reserved ids for the batch, extern and interactive steps)
-     */
-    static boolean inSlurmStep(Map<String, String> env) {
-        String step = env.get("SLURM_STEP_ID");
-        if (step == null) {
-            return false;
-        }
-        try {
-            long id = Long.parseLong(step.trim());
-            return id >= 0 && id < 0xfffffff0L;
-        } catch (NumberFormatException e) {
-            return false;
-        }
-    }
-
-    /**
      * @return the program the nodes start: {@code -x MPIPROXY_PROGRAM=NAME} when given (the name
      *         our library's rank 0 asks for, too), else the file name of PROGRAM
      */
     private String nodeProgram() {
         String named = settings.environment().get("MPIPROXY_PROGRAM");
         return named != null && !named.isBlank() ? named : programName(settings.program());
-    }
-
-    /**
-     * Which ranks share a machine, as MPICH reads it from its process manager (the PMI key
-     * {@value #PROCESS_MAPPING}, Hydra's format {@code (vector,(node,nodes,ranks),...)} in rank
-     * order), so that ranks on one machine talk through shared memory: rank 0 is on this machine,
-     * and so is every rank whose proxy's address is one of this machine's; the others share a
-     * machine when their proxies share an address.
-     *
-     * @param ranks placement of rank r at element r-1
-     * @return the mapping, or {@code null} when it would be longer than a PMI value
-     */
-    static String processMapping(List<Placement> ranks) {
-        Map<String, Integer> machines = new java.util.HashMap<>();
-        int[] machine = new int[ranks.size() + 1];
-        machines.put("", 0);
-        for (int r = 1; r <= ranks.size(); r++) {
-            String address = ranks.get(r - 1).address();
-            String key = isLocal(address) ? "" : address;
-            machine[r] = machines.computeIfAbsent(key, k -> machines.size());
-        }
-        StringBuilder b = new StringBuilder("(vector");
-        for (int r = 0; r < machine.length; ) {
-            int run = 1;
-            while (r + run < machine.length && machine[r + run] == machine[r]) {
-                run++;
-            }
-            b.append(",(").append(machine[r]).append(",1,").append(run).append(')');
-            r += run;
-        }
-        b.append(')');
-        return b.length() > org.mpiproxy.protocol.pmi.PmiSession.VALUE_MAX ? null : b.toString();
-    }
-
-    private static boolean isLocal(String address) {
-        try {
-            java.net.InetAddress a = java.net.InetAddress.getByName(address);
-            return a.isLoopbackAddress() || a.isAnyLocalAddress() || java.net.NetworkInterface.getByInetAddress(a) != null;
-        } catch (IOException e) {
-            return false;
-        }
     }
 
     /** @return the program's name on the nodes: the file name of {@code program} */

@@ -49,7 +49,7 @@ class PmiFenceTest {
         Placement b = new Placement("198.51.100.2", 6661, 0, "b");
         // rank 0 and the ranks of a proxy on this machine share machine 0; a and b are machines of their own
         assertEquals("(vector,(0,1,2),(1,1,2),(2,1,1),(1,1,1))",
-                JobRunner.processMapping(List.of(here, a, a, b, a)));
-        assertEquals("(vector,(0,1,4))", JobRunner.processMapping(List.of(here, here, here)));
+                RankWorld.processMapping(List.of(here, a, a, b, a)));
+        assertEquals("(vector,(0,1,4))", RankWorld.processMapping(List.of(here, here, here)));
     }
 }

@@ -13,7 +13,7 @@ class WorldVariablesTest {
 
     @Test
     void shouldGiveARankItsPlaceUnderEveryFamilysNames() {
-        Map<String, String> env = JobRunner.worldVariables(3, 6, 1, 2, true);
+        Map<String, String> env = RankWorld.variables(3, 6, 1, 2, true);
 
         assertEquals("3", env.get("MPIPROXY_RANK"));
         assertEquals("3", env.get("PMI_RANK"));
@@ -29,7 +29,7 @@ class WorldVariablesTest {
 
     @Test
     void shouldLeaveSlurmsNamesAloneInsideARealStep() {
-        Map<String, String> env = JobRunner.worldVariables(3, 6, 1, 2, false);
+        Map<String, String> env = RankWorld.variables(3, 6, 1, 2, false);
 
         assertEquals("3", env.get("PMI_RANK"));
         assertTrue(env.keySet().stream().noneMatch(name -> name.startsWith("SLURM_")), env.toString());
@@ -38,14 +38,14 @@ class WorldVariablesTest {
 
     @Test
     void shouldTellARealStepFromABatchScriptAndNoSlurm() {
-        assertTrue(JobRunner.inSlurmStep(Map.of("SLURM_JOB_ID", "12", "SLURM_STEP_ID", "0")));
-        assertTrue(JobRunner.inSlurmStep(Map.of("SLURM_STEP_ID", "3")));
-        assertFalse(JobRunner.inSlurmStep(Map.of()));
-        assertFalse(JobRunner.inSlurmStep(Map.of("SLURM_JOB_ID", "12")));
+        assertTrue(RankWorld.inSlurmStep(Map.of("SLURM_JOB_ID", "12", "SLURM_STEP_ID", "0")));
+        assertTrue(RankWorld.inSlurmStep(Map.of("SLURM_STEP_ID", "3")));
+        assertFalse(RankWorld.inSlurmStep(Map.of()));
+        assertFalse(RankWorld.inSlurmStep(Map.of("SLURM_JOB_ID", "12")));
         // Slurm's reserved ids: the batch script and the extern step are no steps of tasks
-        assertFalse(JobRunner.inSlurmStep(Map.of("SLURM_STEP_ID", Long.toString(0xfffffffbL))));
-        assertFalse(JobRunner.inSlurmStep(Map.of("SLURM_STEP_ID", Long.toString(0xfffffffcL))));
-        assertFalse(JobRunner.inSlurmStep(Map.of("SLURM_STEP_ID", "batch")));
-        assertFalse(JobRunner.inSlurmStep(Map.of("SLURM_STEP_ID", "-1")));
+        assertFalse(RankWorld.inSlurmStep(Map.of("SLURM_STEP_ID", Long.toString(0xfffffffbL))));
+        assertFalse(RankWorld.inSlurmStep(Map.of("SLURM_STEP_ID", Long.toString(0xfffffffcL))));
+        assertFalse(RankWorld.inSlurmStep(Map.of("SLURM_STEP_ID", "batch")));
+        assertFalse(RankWorld.inSlurmStep(Map.of("SLURM_STEP_ID", "-1")));
     }
 }
