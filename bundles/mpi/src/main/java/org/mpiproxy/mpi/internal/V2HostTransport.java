@@ -67,6 +67,13 @@ public final class V2HostTransport implements TaggedTransport {
     static final int EARLY_ACK_BYTES = 64 * 1024;
     /** Fragments in flight before the first acknowledgement tells the window. */
     static final int INITIAL_WINDOW = 8;
+    /**
+     * Fragments of eager sends kept per rank for retransmission at most (fewer for large
+     * datagrams: about 1 MiB per rank). A message of one fragment is sent eagerly: {@code send}
+     * returns once it is sent and kept, before the proxy acknowledges it.
+     */
+    static final int EAGER_SLOTS = 256;
+    static final int EAGER_BYTES_PER_RANK = 1 << 20;
     /** A launch taking longer than this reports its progress; again when it changed, at most this often. */
     static final long PROGRESS_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** A launch whose progress does not change reports it again after this long. */
@@ -170,6 +177,11 @@ public final class V2HostTransport implements TaggedTransport {
         /** A fragment was refused for a full ring (window 0): the next window above 0 sends again from sendAcked. */
         boolean sendStalled;
         int sendResult;
+        /** Copies of eager fragments not yet acknowledged; made with the first eager send. */
+        RetainedFragments retained;
+        /** When {@link #sendAcked} last moved or an eager fragment was (re)sent, and their retransmit timeout. */
+        long sendProgressAt;
+        long sendRto = INITIAL_RTO_NANOS;
         /** The argument of a refused SEND's reply (the proxy's maximum message size for that refusal). */
         long sendRefusalArgument;
         long recvNext;
@@ -229,6 +241,8 @@ public final class V2HostTransport implements TaggedTransport {
     private final ByteBuffer out;
     private final ByteBuffer in;
     private final V2HeaderFlyweight outHeader = new V2HeaderFlyweight();
+    /** The rank a multi-fragment send is sending to (it resends itself); 0 when none. */
+    private int sendingTo;
     private final V2HeaderFlyweight inHeader = new V2HeaderFlyweight();
     private final SplittableRandom random = new SplittableRandom(new SecureRandom().nextLong());
     private final int keyId;
@@ -529,7 +543,10 @@ public final class V2HostTransport implements TaggedTransport {
     }
 
     /**
-     * Sends one message of any size; returns when the proxy has stored all of it.
+     * Sends one message of any size. A message of one fragment returns once it is sent and a copy
+     * kept for retransmission (eager: the proxy's acknowledgement comes during a later call, and
+     * its refusal is thrown by the next send to that rank); a larger one returns when the proxy has
+     * stored all of it. {@link #finish} waits for every acknowledgement before it terminates ranks.
      *
      * @param datatype MPI datatype code
      * @param tag      the message's tag, &gt;= 0
@@ -549,52 +566,209 @@ public final class V2HostTransport implements TaggedTransport {
 
     private void sendLocked(int datatype, int tag, ByteBuffer src, int offset, int count, int dest) {
         RankState s = ranks[dest];
+        // what arrived since the last call: acknowledgements free kept copies, a refusal is thrown now
+        try {
+            receiveAvailable();
+        } catch (IOException e) {
+            throw new MpiException(MpiErrors.ERR_IO, "receiving failed: " + e.getMessage(), e);
+        }
+        resendOverdue();
+        throwRefusal(s, dest, -1);
         int size = MpiDatatype.sizeOf(datatype);
         int perFragment = maxPayload / size;
         long fragments = (count + (long) perFragment - 1) / perFragment;
-        long first = s.sendNext;
+        if (fragments == 1) {
+            sendEager(datatype, tag, src, offset, count, dest);
+            return;
+        }
+        // after the eager fragments still in flight (kept copies), this message's own
+        long first = Math.max(s.sendNext, s.retained == null ? 0 : s.retained.end());
         long end = first + fragments;
         long rto = INITIAL_RTO_NANOS;
         long lastProgress = System.nanoTime();
-        s.sendResult = MpiErrors.SUCCESS;
         boolean probe = false;
-        while (s.sendAcked < end) {
-            // window 0: wait for the proxy's window update; only the retransmit timeout sends a probe
-            long limit = s.sendAcked + (s.window > 0 ? s.window : probe ? 1 : 0);
-            probe = false;
-            while (s.sendNext < end && s.sendNext < limit) {
-                long k = s.sendNext - first;
-                int from = (int) (k * perFragment);
-                int n = (int) Math.min(perFragment, count - (long) from);
-                // the first fragment states the message's size, so a proxy can refuse it before storing any
-                header(OP_SEND, dest).flags(s.sendNext == end - 1 ? FLAG_END_OF_MESSAGE : 0).datatype(datatype)
-                        .tag(tag).sequence(s.sendNext).ack(k == 0 ? (long) count * size : 0).argument(n)
-                        .payloadLength(n * size);
-                out.put(HEADER_LENGTH, src, offset + from * size, n * size);
-                transmit(dest);
-                s.sendNext++;
-            }
-            long acked = s.sendAcked;
-            awaitReplies(rto, dest);
-            if (s.sendResult != MpiErrors.SUCCESS) {
-                // fragments after a refused one were not stored: the next message starts from the refused one
-                s.sendNext = s.sendAcked;
-                if (s.sendResult == MpiErrors.ERR_MESSAGE_TOO_LARGE) {
-                    throw new MpiException(s.sendResult, "rank " + dest + " on " + s.node + " refused a message of "
-                            + (long) count * size + " bytes: the proxy's maximum message size (v2.max.message.bytes)"
-                            + " is " + s.sendRefusalArgument + " bytes (" + MpiErrors.name(s.sendResult) + ")");
+        sendingTo = dest;
+        try {
+            while (s.sendAcked < end) {
+                // window 0: wait for the proxy's window update; only the retransmit timeout sends a probe
+                long limit = s.sendAcked + (s.window > 0 ? s.window : probe ? 1 : 0);
+                probe = false;
+                while (s.sendNext < end && s.sendNext < limit) {
+                    if (s.sendNext < first) {
+                        if (s.retained.holds(s.sendNext)) {
+                            resendKept(dest, s.sendNext);
+                        }
+                        s.sendNext++;
+                        continue;
+                    }
+                    long k = s.sendNext - first;
+                    int from = (int) (k * perFragment);
+                    int n = (int) Math.min(perFragment, count - (long) from);
+                    // the first fragment states the message's size, so a proxy can refuse it before storing any
+                    header(OP_SEND, dest).flags(s.sendNext == end - 1 ? FLAG_END_OF_MESSAGE : 0).datatype(datatype)
+                            .tag(tag).sequence(s.sendNext).ack(k == 0 ? (long) count * size : 0).argument(n)
+                            .payloadLength(n * size);
+                    out.put(HEADER_LENGTH, src, offset + from * size, n * size);
+                    transmit(dest);
+                    s.sendNext++;
                 }
-                throw new MpiException(s.sendResult, "rank " + dest + " refused data: " + MpiErrors.name(s.sendResult));
+                long acked = s.sendAcked;
+                awaitReplies(rto, dest);
+                throwRefusal(s, dest, (long) count * size);
+                if (s.sendAcked > acked) {
+                    rto = INITIAL_RTO_NANOS;
+                    lastProgress = System.nanoTime();
+                } else if (System.nanoTime() - lastProgress >= rto) {
+                    // go back: send again from the first fragment not acknowledged (a probe when the window is 0)
+                    s.sendNext = s.sendAcked;
+                    probe = true;
+                    rto = Math.min(rto * 2, MAX_RTO_NANOS);
+                    lastProgress = System.nanoTime();
+                }
             }
-            if (s.sendAcked > acked) {
-                rto = INITIAL_RTO_NANOS;
-                lastProgress = System.nanoTime();
-            } else if (System.nanoTime() - lastProgress >= rto) {
-                // go back: send again from the first fragment not acknowledged (a probe when the window is 0)
+        } finally {
+            sendingTo = 0;
+        }
+    }
+
+    /**
+     * A message of one fragment: sent and kept, then {@code send} returns. The acknowledgement
+     * comes during a later call; until then the kept copy is sent again after the retransmit
+     * timeout ({@link #resendOverdue}). Waits only while the window or the kept copies are full.
+     */
+    private void sendEager(int datatype, int tag, ByteBuffer src, int offset, int count, int dest) {
+        RankState s = ranks[dest];
+        if (s.retained == null) {
+            s.retained = new RetainedFragments(Math.max(1, Math.min(EAGER_SLOTS, EAGER_BYTES_PER_RANK / datagramSize)),
+                    datagramSize);
+        }
+        RetainedFragments kept = s.retained;
+        while (true) {
+            long next = Math.max(s.sendNext, kept.end());
+            long inFlight = next - s.sendAcked;
+            // with nothing in flight a full ring (window 0) still gets this one, as the probe
+            long window = Math.max(s.window, kept.isEmpty() ? 1 : 0);
+            if (s.sendNext >= kept.end() && inFlight < window && kept.size() < kept.slots()) {
+                break;
+            }
+            pumpKept(dest);
+            awaitReplies(s.sendRto, dest);
+            throwRefusal(s, dest, -1);
+        }
+        int bytes = count * MpiDatatype.sizeOf(datatype);
+        long sequence = Math.max(s.sendNext, kept.end());
+        header(OP_SEND, dest).flags(FLAG_END_OF_MESSAGE).datatype(datatype).tag(tag).sequence(sequence)
+                .ack(bytes).argument(count).payloadLength(bytes);
+        out.put(HEADER_LENGTH, src, offset, bytes);
+        if (kept.isEmpty()) {
+            s.sendProgressAt = System.nanoTime();
+            s.sendRto = INITIAL_RTO_NANOS;
+        }
+        kept.keep(sequence, out, HEADER_LENGTH + bytes);
+        transmit(dest);
+        s.sendNext = sequence + 1;
+    }
+
+    /** Sends the kept fragments from {@code sendNext} on, as far as the window allows. */
+    private void pumpKept(int dest) {
+        RankState s = ranks[dest];
+        long limit = s.sendAcked + Math.max(s.window, 0);
+        s.sendNext = Math.max(s.sendNext, s.sendAcked);
+        while (s.retained != null && s.sendNext < s.retained.end() && s.sendNext < limit) {
+            resendKept(dest, s.sendNext);
+            s.sendNext++;
+        }
+    }
+
+    private void resendKept(int dest, long sequence) {
+        out.clear();
+        ranks[dest].retained.copy(sequence, out);
+        transmit(dest);
+    }
+
+    /**
+     * Eager fragments whose acknowledgement is overdue go out again from the first one not
+     * acknowledged (one only while the window is 0: a probe), with the timeout doubled; called
+     * after every wait for datagrams, whatever the call waits for, so that a rank waiting for an
+     * eager message that was lost gets it while the host waits in {@code recv} or {@code finish}.
+     */
+    private void resendOverdue() {
+        long now = System.nanoTime();
+        for (int r = 1; r < ranks.length; r++) {
+            RankState s = ranks[r];
+            RetainedFragments kept = s.retained;
+            if (kept == null || r == sendingTo || s.sendResult != MpiErrors.SUCCESS) {
+                continue;
+            }
+            kept.release(s.sendAcked);
+            if (kept.isEmpty() || s.at.dead) {
+                continue;
+            }
+            if (now - s.sendProgressAt >= s.sendRto) {
                 s.sendNext = s.sendAcked;
-                probe = true;
-                rto = Math.min(rto * 2, MAX_RTO_NANOS);
-                lastProgress = System.nanoTime();
+                if (s.window <= 0) {
+                    if (kept.holds(s.sendNext)) {
+                        resendKept(r, s.sendNext);
+                        s.sendNext++;
+                    }
+                } else {
+                    pumpKept(r);
+                }
+                s.sendRto = Math.min(s.sendRto * 2, MAX_RTO_NANOS);
+                s.sendProgressAt = now;
+            } else if (s.sendNext < kept.end()) {
+                // a window update after a full ring sent us back: the kept ones go out again now
+                pumpKept(r);
+            }
+        }
+    }
+
+    /**
+     * Throws the refusal of a SEND to rank {@code dest} (once): of this message or, for an eager
+     * one, of an earlier message. The fragments after the refused one were not stored.
+     *
+     * @param bytes the size of the message being sent, -1 when the refusal is of an earlier one
+     */
+    private void throwRefusal(RankState s, int dest, long bytes) {
+        int result = s.sendResult;
+        if (result == MpiErrors.SUCCESS) {
+            return;
+        }
+        s.sendResult = MpiErrors.SUCCESS;
+        // the next message starts from the refused fragment
+        s.sendNext = s.sendAcked;
+        if (s.retained != null) {
+            s.retained.dropFrom(s.sendAcked);
+        }
+        String earlier = bytes < 0 ? " (an earlier message, sent without waiting)" : "";
+        if (result == MpiErrors.ERR_MESSAGE_TOO_LARGE) {
+            throw new MpiException(result, "rank " + dest + " on " + s.node + " refused a message"
+                    + (bytes < 0 ? earlier : " of " + bytes + " bytes")
+                    + ": the proxy's maximum message size (v2.max.message.bytes) is " + s.sendRefusalArgument
+                    + " bytes (" + MpiErrors.name(result) + ")");
+        }
+        throw new MpiException(result, "rank " + dest + " refused data" + earlier + ": " + MpiErrors.name(result));
+    }
+
+    /** Waits until every eager fragment was acknowledged, or its node is given up; before TERMINATE. */
+    private void drainEager() {
+        long deadline = timeoutNanos == Long.MAX_VALUE ? Long.MAX_VALUE : System.nanoTime() + timeoutNanos;
+        for (int r = 1; r < ranks.length; r++) {
+            RankState s = ranks[r];
+            while (s.retained != null && s.sendAcked < s.retained.end() && s.sendResult == MpiErrors.SUCCESS
+                    && !s.at.dead && s.execResult == MpiErrors.SUCCESS && System.nanoTime() < deadline) {
+                try {
+                    pumpKept(r);
+                    awaitReplies(s.sendRto, r);
+                } catch (MpiException e) {
+                    diagnostics.println("mpi: " + e.getMessage() + "; " + (s.retained.end() - s.sendAcked)
+                            + " fragments sent to rank " + r + " were not acknowledged");
+                    break;
+                }
+            }
+            if (s.sendResult != MpiErrors.SUCCESS) {
+                diagnostics.println("mpi: rank " + r + " refused data sent without waiting: "
+                        + MpiErrors.name(s.sendResult));
             }
         }
     }
@@ -765,6 +939,7 @@ public final class V2HostTransport implements TaggedTransport {
         launching = false;
         int[] statuses = new int[ranks.length];
         try {
+            drainEager();
             long rto = INITIAL_RTO_NANOS;
             long now = System.nanoTime();
             for (Node n : nodes.values()) {
@@ -879,6 +1054,7 @@ public final class V2HostTransport implements TaggedTransport {
         } catch (IOException e) {
             throw new MpiException(MpiErrors.ERR_IO, "receiving failed: " + e.getMessage(), e);
         }
+        resendOverdue();
         if (watched == 0) {
             return;
         }
@@ -1138,6 +1314,11 @@ public final class V2HostTransport implements TaggedTransport {
                     s.sendAcked = inHeader.ack();
                     s.window = (int) inHeader.argument();
                     s.sendStalled = s.window == 0;
+                    s.sendProgressAt = System.nanoTime();
+                    s.sendRto = INITIAL_RTO_NANOS;
+                    if (s.retained != null) {
+                        s.retained.release(s.sendAcked);
+                    }
                 } else if (inHeader.ack() == s.sendAcked) {
                     onWindow(s, (int) inHeader.argument());
                 }

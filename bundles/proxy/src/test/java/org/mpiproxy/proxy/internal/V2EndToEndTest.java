@@ -246,6 +246,106 @@ class V2EndToEndTest {
                 + " ms after the ack of fragment 0: the timeout did not go back to 20 ms");
     }
 
+    /**
+     * Messages of one fragment go eagerly: the network loses the first sending of every seventh
+     * one, yet the rank gets all 3000 in order, each stored once, because the kept copies go again
+     * after the retransmit timeout while the host sends more and while {@code finish} waits.
+     */
+    @Test
+    void shouldDeliverEveryEagerMessageOnceAndInOrderWhenTheNetworkLosesSome() throws Exception {
+        int messages = 3000;
+        AtomicReference<String> seen = new AtomicReference<>("nothing");
+        int port = start(1448, "127.0.0.1", (rank, request) -> {
+            ByteBuffer b = ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            for (int i = 0; i < messages; i++) {
+                rank.recv(MpiDatatype.INT.code(), b, 0, 1, 0);
+                if (b.getInt(0) != i * 3 + 1) {
+                    seen.set("message " + i + " was " + b.getInt(0));
+                    return;
+                }
+            }
+            seen.set("all");
+        });
+        org.mpiproxy.protocol.V2HeaderFlyweight header = new org.mpiproxy.protocol.V2HeaderFlyweight();
+        java.util.Set<Long> lostOnce = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        lose = datagram -> {
+            header.wrap(datagram, datagram.position());
+            return header.operation() == org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND
+                    && header.sequence() % 7 == 3 && lostOnce.add(header.sequence());
+        };
+        V2HostTransport host = V2HostTransport.start(hostfile(port, 1), "sink", List.of(), V2Datagrams.KEYS, 1448,
+                Duration.ofSeconds(60), System.err);
+        ByteBuffer one = ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < messages; i++) {
+            one.putInt(0, i * 3 + 1);
+            host.send(MpiDatatype.INT.code(), one, 0, 1, 1);
+        }
+        assertArrayEquals(new int[] {0, 10}, host.finish());
+        assertEquals("all", seen.get());
+        assertEquals(messages / 7 + (messages % 7 > 3 ? 1 : 0), lostOnce.size(), "first sendings lost");
+        assertEquals(messages * (long) Integer.BYTES, dispatcher.counter(V2Counter.SEND_BYTES),
+                "every message stored once");
+    }
+
+    /**
+     * An eager send returns before the proxy has the message: with every SEND lost for 300 ms the
+     * call still returns at once; the kept copy reaches the rank later, and {@code finish}
+     * terminates the rank only after the proxy acknowledged it.
+     */
+    @Test
+    void shouldReturnFromAnEagerSendBeforeItsAcknowledgementAndDeliverItBeforeTerminating() throws Exception {
+        AtomicReference<Integer> got = new AtomicReference<>();
+        int port = start(1448, "127.0.0.1", (rank, request) -> {
+            ByteBuffer b = ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            rank.recv(MpiDatatype.INT.code(), b, 0, 1, 0);
+            got.set(b.getInt(0));
+        });
+        V2HostTransport host = V2HostTransport.start(hostfile(port, 1), "sink", List.of(), V2Datagrams.KEYS, 1448,
+                Duration.ofSeconds(60), System.err);
+        long until = System.nanoTime() + Duration.ofMillis(300).toNanos();
+        org.mpiproxy.protocol.V2HeaderFlyweight header = new org.mpiproxy.protocol.V2HeaderFlyweight();
+        lose = datagram -> {
+            header.wrap(datagram, datagram.position());
+            return header.operation() == org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND && System.nanoTime() < until;
+        };
+        ByteBuffer one = ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN).putInt(0, 4242);
+        long t0 = System.nanoTime();
+        host.send(MpiDatatype.INT.code(), one, 0, 1, 1);
+        long tookMillis = (System.nanoTime() - t0) / 1_000_000;
+        assertEquals(true, tookMillis < 250, "send waited " + tookMillis + " ms for an acknowledgement");
+        assertEquals(null, got.get(), "nothing reached the rank yet");
+        assertArrayEquals(new int[] {0, 10}, host.finish());
+        assertEquals(4242, got.get());
+    }
+
+    /** The refusal of an eager message (the rank has ended) is thrown by the next send to that rank. */
+    @Test
+    void shouldThrowTheRefusalOfAnEagerMessageFromTheNextSend() throws Exception {
+        int port = start(1448, "127.0.0.1", (rank, request) -> { });
+        V2HostTransport host = V2HostTransport.start(hostfile(port, 1), "gone", List.of(), V2Datagrams.KEYS, 1448,
+                Duration.ofSeconds(60), System.err);
+        long deadline = System.nanoTime() + Duration.ofSeconds(10).toNanos();
+        while (dispatcher.jobs().stream().flatMap(j -> j.ranks().stream())
+                .noneMatch(r -> r.state() == org.mpiproxy.api.RankInfo.State.EXITED) && System.nanoTime() < deadline) {
+            Thread.sleep(10);
+        }
+        ByteBuffer one = ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        host.send(MpiDatatype.INT.code(), one, 0, 1, 1);
+        MpiException e = null;
+        for (int i = 0; i < 50 && e == null; i++) {
+            Thread.sleep(20);
+            try {
+                host.send(MpiDatatype.INT.code(), one, 0, 1, 1);
+            } catch (MpiException thrown) {
+                e = thrown;
+            }
+        }
+        assertEquals(true, e != null, "no send threw the refusal");
+        assertEquals(MpiErrors.ERR_TRUNCATE, e.errorCode());
+        assertEquals(true, e.getMessage().contains("an earlier message, sent without waiting"), e.getMessage());
+        host.finish();
+    }
+
     @Test
     void shouldRunTwoJobsWithTwoRanksEachOverDefaultDatagrams() throws Exception {
         int count = 100_000;
