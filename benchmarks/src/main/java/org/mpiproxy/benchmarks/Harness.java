@@ -111,6 +111,7 @@ public final class Harness {
         // JMH last: its runner in this JVM left the JFR sampling of later phases empty
         phase("rings (JMH)", Duration.ofMinutes(20), this::rings);
         phase("dispatch allocation (JMH -prof gc)", Duration.ofMinutes(5), this::dispatch);
+        phase("MACs (JMH)", Duration.ofMinutes(10), this::macs);
         Path analysis = Path.of("benchmarks/analysis.md");
         String text = report.render(Files.exists(analysis) ? Files.readString(analysis) : "");
         Files.createDirectories(out.toAbsolutePath().getParent());
@@ -224,6 +225,23 @@ public final class Harness {
             rows.put(name, new double[] {ns, norm});
         }
         report.dispatch(rows);
+        return null;
+    }
+
+    private Void macs() throws Exception {
+        ChainedOptionsBuilder options = new OptionsBuilder()
+                .include(MacBenchmark.class.getName())
+                .forks(quick ? 1 : 2)
+                .warmupIterations(3).warmupTime(TimeValue.seconds(1))
+                .measurementIterations(quick ? 3 : 5).measurementTime(TimeValue.seconds(1))
+                .shouldFailOnError(true);
+        Map<String, Map<Integer, Double>> nanos = new LinkedHashMap<>();
+        for (RunResult run : new Runner(options.build()).run()) {
+            String name = run.getParams().getBenchmark().replaceAll(".*\\.", "");
+            int size = Integer.parseInt(run.getParams().getParam("size"));
+            nanos.computeIfAbsent(name, k -> new java.util.TreeMap<>()).put(size, run.getPrimaryResult().getScore());
+        }
+        report.macs(nanos);
         return null;
     }
 

@@ -119,6 +119,30 @@ final class Report {
         return f("%.0f ", perSecond);
     }
 
+    /** @param nanos per benchmark method: nanoseconds per datagram by datagram size */
+    void macs(Map<String, Map<Integer, Double>> nanos) {
+        body.append("\n## Authenticating a datagram: the JDK's MACs (JMH)\n\n");
+        body.append("MacBenchmark, one thread: the tag of one v2 datagram without its MAC field. `hmacSha256` is "
+                + "what v2 computes today (over a direct buffer, as `V2Authenticator`); `gmac` and `gmacHeap` are "
+                + "AES-GCM over associated data only, a fresh nonce each (direct buffer, heap array); `gcmEncrypt` "
+                + "encrypts the datagram with AES-GCM (the tag covers the ciphertext) and `gcmDecrypt` decrypts and "
+                + "verifies it (the receiver's side); `poly1305` is ChaCha20-Poly1305 over associated data only. Nanoseconds per datagram and "
+                + "GB/s (10^9 bytes).\n\n");
+        body.append("| MAC | 1448 B | 65507 B | vs HMAC-SHA256 at 65507 B |\n| --- | --- | --- | --- |\n");
+        Map<Integer, Double> base = nanos.get("hmacSha256");
+        for (Map.Entry<String, Map<Integer, Double>> e : nanos.entrySet()) {
+            StringBuilder row = new StringBuilder("| " + e.getKey());
+            for (int size : new int[] {1448, 65507}) {
+                Double ns = e.getValue().get(size);
+                row.append(ns == null ? " | -" : f(" | %.0f ns (%.2f GB/s)", ns, size / ns));
+            }
+            Double ns = e.getValue().get(65507);
+            Double b = base == null ? null : base.get(65507);
+            row.append(ns == null || b == null ? " | - |" : f(" | %.2fx |", b / ns));
+            body.append(row).append('\n');
+        }
+    }
+
     void dispatch(Map<String, double[]> rows) {
         body.append("\n## Dispatch hot path allocation (JMH `-prof gc`)\n\n");
         body.append("DispatchBenchmark: `sendToRing` = a 1448-byte SEND datagram in the receive buffer through "
@@ -517,7 +541,7 @@ final class Report {
                 + "Phases: `UDP streams`, `1448-byte streams over protocol v2`, `64 KiB messages host to rank over "
                 + "protocol v1`, `64 KiB messages host to rank over protocol v2`, `round trip`, `launch`, `8-rank job "
                 + "vs mpiexec`, `MPICH programs`, `packet loss`, `idle CPU`, `growth`, `rings (JMH)`, `dispatch allocation (JMH -prof "
-                + "gc)`. A partial run should write elsewhere than docs/benchmarks.md (`--out`).\n\n"
+                + "gc)`, `MACs (JMH)`. A partial run should write elsewhere than docs/benchmarks.md (`--out`).\n\n"
                 + "It builds with `mvn -B -q package -DskipTests -pl benchmarks,cli -am`, installs `mpich`, "
                 + "`libmpich-dev` and `iptables` with apt-get when they are missing and it runs as root, and starts "
                 + "the harness, which "
