@@ -112,6 +112,7 @@ public final class Harness {
         phase("rings (JMH)", Duration.ofMinutes(20), this::rings);
         phase("dispatch allocation (JMH -prof gc)", Duration.ofMinutes(5), this::dispatch);
         phase("MACs (JMH)", Duration.ofMinutes(10), this::macs);
+        phase("spawn (JMH)", Duration.ofMinutes(5), this::spawns);
         Path analysis = Path.of("benchmarks/analysis.md");
         String text = report.render(Files.exists(analysis) ? Files.readString(analysis) : "");
         Files.createDirectories(out.toAbsolutePath().getParent());
@@ -242,6 +243,22 @@ public final class Harness {
             nanos.computeIfAbsent(name, k -> new java.util.TreeMap<>()).put(size, run.getPrimaryResult().getScore());
         }
         report.macs(nanos);
+        return null;
+    }
+
+    private Void spawns() throws Exception {
+        ChainedOptionsBuilder options = new OptionsBuilder()
+                .include(SpawnBenchmark.class.getName())
+                .forks(quick ? 1 : 2)
+                .warmupIterations(3).warmupTime(TimeValue.seconds(1))
+                .measurementIterations(quick ? 3 : 5).measurementTime(TimeValue.seconds(1))
+                .shouldFailOnError(true);
+        Map<String, double[]> micros = new LinkedHashMap<>();
+        for (RunResult run : new Runner(options.build()).run()) {
+            String name = run.getParams().getBenchmark().replaceAll(".*\\.", "");
+            micros.put(name, new double[] {run.getPrimaryResult().getScore(), run.getPrimaryResult().getScoreError()});
+        }
+        report.spawns(micros);
         return null;
     }
 

@@ -143,6 +143,22 @@ final class Report {
         }
     }
 
+    /** @param micros per benchmark method: {microseconds per spawn and wait, JMH's error} */
+    void spawns(Map<String, double[]> micros) {
+        body.append("\n## Starting a process from a JVM (JMH)\n\n");
+        body.append("SpawnBenchmark, one thread: start `/bin/true` and wait for its exit. `processBuilder` is Java's "
+                + "default (posix_spawn of `jspawnhelper`, which execs the program: two execs); `posixSpawn` calls "
+                + "glibc's `posix_spawn` through JNA (one exec), `posixSpawnSetsid` the same with "
+                + "`POSIX_SPAWN_SETSID` (the session a rank gets today from an extra `setsid` exec). Microseconds "
+                + "per process.\n\n");
+        body.append("| way | µs per process | vs processBuilder |\n| --- | --- | --- |\n");
+        double[] base = micros.get("processBuilder");
+        for (Map.Entry<String, double[]> e : micros.entrySet()) {
+            body.append(f("| %s | %.0f ± %.0f | %s |%n", e.getKey(), e.getValue()[0], e.getValue()[1],
+                    base == null ? "-" : f("%.2fx", e.getValue()[0] / base[0])));
+        }
+    }
+
     void dispatch(Map<String, double[]> rows) {
         body.append("\n## Dispatch hot path allocation (JMH `-prof gc`)\n\n");
         body.append("DispatchBenchmark: `sendToRing` = a 1448-byte SEND datagram in the receive buffer through "
@@ -541,7 +557,7 @@ final class Report {
                 + "Phases: `UDP streams`, `1448-byte streams over protocol v2`, `64 KiB messages host to rank over "
                 + "protocol v1`, `64 KiB messages host to rank over protocol v2`, `round trip`, `launch`, `8-rank job "
                 + "vs mpiexec`, `MPICH programs`, `packet loss`, `idle CPU`, `growth`, `rings (JMH)`, `dispatch allocation (JMH -prof "
-                + "gc)`, `MACs (JMH)`. A partial run should write elsewhere than docs/benchmarks.md (`--out`).\n\n"
+                + "gc)`, `MACs (JMH)`, `spawn (JMH)`. A partial run should write elsewhere than docs/benchmarks.md (`--out`).\n\n"
                 + "It builds with `mvn -B -q package -DskipTests -pl benchmarks,cli -am`, installs `mpich`, "
                 + "`libmpich-dev` and `iptables` with apt-get when they are missing and it runs as root, and starts "
                 + "the harness, which "
