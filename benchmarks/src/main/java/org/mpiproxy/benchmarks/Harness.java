@@ -205,14 +205,9 @@ public final class Harness {
     }
 
     private Void dispatch() throws Exception {
-        ChainedOptionsBuilder options = new OptionsBuilder()
-                .include(DispatchBenchmark.class.getName())
-                .forks(quick ? 1 : 2)
-                .warmupIterations(3).warmupTime(TimeValue.seconds(1))
-                .measurementIterations(quick ? 3 : 5).measurementTime(TimeValue.seconds(1))
+        ChainedOptionsBuilder options = jmh(DispatchBenchmark.class)
                 .addProfiler(GCProfiler.class)
-                .jvmArgsAppend("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn")
-                .shouldFailOnError(true);
+                .jvmArgsAppend("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
         Map<String, double[]> rows = new LinkedHashMap<>();
         for (RunResult run : new Runner(options.build()).run()) {
             String name = run.getParams().getBenchmark().replaceAll(".*\\.", "");
@@ -229,13 +224,18 @@ public final class Harness {
         return null;
     }
 
-    private Void macs() throws Exception {
-        ChainedOptionsBuilder options = new OptionsBuilder()
-                .include(MacBenchmark.class.getName())
+    /** @return the options of the one-thread JMH phases: 3 warm-up and 5 measured seconds per fork, 2 forks */
+    private ChainedOptionsBuilder jmh(Class<?> benchmark) {
+        return new OptionsBuilder()
+                .include(benchmark.getName())
                 .forks(quick ? 1 : 2)
                 .warmupIterations(3).warmupTime(TimeValue.seconds(1))
                 .measurementIterations(quick ? 3 : 5).measurementTime(TimeValue.seconds(1))
                 .shouldFailOnError(true);
+    }
+
+    private Void macs() throws Exception {
+        ChainedOptionsBuilder options = jmh(MacBenchmark.class);
         Map<String, Map<Integer, Double>> nanos = new LinkedHashMap<>();
         for (RunResult run : new Runner(options.build()).run()) {
             String name = run.getParams().getBenchmark().replaceAll(".*\\.", "");
@@ -247,12 +247,7 @@ public final class Harness {
     }
 
     private Void spawns() throws Exception {
-        ChainedOptionsBuilder options = new OptionsBuilder()
-                .include(SpawnBenchmark.class.getName())
-                .forks(quick ? 1 : 2)
-                .warmupIterations(3).warmupTime(TimeValue.seconds(1))
-                .measurementIterations(quick ? 3 : 5).measurementTime(TimeValue.seconds(1))
-                .shouldFailOnError(true);
+        ChainedOptionsBuilder options = jmh(SpawnBenchmark.class);
         Map<String, double[]> micros = new LinkedHashMap<>();
         for (RunResult run : new Runner(options.build()).run()) {
             String name = run.getParams().getBenchmark().replaceAll(".*\\.", "");
