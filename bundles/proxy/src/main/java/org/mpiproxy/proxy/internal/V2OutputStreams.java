@@ -125,9 +125,12 @@ final class V2OutputStreams implements RankOutputListener {
         boolean stalled;
         /** Nanos of the host's last acknowledgement that advanced a stream, or of the first line waiting. */
         long lastProgress;
+        /** The host silence after which this job's waiting lines are dropped (shorter once it is stopped). */
+        long stallNanos;
 
-        JobOutput(long jobId) {
+        JobOutput(long jobId, long stallNanos) {
             this.jobId = jobId;
+            this.stallNanos = stallNanos;
         }
     }
 
@@ -177,7 +180,7 @@ final class V2OutputStreams implements RankOutputListener {
 
     /** Streams the output of a rank of a job from now on. */
     void open(long jobId, int rankId) {
-        JobOutput job = jobs.computeIfAbsent(jobId, JobOutput::new);
+        JobOutput job = jobs.computeIfAbsent(jobId, id -> new JobOutput(id, stallNanos));
         synchronized (job) {
             job.ranks.computeIfAbsent(rankId, r -> new Stream[] {
                 new Stream(V2HeaderDescriptor.STREAM_STDOUT), new Stream(V2HeaderDescriptor.STREAM_STDERR),
@@ -280,7 +283,7 @@ final class V2OutputStreams implements RankOutputListener {
                         waiting |= !stream.idle();
                     }
                 }
-                if (waiting && !job.stalled && now - job.lastProgress > stallNanos) {
+                if (waiting && !job.stalled && now - job.lastProgress > job.stallNanos) {
                     stall(job);
                 }
             }
@@ -362,7 +365,22 @@ final class V2OutputStreams implements RankOutputListener {
         dropped.add(lost);
         job.notifyAll();
         LOG.warn("v2 job {}: the host acknowledged no output for {} s; {} waiting lines dropped, new lines are dropped"
-                + " until it acknowledges again", Job.hex(job.jobId), TimeUnit.NANOSECONDS.toSeconds(stallNanos), lost);
+                + " until it acknowledges again", Job.hex(job.jobId), TimeUnit.NANOSECONDS.toSeconds(job.stallNanos), lost);
+    }
+
+    /**
+     * Waits at most {@code nanos} of the host's silence for the job's output from now on, instead
+     * of the stall time: the job is being stopped (TERMINATE with STOP), and a launcher that died
+     * with it must not hold the answers for the whole stall time. A host that still acknowledges
+     * loses nothing.
+     */
+    void hurry(long jobId, long nanos) {
+        JobOutput job = jobs.get(jobId);
+        if (job != null) {
+            synchronized (job) {
+                job.stallNanos = Math.min(job.stallNanos, nanos);
+            }
+        }
     }
 
     /**

@@ -37,6 +37,12 @@ import org.slf4j.Logger;
  */
 final class V2RankRequests {
 
+    /**
+     * After a TERMINATE with STOP, the host silence after which the job's waiting output is given
+     * up (instead of {@link V2OutputStreams#STALL_NANOS}): a stopped job's launcher may be gone.
+     */
+    static final long STOPPED_OUTPUT_WAIT_NANOS = java.util.concurrent.TimeUnit.SECONDS.toNanos(2);
+
     private final Logger log;
     private final LongMap<V2Job> jobs;
     private final ChannelManager channels;
@@ -219,6 +225,9 @@ final class V2RankRequests {
             return;
         }
         boolean stop = (header.argument() & V2HeaderDescriptor.TERMINATE_STOP) != 0;
+        if (stop) {
+            output.hurry(job.jobId, STOPPED_OUTPUT_WAIT_NANOS);
+        }
         V2Rank rank = job.rank(header.rank());
         if (rank == null) {
             V2Job.Finished f = header.rank() <= Integer.MAX_VALUE ? job.finished.get((int) header.rank()) : null;

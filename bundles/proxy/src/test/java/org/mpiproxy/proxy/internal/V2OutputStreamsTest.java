@@ -157,6 +157,41 @@ class V2OutputStreamsTest {
     }
 
     @Test
+    void shouldGiveUpTheOutputOfAStoppedJobAfterTheShorterWaitOnly() {
+        V2OutputStreams s = streams(100, 1 << 20, TimeUnit.SECONDS.toNanos(30));
+        s.open(JOB, 1);
+        s.onOutput(JOB, 1, Stream.STDOUT, "to a launcher that is gone", false);
+        s.pump(sender);
+        AtomicBoolean done = new AtomicBoolean();
+        s.whenDrained(JOB, 1, () -> done.set(true));
+        clock.addAndGet(TimeUnit.SECONDS.toNanos(3));
+        s.pump(sender);
+        assertFalse(done.get(), "3 s of silence are less than the stall of 30 s");
+        s.hurry(JOB, TimeUnit.SECONDS.toNanos(2));
+        s.hurry(JOB + 1, TimeUnit.SECONDS.toNanos(2));
+        s.pump(sender);
+        assertTrue(done.get(), "stopped: 2 s of silence are enough");
+        assertEquals(1L, s.counters().get("v2.output.stalls"));
+    }
+
+    @Test
+    void shouldLoseNothingOfAStoppedJobWhoseHostStillAcknowledges() {
+        V2OutputStreams s = streams(100, 1 << 20, TimeUnit.SECONDS.toNanos(30));
+        s.open(JOB, 1);
+        s.hurry(JOB, TimeUnit.SECONDS.toNanos(2));
+        for (int i = 0; i < 3; i++) {
+            s.onOutput(JOB, 1, Stream.STDOUT, "line " + i, false);
+            s.pump(sender);
+            clock.addAndGet(TimeUnit.SECONDS.toNanos(1));
+            assertTrue(s.onAck(JOB, 1, OUT, i + 1));
+            s.pump(sender);
+        }
+        assertEquals(0L, s.counters().get("v2.output.dropped"));
+        assertEquals(0L, s.counters().get("v2.output.stalls"));
+        assertEquals(3, sent.size());
+    }
+
+    @Test
     void shouldRunTheContinuationOnlyWhenBothStreamsEndedAndEverythingWasAcknowledged() {
         V2OutputStreams s = streams(100, 1 << 20, TimeUnit.SECONDS.toNanos(30));
         s.open(JOB, 1);
