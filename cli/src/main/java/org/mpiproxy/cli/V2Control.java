@@ -2,7 +2,6 @@ package org.mpiproxy.cli;
 
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_REPLY;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
-import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_END_OF_MESSAGE;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_OUTPUT;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_STATUS;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
@@ -11,7 +10,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
@@ -27,6 +25,7 @@ import java.util.function.BooleanSupplier;
 import org.mpiproxy.protocol.ClusterKeys;
 import org.mpiproxy.protocol.MpiErrors;
 import org.mpiproxy.protocol.NodeIds;
+import org.mpiproxy.protocol.OutputStreamReceiver;
 import org.mpiproxy.protocol.V2Authenticator;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
@@ -291,7 +290,7 @@ final class V2Control {
             return;
         }
         Signer signer = new Signer(keys);
-        Map<Long, SeenStream> streams = new HashMap<>();
+        Map<Long, OutputStreamReceiver> streams = new HashMap<>();
         Map<InetSocketAddress, Long> lastHeard = new HashMap<>();
         long argument = stopNow ? V2HeaderDescriptor.TERMINATE_STOP : 0;
         long silenceNanos = silence.toNanos();
@@ -365,33 +364,27 @@ final class V2Control {
         return given;
     }
 
-    /** Where an output stream continues, as far as this launcher has seen it. */
-    private static final class SeenStream {
-        long next = -1;
-        final java.io.ByteArrayOutputStream line = new java.io.ByteArrayOutputStream();
-    }
-
     private static void onOutput(DatagramChannel channel, Signer signer, InetSocketAddress source, V2HeaderFlyweight h,
-                                 long jobId, Map<Long, SeenStream> streams, Lines lines) throws IOException {
+                                 long jobId, Map<Long, OutputStreamReceiver> streams, Lines lines) throws IOException {
         int rank = (int) h.rank();
         int stream = h.tag();
-        SeenStream s = streams.computeIfAbsent(((long) rank << 8) | (stream & 0xff), k -> new SeenStream());
-        long sequence = h.sequence();
-        if (s.next < 0) {
-            // rank 0 acknowledged everything before the oldest fragment the proxy still sends
-            s.next = sequence;
-        }
-        if (sequence == s.next) {
-            s.next++;
-            byte[] text = new byte[h.payloadLength()];
-            signer.in.get(HEADER_LENGTH, text);
-            s.line.write(text, 0, text.length);
-            if ((h.flags() & FLAG_END_OF_MESSAGE) != 0) {
-                lines.onLine(rank, stream == V2HeaderDescriptor.STREAM_STDERR, s.line.toString(StandardCharsets.UTF_8));
-                s.line.reset();
-            }
-        }
-        long next = s.next;
+        boolean stderr = stream == V2HeaderDescriptor.STREAM_STDERR;
+        // -1: rank 0 acknowledged everything before the oldest fragment the proxy still sends
+        OutputStreamReceiver s = streams.computeIfAbsent(((long) rank << 8) | (stream & 0xff),
+                k -> new OutputStreamReceiver(new OutputStreamReceiver.Lines() {
+                    @Override
+                    public void onLine(String line, boolean partial) {
+                        lines.onLine(rank, stderr, line);
+                    }
+
+                    @Override
+                    public void onDropped(long count) {
+                        lines.onLine(rank, stderr, "[mpiproxy: " + count + " lines dropped: no host acknowledged"
+                                + " the output for too long]");
+                    }
+                }, -1));
+        s.onFragment(h, signer.in, 0);
+        long next = s.next();
         channel.send(signer.request(source, OP_OUTPUT, jobId, rank, 0, a -> a.tag(stream).ack(next), null), source);
     }
 

@@ -1,6 +1,5 @@
 package org.mpiproxy.cli;
 
-import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_END_OF_MESSAGE;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_OUTPUT;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_PLAIN;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
@@ -8,7 +7,6 @@ import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_OUTPUT;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_STATUS;
 
-import java.io.ByteArrayOutputStream;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
@@ -30,6 +28,7 @@ import java.util.concurrent.TimeUnit;
 import org.mpiproxy.protocol.ClusterKeys;
 import org.mpiproxy.protocol.ExecCommand;
 import org.mpiproxy.protocol.MpiErrors;
+import org.mpiproxy.protocol.OutputStreamReceiver;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
 import org.mpiproxy.protocol.V2StatusDescriptor;
@@ -73,7 +72,7 @@ final class V2Session implements AutoCloseable {
     private final PrintStream out;
     private final PrintStream err;
     private final boolean tag;
-    private final Map<Long, Stream> streams = new HashMap<>();
+    private final Map<Long, OutputStreamReceiver> streams = new HashMap<>();
     /** Streams that took output since their last acknowledgement; the thread that receives only. */
     private final Set<Long> toAck = new LinkedHashSet<>();
     private final Map<InetSocketAddress, List<Integer>> ranksByNode = new LinkedHashMap<>();
@@ -113,12 +112,6 @@ final class V2Session implements AutoCloseable {
     }
 
     private static final long FENCE_RESEND_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
-
-    /** Where an output stream continues, and its line so far. */
-    private static final class Stream {
-        long next;
-        final ByteArrayOutputStream line = new ByteArrayOutputStream();
-    }
 
     /**
      * Opens the output socket.
@@ -407,28 +400,34 @@ final class V2Session implements AutoCloseable {
             return -1;
         }
         long key = key((int) rank, stream);
-        Stream s = streams.computeIfAbsent(key, k -> new Stream());
-        if (h.sequence() == s.next) {
-            s.next++;
-            byte[] text = new byte[h.payloadLength()];
-            signer.in.get(HEADER_LENGTH, text);
-            s.line.write(text, 0, text.length);
-            if ((h.flags() & FLAG_END_OF_MESSAGE) != 0) {
-                String line = s.line.toString(StandardCharsets.UTF_8);
-                s.line.reset();
+        streams.computeIfAbsent(key, k -> new OutputStreamReceiver(linesOf((int) rank, stream), 0))
+                .onFragment(h, signer.in, 0);
+        return key;
+    }
+
+    /** @return where the lines of one stream of a rank go: stdout, stderr (tagged), or the PMI fence */
+    private OutputStreamReceiver.Lines linesOf(int rank, int stream) {
+        return new OutputStreamReceiver.Lines() {
+            @Override
+            public void onLine(String line, boolean partial) {
                 if (stream == V2HeaderDescriptor.STREAM_PMI) {
                     java.util.function.BiFunction<Integer, String, String> to = pmiLines;
                     String problem = to == null ? "PMI line of rank " + rank + " while the launcher serves no PMI"
-                            : to.apply((int) rank, line);
+                            : to.apply(rank, line);
                     if (problem != null) {
                         err.println("mpiproxy: " + problem);
                     }
                 } else {
-                    print((int) rank, stream == V2HeaderDescriptor.STREAM_STDERR, line);
+                    print(rank, stream == V2HeaderDescriptor.STREAM_STDERR, line);
                 }
             }
-        }
-        return key;
+
+            @Override
+            public void onDropped(long lines) {
+                print(rank, stream == V2HeaderDescriptor.STREAM_STDERR, "[mpiproxy: " + lines + " lines dropped: the"
+                        + " launcher acknowledged no output for too long]");
+            }
+        };
     }
 
     /** Acknowledges every stream that took output since the last acknowledgement, to its rank's node. */
@@ -436,7 +435,7 @@ final class V2Session implements AutoCloseable {
         for (long key : toAck) {
             int rank = (int) (key >>> 8);
             int stream = (int) (key & 0xff);
-            long next = streams.get(key).next;
+            long next = streams.get(key).next();
             InetSocketAddress node = address(rank);
             output.send(signer.request(node, OP_OUTPUT, jobId, rank, 0, a -> a.tag(stream).ack(next), null), node);
         }

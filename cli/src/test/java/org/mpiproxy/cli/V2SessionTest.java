@@ -180,10 +180,10 @@ class V2SessionTest {
             assertEquals(List.of(), session.exec(JobRunner.freeUdpPort(), "prog", List.of(), List.of(Map.of()),
                     Duration.ofSeconds(10)));
             session.start();
-            output(1, "second", true);   // ahead of a gap: not taken, the proxy sends it again
+            output(1, "line", true);     // ahead of a gap: kept until fragment 0 comes
             output(0, "first ", false);
             output(0, "first ", false);  // a duplicate
-            output(1, "line", true);
+            output(1, "line", true);     // the proxy's retransmission of the kept one: ignored
             output(2, "second", true);
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
             while (!acks.contains("rank 1 stream 1 ack 3 from output port") && System.nanoTime() < deadline) {

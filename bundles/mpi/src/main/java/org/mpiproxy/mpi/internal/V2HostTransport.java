@@ -39,6 +39,7 @@ import org.mpiproxy.protocol.ClusterKeys;
 import org.mpiproxy.protocol.ExecCommand;
 import org.mpiproxy.protocol.MpiDatatype;
 import org.mpiproxy.protocol.MpiErrors;
+import org.mpiproxy.protocol.OutputStreamReceiver;
 import org.mpiproxy.protocol.V2Authenticator;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
@@ -80,8 +81,6 @@ public final class V2HostTransport implements TaggedTransport {
     static final long PROGRESS_REPEAT_NANOS = TimeUnit.SECONDS.toNanos(10);
     /** OUTPUT datagrams handled between acknowledgements while more keep arriving. */
     static final int ACK_EVERY = 16;
-    /** OUTPUT fragments kept per stream after a gap at most (the proxy's window is smaller). */
-    static final int OUTPUT_EARLY_MAX = 256;
 
     /** The dead-node silence of programs that do not set one ({@code MPIPROXY_DEAD_AFTER_MS}). */
     public static final Duration DEFAULT_DEAD_AFTER = Duration.ofSeconds(5);
@@ -206,23 +205,9 @@ public final class V2HostTransport implements TaggedTransport {
         boolean pullAsked;
         long pullRto = INITIAL_RTO_NANOS;
         long pullLastProgress;
-        /** OUTPUT per stream (0 stdout, 1 stderr): next sequence expected, lines dropped, the line being joined. */
-        final long[] outNext = new long[2];
-        final long[] outDropped = new long[2];
-        final java.io.ByteArrayOutputStream[] outLine = new java.io.ByteArrayOutputStream[2];
+        /** OUTPUT per stream (0 stdout, 1 stderr), made with its first fragment; whether an acknowledgement is due. */
+        final OutputStreamReceiver[] out = new OutputStreamReceiver[2];
         final boolean[] ackDue = new boolean[2];
-        /** OUTPUT fragments that arrived after a gap, by sequence number, per stream. */
-        final java.util.TreeMap<Long, OutputFragment>[] outEarly = newEarlyMaps();
-    }
-
-    @SuppressWarnings({"unchecked", "rawtypes"})
-    private static java.util.TreeMap<Long, OutputFragment>[] newEarlyMaps() {
-        return new java.util.TreeMap[] {new java.util.TreeMap<Long, OutputFragment>(),
-            new java.util.TreeMap<Long, OutputFragment>()};
-    }
-
-    /** An OUTPUT fragment kept until the ones before it arrive. */
-    private record OutputFragment(byte[] text, boolean endOfLine, boolean partial, long dropped) {
     }
 
     private final RankState[] ranks;
@@ -1370,65 +1355,33 @@ public final class V2HostTransport implements TaggedTransport {
         }
         int i = code - V2HeaderDescriptor.STREAM_STDOUT;
         s.ackDue[i] = true;
-        long sequence = inHeader.sequence();
-        if (sequence < s.outNext[i]) {
-            // a duplicate: our acknowledgement was lost or late; the one sent next repairs it
-            return;
+        if (s.out[i] == null) {
+            s.out[i] = new OutputStreamReceiver(handlerOf(rank, i == 1), 0);
         }
-        byte[] text = new byte[inHeader.payloadLength()];
-        in.get(HEADER_LENGTH, text);
-        OutputFragment fragment = new OutputFragment(text, (inHeader.flags() & FLAG_END_OF_MESSAGE) != 0,
-                (inHeader.argument() & V2HeaderDescriptor.OUTPUT_PARTIAL) != 0, inHeader.ack());
-        if (sequence > s.outNext[i]) {
-            // after a gap: kept until the missing ones come again
-            if (s.outEarly[i].size() < OUTPUT_EARLY_MAX) {
-                s.outEarly[i].putIfAbsent(sequence, fragment);
-            }
-            return;
-        }
-        while (fragment != null) {
-            s.outNext[i]++;
-            take(s, rank, i, fragment);
-            fragment = s.outEarly[i].isEmpty() ? null : s.outEarly[i].remove(s.outNext[i]);
-        }
-        s.outEarly[i].headMap(s.outNext[i]).clear();
+        s.out[i].onFragment(inHeader, in, 0);
     }
 
-    /** Joins a line's fragments and hands whole lines to the handler. */
-    private void take(RankState s, int rank, int i, OutputFragment fragment) {
-        boolean stderr = i == 1;
-        long dropped = fragment.dropped();
-        if (dropped > s.outDropped[i]) {
-            long lines = dropped - s.outDropped[i];
-            s.outDropped[i] = dropped;
-            deliverDropped(rank, stderr, lines);
-        }
-        byte[] bytes = fragment.text();
-        if (!fragment.endOfLine() || s.outLine[i] != null && s.outLine[i].size() > 0) {
-            if (s.outLine[i] == null) {
-                s.outLine[i] = new java.io.ByteArrayOutputStream();
+    /** @return where the lines of one stream of a rank go: the program's handler, its failures reported */
+    private OutputStreamReceiver.Lines handlerOf(int rank, boolean stderr) {
+        return new OutputStreamReceiver.Lines() {
+            @Override
+            public void onLine(String line, boolean partial) {
+                try {
+                    output.onLine(rank, stderr, line, partial);
+                } catch (RuntimeException e) {
+                    diagnostics.println("mpi: the output handler failed on a line of rank " + rank + ": " + e);
+                }
             }
-            s.outLine[i].write(bytes, 0, bytes.length);
-            if (!fragment.endOfLine()) {
-                return;
-            }
-            bytes = s.outLine[i].toByteArray();
-            s.outLine[i].reset();
-        }
-        String line = new String(bytes, StandardCharsets.UTF_8);
-        try {
-            output.onLine(rank, stderr, line, fragment.partial());
-        } catch (RuntimeException e) {
-            diagnostics.println("mpi: the output handler failed on a line of rank " + rank + ": " + e);
-        }
-    }
 
-    private void deliverDropped(int rank, boolean stderr, long lines) {
-        try {
-            output.onDropped(rank, stderr, lines);
-        } catch (RuntimeException e) {
-            diagnostics.println("mpi: the output handler failed: " + e);
-        }
+            @Override
+            public void onDropped(long lines) {
+                try {
+                    output.onDropped(rank, stderr, lines);
+                } catch (RuntimeException e) {
+                    diagnostics.println("mpi: the output handler failed: " + e);
+                }
+            }
+        };
     }
 
     private void sendOutputAcks() {
@@ -1443,7 +1396,7 @@ public final class V2HostTransport implements TaggedTransport {
                 long nonce = random.nextLong();
                 s.at.sent(nonce);
                 ackHeader.reset(OP_OUTPUT, 0).keyId(keyId).nodeId(s.auth.nodeId()).jobId(jobId).rank(r)
-                        .tag(V2HeaderDescriptor.STREAM_STDOUT + i).ack(s.outNext[i])
+                        .tag(V2HeaderDescriptor.STREAM_STDOUT + i).ack(s.out[i] == null ? 0 : s.out[i].next())
                         .timestamp(System.currentTimeMillis()).nonce(nonce);
                 int length = s.auth.sign(ackOut, 0);
                 ackOut.limit(length).position(0);
