@@ -75,6 +75,8 @@ public final class V2HostTransport implements TaggedTransport {
      */
     static final int EAGER_SLOTS = 256;
     static final int EAGER_BYTES_PER_RANK = 1 << 20;
+    /** How often the kept copies are checked for an overdue acknowledgement (the first timeout is 20 ms). */
+    static final long OVERDUE_SCAN_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
     /** A launch taking longer than this reports its progress; again when it changed, at most this often. */
     static final long PROGRESS_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** A launch whose progress does not change reports it again after this long. */
@@ -228,6 +230,8 @@ public final class V2HostTransport implements TaggedTransport {
     private final V2HeaderFlyweight outHeader = new V2HeaderFlyweight();
     /** The rank a multi-fragment send is sending to (it resends itself); 0 when none. */
     private int sendingTo;
+    /** When {@link #resendOverdue} last looked through the ranks. */
+    private long lastOverdueScan = System.nanoTime() - OVERDUE_SCAN_NANOS;
     private final V2HeaderFlyweight inHeader = new V2HeaderFlyweight();
     private final SplittableRandom random = new SplittableRandom(new SecureRandom().nextLong());
     private final int keyId;
@@ -679,13 +683,18 @@ public final class V2HostTransport implements TaggedTransport {
      */
     private void resendOverdue() {
         long now = System.nanoTime();
+        // every send comes here: the ranks are looked through once per millisecond at most
+        if (now - lastOverdueScan < OVERDUE_SCAN_NANOS) {
+            return;
+        }
+        lastOverdueScan = now;
         for (int r = 1; r < ranks.length; r++) {
             RankState s = ranks[r];
             RetainedFragments kept = s.retained;
             if (kept == null || r == sendingTo || s.sendResult != MpiErrors.SUCCESS) {
                 continue;
             }
-            kept.release(s.sendAcked);
+            // acknowledgements released what they covered as they came
             if (kept.isEmpty() || s.at.dead) {
                 continue;
             }
