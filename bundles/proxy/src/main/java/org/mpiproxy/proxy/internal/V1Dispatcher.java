@@ -85,15 +85,19 @@ final class V1Dispatcher implements DatagramHandler {
         });
         RankLifecycle lifecycle = new RankLifecycle("job", LOG, () -> this.settings, timer, channels,
                 RankLifecycle.counting(ProxyCounter.class, counters::increment, ProxyCounter.TERMINATE_FORCED), relay);
+        this.data = new V1DataPath(LOG, this::rankOf, replies, counters, invalidLog,
+                () -> this.settings.holdLimitBytes());
         this.ranks = new V1RankRequests(new V1RankRequests.Parts(LOG, channels, launchers, () -> this.settings,
-                launchExecutor, timer, relay, lifecycle, replies, counters, invalidLog),
-                lookup -> new V1DataPath(LOG, lookup, replies, counters, invalidLog,
-                        () -> this.settings.holdLimitBytes()));
-        this.data = ranks.data();
+                launchExecutor, timer, relay, lifecycle, replies, data, counters, invalidLog));
     }
 
     private boolean hasActiveRanks() {
         return data.hasActive();
+    }
+
+    /** The data path's lookup: the job of the source address, the rank it names. */
+    private Rank rankOf(InetSocketAddress source, int rankId) {
+        return ranks.rankOf(source, rankId);
     }
 
     /** Applies new supervision settings to jobs created from now on; any thread. */

@@ -58,11 +58,11 @@ final class V1RankRequests {
     /** The dispatcher's parts this class works with. */
     record Parts(Logger log, ChannelManager channels, LauncherLookup launchers, Supplier<ProxySettings> settings,
                  Executor launchExecutor, ScheduledExecutorService timer, RelayQueue relay, RankLifecycle lifecycle,
-                 V1Replies answers, ProxyCounters<ProxyCounter> counters, RateLimitedLog<ProxyCounter> invalidLog) {
+                 V1Replies answers, V1DataPath data, ProxyCounters<ProxyCounter> counters,
+                 RateLimitedLog<ProxyCounter> invalidLog) {
     }
 
-    /** @param data the data path, made with {@link #rankOf} as its lookup */
-    V1RankRequests(Parts p, java.util.function.Function<V1DataPath.Ranks, V1DataPath> data) {
+    V1RankRequests(Parts p) {
         this.log = p.log();
         this.channels = p.channels();
         this.launchers = p.launchers();
@@ -73,12 +73,8 @@ final class V1RankRequests {
         this.answers = p.answers();
         this.counters = p.counters();
         this.invalidLog = p.invalidLog();
-        this.data = data.apply(this::rankOf);
+        this.data = p.data();
         this.supervisor = new JobSupervisor(p.timer(), relay::post, () -> settings.get().stopGrace(), this::reap);
-    }
-
-    V1DataPath data() {
-        return data;
     }
 
     JobSupervisor supervisor() {
