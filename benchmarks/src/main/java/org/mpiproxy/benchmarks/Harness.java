@@ -487,7 +487,7 @@ public final class Harness {
                     "init_finalize alone (MPICH singleton, no launcher)"};
             List<List<String>> commands = List.of(hydra.command(8, programs.resolve("true")),
                     ours.command(8, programs.resolve("true")),
-                    List.of("sh", ours.command(1, initFinalize).get(1), "--version"),
+                    List.of("sh", MpichPrograms.SCRIPT.toString(), "--version"),
                     List.of(initFinalize.toString()));
             for (String name : names) {
                 parts.put(name, new Samples());

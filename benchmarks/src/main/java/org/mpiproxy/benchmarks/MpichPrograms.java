@@ -26,7 +26,8 @@ final class MpichPrograms {
     static final int[] SIZES = {1, 2, 4, 8, 16, 32};
 
     private static final Path SOURCES = Path.of("benchmarks/src/main/c");
-    private static final Path SCRIPT = Path.of("karaf-distro/src/main/resources/assembly/bin/mpiproxy");
+    /** The distribution's launcher script, run from the clone. */
+    static final Path SCRIPT = Path.of("karaf-distro/src/main/resources/assembly/bin/mpiproxy");
 
     /** How to start a job of {@code n} ranks of a program under one launcher. */
     interface Launcher {
