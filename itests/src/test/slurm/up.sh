@@ -68,6 +68,8 @@ AccountingStorageType=accounting_storage/none
 JobCompType=jobcomp/none
 SelectType=select/cons_tres
 SelectTypeParameters=CR_Core
+# the configured CPUs count, not this machine's: tests give nodes more slots than it has cores
+SlurmdParameters=config_overrides
 SchedulerType=sched/backfill
 SchedulerParameters=batch_sched_delay=0,sched_min_interval=0
 MailProg=/bin/true

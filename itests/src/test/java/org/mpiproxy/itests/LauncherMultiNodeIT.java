@@ -439,7 +439,8 @@ class LauncherMultiNodeIT {
         Map<String, String> env = new HashMap<>();
         env.put("SLURM_LOCAL_DIR", slurm.toString());
         env.put("NODES", "3");
-        env.put("CPUS_PER_NODE", "2");
+        // four slots a node (the one-node MPICH run takes four; slurmd keeps the configured count)
+        env.put("CPUS_PER_NODE", "4");
         int[] ports = freeTcpPorts(5);
         env.put("CTLD_PORT", Integer.toString(ports[0]));
         env.put("SLURMD_PORT_BASE", Integer.toString(ports[1] - 1));
@@ -480,52 +481,68 @@ class LauncherMultiNodeIT {
             if (TestCluster.hasMpicc()) {
                 // the MPICH programs, exactly as library programs: every slot of the allocation, their real world
                 Path bin = Files.createDirectories(slurm.resolve("bin"));
-                List<String> programs = List.of("hello", "ring", "collectives", "abort");
-                StringBuilder script = new StringBuilder("#!/bin/sh\n");
-                for (String program : programs) {
+                for (String program : SLURM_MPICH_PROGRAMS) {
                     Path binary = TestCluster.compileMpi(program, bin);
                     for (KarafNode node : nodes) {
                         Files.copy(binary, node.home.resolve("programs").resolve(program),
                                 java.nio.file.StandardCopyOption.REPLACE_EXISTING);
                     }
-                    script.append("'").append(java()).append("' -jar '").append(cli).append("' run --key-file '")
-                            .append(key).append("' --node-map '").append(nodeMap).append("' '").append(binary)
-                            .append(program.equals("ring") ? "' 20" : "'").append(" > '").append(slurm)
-                            .append('/').append(program).append(".out' 2> '").append(slurm).append('/')
-                            .append(program).append(".err'\necho \"").append(program).append(" $?\" >> '")
-                            .append(slurm).append("/codes'\n");
                 }
-                Path mpich = slurm.resolve("mpich.sh");
-                Files.writeString(mpich, script.toString());
-                ProcessBuilder second = new ProcessBuilder("sbatch", "--wait", "-N", "3", "--ntasks-per-node=2",
-                        "-o", slurm.resolve("mpich.out").toString(), "-e", slurm.resolve("mpich.err").toString(),
-                        mpich.toString()).redirectErrorStream(true).redirectOutput(slurm.resolve("sbatch2.out").toFile());
-                second.environment().putAll(sbatch.environment());
-                Process mpichJob = second.start();
-                assertTrue(mpichJob.waitFor(300, TimeUnit.SECONDS), "sbatch --wait of the MPICH jobs still runs");
-                String errs = read(slurm.resolve("mpich.err")) + read(slurm.resolve("hello.err"))
-                        + read(slurm.resolve("ring.err")) + read(slurm.resolve("collectives.err"))
-                        + read(slurm.resolve("abort.err"));
-                assertEquals(0, mpichJob.exitValue(), "sbatch: " + read(slurm.resolve("sbatch2.out")) + "\n" + errs);
-                assertEquals(List.of("hello 0", "ring 0", "collectives 0", "abort 7"),
-                        Files.readAllLines(slurm.resolve("codes")), errs);
-                List<String> hellos = new ArrayList<>(Files.readAllLines(slurm.resolve("hello.out")));
-                Collections.sort(hellos);
-                List<String> expected = new ArrayList<>();
-                for (int r = 0; r < 6; r++) {
-                    expected.add("[" + r + "] hello from rank " + r + " of 6");
-                }
-                assertEquals(expected, hellos, errs);
-                assertEquals(List.of("[0] token 120 after 20 rounds of 6 ranks"),
-                        Files.readAllLines(slurm.resolve("ring.out")), errs);
-                assertEquals(List.of("[0] collectives of 6 ranks: ok"),
-                        Files.readAllLines(slurm.resolve("collectives.out")), errs);
-                assertTrue(read(slurm.resolve("abort.err")).contains("rank 1 called MPI_Abort (exit code 7)"), errs);
-                assertEquals(List.of(), ranksEverywhere(), "ranks left running");
+                runMpichUnderSbatch(slurm, bin, sbatch.environment(), 3, 2);
+                runMpichUnderSbatch(slurm, bin, sbatch.environment(), 1, 4);
             }
         } finally {
             script(slurmScripts.resolve("down.sh"), env, slurm.resolve("down.out"), 60);
         }
+    }
+
+    private static final List<String> SLURM_MPICH_PROGRAMS = List.of("hello", "ring", "collectives", "abort");
+
+    /**
+     * Runs every MPICH test program with 'mpiproxy run' in one batch job of {@code nodes} nodes and
+     * {@code perNode} tasks each, and checks each program's output and exit status.
+     */
+    private void runMpichUnderSbatch(Path slurm, Path bin, Map<String, String> sbatchEnv, int nodes, int perNode)
+            throws Exception {
+        int size = nodes * perNode;
+        Path dir = Files.createDirectories(slurm.resolve("mpich-" + nodes + "x" + perNode));
+        StringBuilder script = new StringBuilder("#!/bin/sh\n");
+        for (String program : SLURM_MPICH_PROGRAMS) {
+            script.append("'").append(java()).append("' -jar '").append(cli).append("' run --key-file '")
+                    .append(key).append("' --node-map '").append(nodeMap).append("' '").append(bin.resolve(program))
+                    .append(program.equals("ring") ? "' 20" : "'").append(" > '").append(dir).append('/')
+                    .append(program).append(".out' 2> '").append(dir).append('/').append(program)
+                    .append(".err'\necho \"").append(program).append(" $?\" >> '").append(dir).append("/codes'\n");
+        }
+        Path batch = dir.resolve("mpich.sh");
+        Files.writeString(batch, script.toString());
+        ProcessBuilder sbatch = new ProcessBuilder("sbatch", "--wait", "-N", Integer.toString(nodes),
+                "--ntasks-per-node=" + perNode, "-o", dir.resolve("job.out").toString(), "-e",
+                dir.resolve("job.err").toString(), batch.toString()).redirectErrorStream(true)
+                .redirectOutput(dir.resolve("sbatch.out").toFile());
+        sbatch.environment().putAll(sbatchEnv);
+        Process job = sbatch.start();
+        assertTrue(job.waitFor(300, TimeUnit.SECONDS), "sbatch --wait of the MPICH jobs still runs");
+        StringBuilder errs = new StringBuilder(read(dir.resolve("job.err")));
+        for (String program : SLURM_MPICH_PROGRAMS) {
+            errs.append(read(dir.resolve(program + ".err")));
+        }
+        assertEquals(0, job.exitValue(), "sbatch: " + read(dir.resolve("sbatch.out")) + "\n" + errs);
+        assertEquals(List.of("hello 0", "ring 0", "collectives 0", "abort 7"), Files.readAllLines(dir.resolve("codes")),
+                errs.toString());
+        List<String> hellos = new ArrayList<>(Files.readAllLines(dir.resolve("hello.out")));
+        Collections.sort(hellos);
+        List<String> expected = new ArrayList<>();
+        for (int r = 0; r < size; r++) {
+            expected.add("[" + r + "] hello from rank " + r + " of " + size);
+        }
+        assertEquals(expected, hellos, errs.toString());
+        assertEquals(List.of("[0] token " + 20 * size + " after 20 rounds of " + size + " ranks"),
+                Files.readAllLines(dir.resolve("ring.out")), errs.toString());
+        assertEquals(List.of("[0] collectives of " + size + " ranks: ok"),
+                Files.readAllLines(dir.resolve("collectives.out")), errs.toString());
+        assertTrue(read(dir.resolve("abort.err")).contains("rank 1 called MPI_Abort (exit code 7)"), errs.toString());
+        assertEquals(List.of(), ranksEverywhere(), "ranks left running");
     }
 
     private static String java() {
