@@ -1,33 +1,23 @@
 package org.mpiproxy.mpi;
 
-import java.io.IOException;
 import java.io.PrintStream;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.IntBuffer;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.List;
 import java.util.Properties;
 import java.util.function.Function;
 
-import org.mpiproxy.mpi.internal.ChannelRankTransport;
-import org.mpiproxy.mpi.internal.Hostfile;
-import org.mpiproxy.mpi.internal.HostfileEntry;
+import org.mpiproxy.mpi.internal.Join;
 import org.mpiproxy.mpi.internal.LaunchArguments;
-import org.mpiproxy.mpi.internal.PipeOutput;
-import org.mpiproxy.mpi.internal.ProxyLifeline;
 import org.mpiproxy.mpi.internal.TagMatcher;
 import org.mpiproxy.mpi.internal.TaggedMessage;
 import org.mpiproxy.mpi.internal.TaggedTransport;
 import org.mpiproxy.mpi.internal.Transport;
-import org.mpiproxy.mpi.internal.UdpHostTransport;
 import org.mpiproxy.mpi.internal.V2HostTransport;
 import org.mpiproxy.protocol.ClusterKeys;
-import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.MpiDatatype;
 import org.mpiproxy.protocol.MpiErrors;
 
@@ -191,195 +181,40 @@ public final class Mpi implements AutoCloseable {
         return init(args, env, properties, diagnostics, Mpi::defaultOutput);
     }
 
-    /**
-     * The host's default handling of the ranks' output: {@code [rank] line} on this process's
-     * stdout and stderr, or into the launcher's pipe {@value #OUTPUT_PIPE_ENV};
-     * {@value #OUTPUT_TAGS_ENV}{@code =off} leaves out the {@code [rank]} tag.
-     */
     static RankOutputHandler defaultOutput(Function<String, String> env) {
-        boolean tagged = !"off".equals(env.apply(OUTPUT_TAGS_ENV));
-        RankOutputHandler printing = RankOutputHandler.printing(System.out, System.err, "", tagged);
-        String pipe = env.apply(OUTPUT_PIPE_ENV);
-        return pipe == null || pipe.isBlank() ? printing : new PipeOutput(Path.of(pipe), tagged, printing);
+        return Join.defaultOutput(env);
     }
 
     static Mpi init(String[] args, Function<String, String> env, Properties properties, PrintStream diagnostics,
                     Function<Function<String, String>, RankOutputHandler> outputs) {
-        String hosts = env.apply(HOSTS_ENV);
-        LaunchArguments started = LaunchArguments.isRankForm(args) ? null : LaunchArguments.fromEnvironment(env, args);
-        boolean fromEnvironment = started == null && hosts != null && !LaunchArguments.isRankForm(args);
-        LaunchArguments launch = started != null ? started : fromEnvironment ? null : LaunchArguments.parse(args);
-        if (launch != null && launch.isRank()) {
-            return new Mpi(ChannelRankTransport.map(launch.channelFile())
-                    .watch(ProxyLifeline.fromEnvironment(env, launch.rank())), launch.rank(), launch.worldSize(),
-                    launch.programArgs());
-        }
-        markInit(env.apply(INIT_FILE_ENV), diagnostics);
-        List<HostfileEntry> nodes;
-        List<String> programArgs;
-        if (fromEnvironment) {
-            try {
-                nodes = Hostfile.parseList(HOSTS_ENV, hosts);
-            } catch (IllegalArgumentException e) {
-                throw new MpiException(MpiErrors.ERR_ARG, e.getMessage(), e);
-            }
-            programArgs = List.of(args);
-        } else {
-            try {
-                nodes = Hostfile.read(launch.hostfile());
-            } catch (IOException e) {
-                throw new MpiException(MpiErrors.ERR_IO, "cannot read hostfile " + launch.hostfile() + ": " + e, e);
-            } catch (IllegalArgumentException e) {
-                throw new MpiException(MpiErrors.ERR_ARG, "hostfile " + e.getMessage(), e);
-            }
-            programArgs = launch.programArgs();
-        }
-        String program = env.apply(PROGRAM_ENV);
-        if (program == null || program.isEmpty()) {
-            program = properties.getProperty(PROGRAM_PROPERTY);
-        }
-        if (program == null || program.isEmpty()) {
-            throw new MpiException(MpiErrors.ERR_ARG, "unknown program name: set " + PROGRAM_ENV
-                    + " or the system property " + PROGRAM_PROPERTY);
-        }
-        Duration timeout = timeout(env.apply(TIMEOUT_ENV));
-        int port = hostPort(env.apply(HOST_PORT_ENV));
-        String protocol = env.apply(PROTOCOL_ENV);
-        Mpi mpi;
-        if (protocol == null || protocol.isBlank() || protocol.strip().equals("v2")) {
-            if (nodes.isEmpty()) {
-                mpi = new Mpi(UdpHostTransport.start(nodes, program, programArgs, timeout, diagnostics, port), 0, 1,
-                        programArgs);
-            } else {
-                V2HostTransport transport = V2HostTransport.start(nodes, program, programArgs, hostKeys(env),
-                        datagramSize(env.apply(DATAGRAM_SIZE_ENV)), timeout,
-                        deadAfter(env.apply(DEAD_AFTER_ENV), timeout), diagnostics, outputs.apply(env),
-                        jobId(env.apply(JOB_ID_ENV)), port);
-                mpi = new Mpi(transport, 0, transport.size(), programArgs);
-            }
-        } else if (protocol.strip().equals("v1")) {
-            UdpHostTransport transport = UdpHostTransport.start(nodes, program, programArgs, timeout, diagnostics,
-                    port);
-            mpi = new Mpi(transport, 0, transport.size(), programArgs);
-        } else {
-            throw new MpiException(MpiErrors.ERR_ARG, PROTOCOL_ENV + "='" + protocol + "' is neither v1 nor v2");
-        }
-        String statusFile = env.apply(STATUS_FILE_ENV);
-        mpi.statusFile = statusFile == null || statusFile.isBlank() ? null : Path.of(statusFile);
+        Join.Joined joined = Join.join(args, env, properties, diagnostics, outputs);
+        Mpi mpi = new Mpi(joined.transport(), joined.rank(), joined.size(), joined.args());
+        mpi.statusFile = joined.statusFile();
         return mpi;
     }
 
-    /** Tells the launcher that rank 0 reached {@link #init} (see {@value #INIT_FILE_ENV}). */
-    private static void markInit(String file, PrintStream diagnostics) {
-        if (file == null || file.isBlank()) {
-            return;
-        }
-        try {
-            Files.writeString(Path.of(file), "init\n");
-        } catch (IOException | RuntimeException e) {
-            diagnostics.println("mpi: cannot write " + INIT_FILE_ENV + "=" + file + ": " + e);
-        }
-    }
-
     static long jobId(String text) {
-        if (text == null || text.isBlank()) {
-            return 0;
-        }
-        try {
-            long id = Long.parseUnsignedLong(text.strip(), 16);
-            if (id != 0 && text.strip().length() <= 16) {
-                return id;
-            }
-        } catch (NumberFormatException e) {
-            // reported below with the variable's name
-        }
-        throw new MpiException(MpiErrors.ERR_ARG, JOB_ID_ENV + "='" + text + "' is not a job id of 1 to 16"
-                + " hexadecimal digits, not 0");
+        return Join.jobId(text);
     }
 
     static int hostPort(String text) {
-        if (text == null || text.isBlank()) {
-            return 0;
-        }
-        try {
-            int port = Integer.parseInt(text.strip());
-            if (port >= 0 && port <= 65535) {
-                return port;
-            }
-        } catch (NumberFormatException e) {
-            // reported below with the variable's name
-        }
-        throw new MpiException(MpiErrors.ERR_ARG, HOST_PORT_ENV + "='" + text + "' is not a port number 0-65535");
+        return Join.hostPort(text);
     }
 
     static ClusterKeys hostKeys(Function<String, String> env) {
-        String spec = env.apply(KEY_FILE_ENV);
-        Path base = Path.of("").toAbsolutePath();
-        if (spec == null || spec.isBlank()) {
-            Path home = Path.of(System.getProperty("user.home"), ".mpiproxy", "key");
-            if (Files.exists(DEFAULT_KEY_FILE, LinkOption.NOFOLLOW_LINKS)) {
-                spec = DEFAULT_KEY_FILE.toString();
-            } else if (Files.exists(home, LinkOption.NOFOLLOW_LINKS)) {
-                spec = home.toString();
-            } else {
-                throw new MpiException(MpiErrors.ERR_ARG, "no v2 key file: set " + KEY_FILE_ENV
-                        + " (or " + PROTOCOL_ENV + "=v1); looked for " + DEFAULT_KEY_FILE + " and " + home);
-            }
-        }
-        try {
-            return ClusterKeys.load(ClusterKeys.parseFileList(spec, base));
-        } catch (IllegalArgumentException e) {
-            throw new MpiException(MpiErrors.ERR_ARG, e.getMessage(), e);
-        }
+        return Join.hostKeys(env);
     }
 
     static int datagramSize(String text) {
-        if (text == null || text.isBlank()) {
-            return V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH;
-        }
-        try {
-            int size = Integer.parseInt(text.strip());
-            if (size >= V2HeaderDescriptor.MIN_DATAGRAM_LENGTH + 8 && size <= V2HeaderDescriptor.MAX_DATAGRAM_LENGTH) {
-                return size;
-            }
-        } catch (NumberFormatException e) {
-            // reported below with the variable's name
-        }
-        throw new MpiException(MpiErrors.ERR_ARG, DATAGRAM_SIZE_ENV + "='" + text + "' is not in "
-                + (V2HeaderDescriptor.MIN_DATAGRAM_LENGTH + 8) + ".." + V2HeaderDescriptor.MAX_DATAGRAM_LENGTH);
+        return Join.datagramSize(text);
     }
 
     static Duration deadAfter(String text, Duration timeout) {
-        if (text == null || text.isBlank()) {
-            // a live proxy answers the probes of a silent node at once: seconds tell a dead node
-            return timeout.isZero() || timeout.compareTo(V2HostTransport.DEFAULT_DEAD_AFTER) < 0 ? timeout
-                    : V2HostTransport.DEFAULT_DEAD_AFTER;
-        }
-        try {
-            long millis = Long.parseLong(text.strip());
-            if (millis >= 0 && millis <= 1_000_000_000_000L) {
-                return Duration.ofMillis(millis);
-            }
-        } catch (NumberFormatException e) {
-            // reported below with the variable's name
-        }
-        throw new MpiException(MpiErrors.ERR_ARG, DEAD_AFTER_ENV + "='" + text
-                + "' is not a number of milliseconds >= 0");
+        return Join.deadAfter(text, timeout);
     }
 
     static Duration timeout(String text) {
-        if (text == null || text.isBlank()) {
-            return DEFAULT_TIMEOUT;
-        }
-        try {
-            long seconds = Long.parseLong(text.strip());
-            if (seconds >= 0 && seconds <= 1_000_000_000L) {
-                return Duration.ofSeconds(seconds);
-            }
-        } catch (NumberFormatException e) {
-            // reported below with the variable's name
-        }
-        throw new MpiException(MpiErrors.ERR_ARG, TIMEOUT_ENV + "='" + text + "' is not a number of seconds >= 0");
+        return Join.timeout(text);
     }
 
     /**
@@ -793,22 +628,8 @@ public final class Mpi implements AutoCloseable {
         if (exitStatuses == null) {
             exitStatuses = transport.finish();
             if (statusFile != null) {
-                writeStatuses(statusFile, exitStatuses);
+                Join.writeStatuses(statusFile, exitStatuses);
             }
-        }
-    }
-
-    private static void writeStatuses(Path file, int[] statuses) {
-        StringBuilder text = new StringBuilder();
-        for (int r = 0; r < statuses.length; r++) {
-            text.append(r).append(' ').append(statuses[r]).append('\n');
-        }
-        try {
-            Path partial = file.resolveSibling(file.getFileName() + ".partial");
-            Files.writeString(partial, text);
-            Files.move(partial, file, StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        } catch (IOException | RuntimeException e) {
-            System.err.println("mpi: cannot write the exit statuses to " + file + ": " + e);
         }
     }
 

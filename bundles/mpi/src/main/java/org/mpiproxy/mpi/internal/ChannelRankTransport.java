@@ -116,8 +116,24 @@ public final class ChannelRankTransport implements TaggedTransport {
         }
     }
 
+    /** @return the rank's channel to its proxy */
+    public RankChannel channel() {
+        return channel;
+    }
+
+    /**
+     * Checks that the proxy still runs.
+     *
+     * @throws MpiException when it is gone (the lifeline ends the process)
+     */
+    public void checkProxy() {
+        if (lifeline != null) {
+            lifeline.check();
+        }
+    }
+
     /** After records were written: wakes the proxy if it sleeps on its doorbell. */
-    private void ringProxy() {
+    public void ringProxy() {
         long bell = Doorbell.take(outbound);
         if (bell != 0) {
             doorbell.ring(bell);

@@ -56,6 +56,10 @@ import org.mpiproxy.protocol.V2RefusalDescriptor;
  * output lines are streamed here (OUTPUT): they are received and acknowledged during every call
  * and, between calls, by a daemon thread, so ranks never wait for the host program to call.
  * One thread at a time; the output thread takes turns with it through a lock.
+ *
+ * <p>Longer than 500 lines for a reason that is temporary: it is the whole host side of v2 for
+ * the library (requests, the send window, pulls, output), to be split into the one host-side
+ * client library shared with the launcher (docs/architecture.md, "What is still to move").
  */
 public final class V2HostTransport implements TaggedTransport {
 
@@ -100,6 +104,8 @@ public final class V2HostTransport implements TaggedTransport {
     private static final int WATCH_EXECS = -1;
     /** {@link #awaitReplies}: watch every rank whose TERMINATE reply is awaited; give its node up. */
     private static final int WATCH_TERMINATING = -2;
+    /** Watch every rank that may still send (a caller receiving from all of them). */
+    private static final int WATCH_RUNNING = -3;
     /** Nonces of the latest requests to a node, remembered to match refusals. */
     static final int NONCES = 64;
 
@@ -860,24 +866,9 @@ public final class V2HostTransport implements TaggedTransport {
         long start = System.nanoTime();
         long deadline = waitNanos >= Long.MAX_VALUE - start ? Long.MAX_VALUE : start + waitNanos;
         while (true) {
-            while (s.queued > 0) {
-                int head = s.queueHead;
-                if (s.assembly == null) {
-                    s.assembly = new MessageAssembly(s.queueType[head], s.queueTag[head]);
-                }
-                int bytes = s.queueLength[head] - s.headAt;
-                s.assembly.append(s.queueType[head], s.queue, head * datagramSize + s.headAt, bytes);
-                boolean end = s.queueEnd[head];
-                s.queueHead = (s.queueHead + 1) % RECV_WINDOW;
-                s.queued--;
-                s.headAt = 0;
-                s.pullLastProgress = System.nanoTime();
-                s.pullRto = INITIAL_RTO_NANOS;
-                if (end) {
-                    TaggedMessage m = s.assembly.message(source);
-                    s.assembly = null;
-                    return m;
-                }
+            TaggedMessage m = takeQueued(s, source);
+            if (m != null) {
+                return m;
             }
             if (s.recvResult != MpiErrors.SUCCESS) {
                 throw new MpiException(s.recvResult, "rank " + source + " ended before sending a whole message ("
@@ -887,20 +878,118 @@ public final class V2HostTransport implements TaggedTransport {
             if (now >= deadline) {
                 return null;
             }
-            // the queue is empty here: a new window cannot overflow it
-            boolean drained = s.pullAsked && drained(s);
-            if (!s.pullAsked || s.recvNext >= s.recvEnd || drained || now - s.pullLastProgress >= s.pullRto) {
-                if (s.pullAsked && s.recvNext < s.recvEnd && !drained) {
-                    s.pullRto = Math.min(s.pullRto * 2, MAX_RTO_NANOS);
-                }
-                header(OP_RECV, source).sequence(s.recvNext).argument(RECV_WINDOW);
-                transmit(source);
-                s.recvEnd = s.recvNext + RECV_WINDOW;
-                s.recvAskedFrom = s.recvNext;
-                s.pullAsked = true;
-                s.pullLastProgress = now;
-            }
+            askIfDue(s, source, now);
             awaitReplies(Math.min(s.pullRto, deadline - now), source);
+        }
+    }
+
+    /** @return the next whole message of the rank's queued fragments, or null (a partial one is kept) */
+    private TaggedMessage takeQueued(RankState s, int source) {
+        while (s.queued > 0) {
+            int head = s.queueHead;
+            if (s.assembly == null) {
+                s.assembly = new MessageAssembly(s.queueType[head], s.queueTag[head]);
+            }
+            int bytes = s.queueLength[head] - s.headAt;
+            s.assembly.append(s.queueType[head], s.queue, head * datagramSize + s.headAt, bytes);
+            boolean end = s.queueEnd[head];
+            s.queueHead = (s.queueHead + 1) % RECV_WINDOW;
+            s.queued--;
+            s.headAt = 0;
+            s.pullLastProgress = System.nanoTime();
+            s.pullRto = INITIAL_RTO_NANOS;
+            if (end) {
+                TaggedMessage m = s.assembly.message(source);
+                s.assembly = null;
+                return m;
+            }
+        }
+        return null;
+    }
+
+    /** Asks the rank's proxy for its next fragments when no ask is out or the last one is overdue. */
+    private void askIfDue(RankState s, int source, long now) {
+        if (s.queued > 0) {
+            return;
+        }
+        // the queue is empty here: a new window cannot overflow it
+        boolean drained = s.pullAsked && drained(s);
+        if (!s.pullAsked || s.recvNext >= s.recvEnd || drained || now - s.pullLastProgress >= s.pullRto) {
+            if (s.pullAsked && s.recvNext < s.recvEnd && !drained) {
+                s.pullRto = Math.min(s.pullRto * 2, MAX_RTO_NANOS);
+            }
+            header(OP_RECV, source).sequence(s.recvNext).argument(RECV_WINDOW);
+            transmit(source);
+            s.recvEnd = s.recvNext + RECV_WINDOW;
+            s.recvAskedFrom = s.recvNext;
+            s.pullAsked = true;
+            s.pullLastProgress = now;
+        }
+    }
+
+    /**
+     * Receives from every rank at once, for a caller that matches messages itself: keeps a RECV
+     * out to every rank that may still send, takes what arrived within {@code waitNanos}, and hands
+     * each whole message to {@code sink} in the order of each rank's stream.
+     *
+     * @param waitNanos how long to wait for datagrams when none is queued; 0 polls the socket once
+     * @param sink      receives whole messages
+     * @return the number of messages handed to {@code sink}
+     * @throws MpiException when a rank's node stopped answering (after {@code deadAfter} of silence)
+     */
+    public int pollMessages(long waitNanos, java.util.function.Consumer<TaggedMessage> sink) {
+        io.lock();
+        try {
+            int n = drainQueued(sink);
+            if (n > 0) {
+                return n;
+            }
+            long now = System.nanoTime();
+            for (int r = 1; r < ranks.length; r++) {
+                if (ranks[r].recvResult == MpiErrors.SUCCESS) {
+                    askIfDue(ranks[r], r, now);
+                }
+            }
+            if (waitNanos <= 0) {
+                try {
+                    receiveAvailable();
+                    receiveProbes();
+                } catch (IOException e) {
+                    throw new MpiException(MpiErrors.ERR_IO, "receiving failed: " + e.getMessage(), e);
+                }
+                resendOverdue();
+            } else {
+                awaitReplies(waitNanos, WATCH_RUNNING);
+            }
+            return drainQueued(sink);
+        } finally {
+            io.unlock();
+        }
+    }
+
+    private int drainQueued(java.util.function.Consumer<TaggedMessage> sink) {
+        int n = 0;
+        for (int r = 1; r < ranks.length; r++) {
+            TaggedMessage m;
+            while ((m = takeQueued(ranks[r], r)) != null) {
+                sink.accept(m);
+                n++;
+            }
+        }
+        return n;
+    }
+
+    /**
+     * Checks the nodes of every rank that may still send, probing a silent one.
+     *
+     * @throws MpiException when one stopped answering
+     */
+    public void checkNodes() {
+        io.lock();
+        try {
+            awaitReplies(0, WATCH_RUNNING);
+        } finally {
+            io.unlock();
         }
     }
 
@@ -1055,7 +1144,8 @@ public final class V2HostTransport implements TaggedTransport {
         long now = System.nanoTime();
         for (int r = 1; r < ranks.length; r++) {
             boolean watchedRank = watched == r || (watched == WATCH_EXECS && ranks[r].execResult < 0)
-                    || (watched == WATCH_TERMINATING && awaitsTerminate(r));
+                    || (watched == WATCH_TERMINATING && awaitsTerminate(r))
+                    || (watched == WATCH_RUNNING && ranks[r].recvResult == MpiErrors.SUCCESS);
             if (!watchedRank) {
                 continue;
             }

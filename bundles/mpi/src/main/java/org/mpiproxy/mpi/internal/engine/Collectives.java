@@ -21,7 +21,7 @@ import org.mpiproxy.protocol.MpiErrors;
 public final class Collectives {
 
     /** MPI's error class for an invalid root ({@code MPI_ERR_ROOT}). */
-    public static final int ERR_ROOT = 7;
+    public static final int ERR_ROOT = 8;
 
     /** The collectives, as their tags name them. */
     enum Call {

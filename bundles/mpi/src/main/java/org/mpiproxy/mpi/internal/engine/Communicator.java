@@ -59,6 +59,13 @@ public final class Communicator {
         return new Communicator(engine, 0, members, engine.rank());
     }
 
+    /** @return this process alone, with a context of its own */
+    public static Communicator self(Engine engine) {
+        int c = engine.nextContext;
+        engine.nextContext = c + 2;
+        return new Communicator(engine, c, new int[] {engine.rank()}, 0);
+    }
+
     /** @return this process's rank in the group */
     public int rank() {
         return rank;

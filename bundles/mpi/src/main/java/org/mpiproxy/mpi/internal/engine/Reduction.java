@@ -14,7 +14,7 @@ public enum Reduction {
     MAX, MIN, SUM, PROD, LAND, BAND, LOR, BOR, LXOR, BXOR, MINLOC, MAXLOC;
 
     /** MPI's error class for an operation that does not apply ({@code MPI_ERR_OP}). */
-    public static final int ERR_OP = 9;
+    public static final int ERR_OP = 10;
 
     /** @return whether this operation applies to elements of {@code kind} */
     public boolean appliesTo(Kind kind) {
