@@ -1,0 +1,683 @@
+package mpi;
+
+import java.nio.Buffer;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+
+import org.mpiproxy.mpi.internal.engine.Collectives;
+import org.mpiproxy.mpi.internal.engine.CommFailure;
+import org.mpiproxy.mpi.internal.engine.Communicator;
+import org.mpiproxy.mpi.internal.engine.Engine;
+import org.mpiproxy.mpi.internal.engine.Operation;
+
+/**
+ * A communicator: point-to-point messages between its ranks and the collectives over them.
+ * Buffers are Java arrays or NIO buffers of the datatype's elements ({@link Datatype}); the
+ * non-blocking calls take NIO buffers, as in Open MPI (heap or direct). A send returns once its
+ * data is on its way (copied); {@code sSend}, {@code bSend} and {@code rSend} are sends.
+ *
+ * <p>Longer than 500 lines for a reason: it is the public class of Open MPI's API that carries
+ * most of its methods (every send, receive and collective with its array and buffer forms), each
+ * a few lines handing the call to the engine; splitting it would move the API, not the logic.
+ */
+public class Comm implements Freeable {
+
+    private volatile Communicator comm;
+    private String name;
+
+    Comm(Communicator comm, String name) {
+        this.comm = comm;
+        this.name = name;
+    }
+
+    void attach(Communicator c) {
+        this.comm = c;
+    }
+
+    /** A piece of a call that holds the lock. */
+    @FunctionalInterface
+    interface Body<T> {
+        T run(Communicator c) throws MPIException;
+    }
+
+    final <T> T call(Body<T> body) throws MPIException {
+        synchronized (MPI.LOCK) {
+            MPI.check();
+            Communicator c = comm;
+            if (c == null) {
+                throw new MPIException(MPI.ERR_COMM, name + " has been freed");
+            }
+            try {
+                return body.run(c);
+            } catch (CommFailure e) {
+                throw new MPIException(e);
+            }
+        }
+    }
+
+    final Engine engine() {
+        return comm.engine();
+    }
+
+    final Communicator communicator() {
+        return comm;
+    }
+
+    final Status status(Operation op) {
+        int source = op.source();
+        if (op instanceof Operation.Recv && source >= 0) {
+            source = comm.rankOf(source);
+        }
+        return new Status(op instanceof Operation.Recv ? source : MPI.ANY_SOURCE, op.tag(), op.error(),
+                op.cancelled(), op.bytes(), op.kind());
+    }
+
+    /** @return a communicator of the same ranks whose messages never meet this one's (collective) */
+    public Comm dup() throws MPIException {
+        return call(c -> new Comm(c.dup(), name + " (dup)"));
+    }
+
+    /** @return ranks in the communicator */
+    public final int getSize() throws MPIException {
+        return call(Communicator::size);
+    }
+
+    /** @return this process's rank in it */
+    public final int getRank() throws MPIException {
+        return call(Communicator::rank);
+    }
+
+    /** Forgets the communicator; later calls on it fail. */
+    @Override
+    public final void free() throws MPIException {
+        if (this == MPI.COMM_WORLD || this == MPI.COMM_SELF) {
+            throw new MPIException(MPI.ERR_COMM, name + " cannot be freed");
+        }
+        comm = null;
+    }
+
+    /** @return whether it was freed */
+    public final boolean isNull() {
+        return comm == null;
+    }
+
+    /** @param name the communicator's name in messages */
+    public final void setName(String name) throws MPIException {
+        this.name = name;
+    }
+
+    /** @return its name */
+    public final String getName() throws MPIException {
+        return name;
+    }
+
+    // ---- point-to-point ----
+
+    private static ByteBuffer message(Object buf, int offset, int count, Datatype type) throws MPIException {
+        if (buf instanceof Packed p) {
+            ByteBuffer m = Engine.newMessage(p.data.capacity());
+            m.put(m.position(), p.data, 0, p.data.capacity());
+            return m;
+        }
+        Buffers.check(buf, offset, count, type);
+        ByteBuffer m = Engine.newMessage(count * type.kind.size());
+        Buffers.pack(buf, offset, count, type, m, m.position());
+        return m;
+    }
+
+    private static Operation.Unpacker into(Object buf, Datatype type) {
+        return (src, at, bytes) -> Buffers.unpack(src, at, bytes, buf, 0, type);
+    }
+
+    /** Sends {@code count} elements to rank {@code dest}. */
+    public final void send(Object buf, int count, Datatype type, int dest, int tag) throws MPIException {
+        call(c -> {
+            c.engine().await(c.isend(message(buf, 0, count, type), type.kind, dest, tag));
+            return null;
+        });
+    }
+
+    /** Receives a message of at most {@code count} elements. */
+    public final Status recv(Object buf, int count, Datatype type, int source, int tag) throws MPIException {
+        return call(c -> {
+            Buffers.check(buf, 0, count, type);
+            Operation.Recv r = c.irecv(source, tag, type.kind, count * type.kind.size(), into(buf, type));
+            c.engine().await(r);
+            return finished(r);
+        });
+    }
+
+    private Status finished(Operation op) throws MPIException {
+        if (op.error() != 0) {
+            throw new MPIException(op.error(), op.errorText());
+        }
+        return status(op);
+    }
+
+    /** Sends and receives at once: neither waits for the other. */
+    public final Status sendRecv(Object sendbuf, int sendcount, Datatype sendtype, int dest, int sendtag,
+                                 Object recvbuf, int recvcount, Datatype recvtype, int source, int recvtag)
+            throws MPIException {
+        return call(c -> {
+            Buffers.check(recvbuf, 0, recvcount, recvtype);
+            Operation.Send s = c.isend(message(sendbuf, 0, sendcount, sendtype), sendtype.kind, dest, sendtag);
+            Operation.Recv r = c.irecv(source, recvtag, recvtype.kind, recvcount * recvtype.kind.size(),
+                    into(recvbuf, recvtype));
+            c.engine().awaitAll(new Operation[] {s, r});
+            return finished(r);
+        });
+    }
+
+    /** Sends the buffer and receives into it. */
+    public final Status sendRecvReplace(Object buf, int count, Datatype type, int dest, int sendtag, int source,
+                                        int recvtag) throws MPIException {
+        return sendRecv(copyOf(buf, count, type), count, type, dest, sendtag, buf, count, type, source, recvtag);
+    }
+
+    private static Object copyOf(Object buf, int count, Datatype type) throws MPIException {
+        Buffers.check(buf, 0, count, type);
+        ByteBuffer packed = ByteBuffer.allocate(count * type.kind.size()).order(ByteOrder.LITTLE_ENDIAN);
+        Buffers.pack(buf, 0, count, type, packed, 0);
+        return new Packed(packed);
+    }
+
+    public final void bSend(Object buf, int count, Datatype type, int dest, int tag) throws MPIException {
+        send(buf, count, type, dest, tag);
+    }
+
+    public final void sSend(Object buf, int count, Datatype type, int dest, int tag) throws MPIException {
+        send(buf, count, type, dest, tag);
+    }
+
+    public final void rSend(Object buf, int count, Datatype type, int dest, int tag) throws MPIException {
+        send(buf, count, type, dest, tag);
+    }
+
+    /** Starts a send; the buffer may be reused at once (its elements are copied). */
+    public final Request iSend(Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
+        return call(c -> new Request(this, c.isend(message(buf, 0, count, type), type.kind, dest, tag)));
+    }
+
+    public final Request ibSend(Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
+        return iSend(buf, count, type, dest, tag);
+    }
+
+    public final Request isSend(Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
+        return iSend(buf, count, type, dest, tag);
+    }
+
+    public final Request irSend(Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
+        return iSend(buf, count, type, dest, tag);
+    }
+
+    /** Posts a receive; the elements are in the buffer when the request completes. */
+    public final Request iRecv(Buffer buf, int count, Datatype type, int source, int tag) throws MPIException {
+        return call(c -> {
+            Buffers.check(buf, 0, count, type);
+            return new Request(this, c.irecv(source, tag, type.kind, count * type.kind.size(), into(buf, type)));
+        });
+    }
+
+    /** @return the status of a matching message waiting to be received, or {@code null} */
+    public final Status iProbe(int source, int tag) throws MPIException {
+        return call(c -> {
+            Engine.Arrived a = c.iprobe(source, tag);
+            return a == null ? null : probed(c, a);
+        });
+    }
+
+    /** Waits for a matching message and returns its status without receiving it. */
+    public final Status probe(int source, int tag) throws MPIException {
+        return call(c -> probed(c, c.probe(source, tag)));
+    }
+
+    private static Status probed(Communicator c, Engine.Arrived a) {
+        return new Status(c.rankOf(a.source()), a.tag(), MPI.SUCCESS, false, a.bytes(), a.kind());
+    }
+
+    /**
+     * Ends the whole job: this process exits with {@code errorcode}, and the launcher stops
+     * every rank, as {@code mpiexec} does.
+     */
+    public final void abort(int errorcode) throws MPIException {
+        System.err.println("MPI abort by rank " + (comm == null ? "?" : comm.rank()) + " of " + name
+                + " with code " + errorcode);
+        System.err.flush();
+        System.out.flush();
+        Runtime.getRuntime().halt(errorcode);
+    }
+
+    // ---- collectives ----
+
+    /** Packs elements for a collective: little-endian, from element {@code offset}. */
+    static ByteBuffer packed(Object buf, int offset, int count, Datatype type) throws MPIException {
+        if (buf instanceof Packed p) {
+            return p.data;
+        }
+        Buffers.check(buf, offset, count, type);
+        ByteBuffer b = heap(count * type.kind.size());
+        Buffers.pack(buf, offset, count, type, b, 0);
+        return b;
+    }
+
+    static ByteBuffer heap(int bytes) {
+        return ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
+    }
+
+    /** Waits until every rank has called it. */
+    public final void barrier() throws MPIException {
+        call(c -> {
+            Collectives.barrier(c);
+            return null;
+        });
+    }
+
+    /** The root's elements to every rank. */
+    public final void bcast(Object buf, int count, Datatype type, int root) throws MPIException {
+        call(c -> {
+            Buffers.check(buf, 0, count, type);
+            ByteBuffer data = c.rank() == root ? packed(buf, 0, count, type) : heap(count * type.kind.size());
+            Collectives.bcast(c, data, count * type.kind.size(), type.kind, root);
+            if (c.rank() != root) {
+                Buffers.unpack(data, 0, data.capacity(), buf, 0, type);
+            }
+            return null;
+        });
+    }
+
+    /** Every rank's block into the root's buffer, in rank order. */
+    public final void gather(Object sendbuf, int sendcount, Datatype sendtype, Object recvbuf, int recvcount,
+                             Datatype recvtype, int root) throws MPIException {
+        call(c -> {
+            gather(c, packed(sendbuf, 0, sendcount, sendtype), sendtype, recvbuf, recvcount, recvtype, root);
+            return null;
+        });
+    }
+
+    /** In place: the root's own block is already at its place in {@code buf}. */
+    public final void gather(Object buf, int count, Datatype type, int root) throws MPIException {
+        call(c -> {
+            ByteBuffer mine = packed(buf, c.rank() == root ? root * count : 0, count, type);
+            gather(c, mine, type, buf, count, type, root);
+            return null;
+        });
+    }
+
+    private static void gather(Communicator c, ByteBuffer mine, Datatype sendtype, Object recvbuf, int recvcount,
+                               Datatype recvtype, int root) throws MPIException {
+        int block = mine.capacity();
+        boolean atRoot = c.rank() == root;
+        if (atRoot) {
+            sameBytes("gather", block, recvcount, recvtype);
+            Buffers.check(recvbuf, 0, recvcount * c.size(), recvtype);
+        }
+        ByteBuffer all = atRoot ? heap(block * c.size()) : null;
+        Collectives.gather(c, mine, block, all, sendtype.kind, root);
+        if (atRoot) {
+            Buffers.unpack(all, 0, all.capacity(), recvbuf, 0, recvtype);
+        }
+    }
+
+    private static void sameBytes(String call, int sentBytes, int count, Datatype type) throws MPIException {
+        if (sentBytes != count * type.kind.size()) {
+            throw new MPIException(MPI.ERR_COUNT, call + ": blocks of " + sentBytes + " bytes sent, " + count + " "
+                    + type + " (" + count * type.kind.size() + " bytes) expected");
+        }
+    }
+
+    /** Rank i's elements into the root's buffer at {@code displs[i]}. */
+    public final void gatherv(Object sendbuf, int sendcount, Datatype sendtype, Object recvbuf, int[] recvcount,
+                              int[] displs, Datatype recvtype, int root) throws MPIException {
+        call(c -> {
+            gatherv(c, packed(sendbuf, 0, sendcount, sendtype), sendtype, recvbuf, recvcount, displs, recvtype, root);
+            return null;
+        });
+    }
+
+    /** The root, in place: its own block is already at {@code displs[root]}. */
+    public final void gatherv(Object recvbuf, int[] recvcount, int[] displs, Datatype recvtype, int root)
+            throws MPIException {
+        call(c -> {
+            ByteBuffer mine = packed(recvbuf, displs[c.rank()], recvcount[c.rank()], recvtype);
+            gatherv(c, mine, recvtype, recvbuf, recvcount, displs, recvtype, root);
+            return null;
+        });
+    }
+
+    /** A rank other than the root. */
+    public final void gatherv(Object sendbuf, int sendcount, Datatype sendtype, int root) throws MPIException {
+        call(c -> {
+            gatherv(c, packed(sendbuf, 0, sendcount, sendtype), sendtype, null, null, null, sendtype, root);
+            return null;
+        });
+    }
+
+    private static void gatherv(Communicator c, ByteBuffer mine, Datatype sendtype, Object recvbuf, int[] counts,
+                                int[] displs, Datatype recvtype, int root) throws MPIException {
+        boolean atRoot = c.rank() == root;
+        int[][] layout = atRoot ? layout("gatherv", recvbuf, counts, displs, recvtype, c.size()) : null;
+        ByteBuffer all = atRoot ? heap(layout[2][0]) : null;
+        Collectives.gatherv(c, mine, mine.capacity(), all, atRoot ? layout[0] : null, atRoot ? layout[1] : null,
+                sendtype.kind, root);
+        if (atRoot) {
+            unpackRegions(all, layout, recvbuf, displs, recvtype);
+        }
+    }
+
+    /**
+     * @return {bytes per rank, byte displacements, {total bytes}} of element counts and
+     *         displacements, checked against the buffer
+     */
+    private static int[][] layout(String call, Object buf, int[] counts, int[] displs, Datatype type, int n)
+            throws MPIException {
+        if (counts == null || displs == null || counts.length < n || displs.length < n) {
+            throw new MPIException(MPI.ERR_ARG, call + ": counts and displacements need " + n + " entries each");
+        }
+        int size = type.kind.size();
+        int[] bytes = new int[n];
+        int[] at = new int[n];
+        int end = 0;
+        for (int i = 0; i < n; i++) {
+            Buffers.check(buf, displs[i], counts[i], type);
+            bytes[i] = counts[i] * size;
+            at[i] = displs[i] * size;
+            end = Math.max(end, at[i] + bytes[i]);
+        }
+        return new int[][] {bytes, at, {end}};
+    }
+
+    private static void unpackRegions(ByteBuffer all, int[][] layout, Object buf, int[] displs, Datatype type) {
+        for (int i = 0; i < layout[0].length; i++) {
+            Buffers.unpack(all, layout[1][i], layout[0][i], buf, displs[i], type);
+        }
+    }
+
+    private static ByteBuffer packRegions(Object buf, int[][] layout, int[] displs, Datatype type) {
+        ByteBuffer all = heap(layout[2][0]);
+        for (int i = 0; i < layout[0].length; i++) {
+            Buffers.pack(buf, displs[i], layout[0][i] / type.kind.size(), type, all, layout[1][i]);
+        }
+        return all;
+    }
+
+    /** Block i of the root's buffer to rank i. */
+    public final void scatter(Object sendbuf, int sendcount, Datatype sendtype, Object recvbuf, int recvcount,
+                              Datatype recvtype, int root) throws MPIException {
+        call(c -> {
+            Buffers.check(recvbuf, 0, recvcount, recvtype);
+            ByteBuffer part = heap(recvcount * recvtype.kind.size());
+            scatter(c, sendbuf, sendcount, sendtype, part, root);
+            Buffers.unpack(part, 0, part.capacity(), recvbuf, 0, recvtype);
+            return null;
+        });
+    }
+
+    /** In place: the root keeps its own block where it is in {@code buf}. */
+    public final void scatter(Object buf, int count, Datatype type, int root) throws MPIException {
+        call(c -> {
+            ByteBuffer part = heap(count * type.kind.size());
+            scatter(c, buf, count, type, part, root);
+            if (c.rank() != root) {
+                Buffers.check(buf, 0, count, type);
+                Buffers.unpack(part, 0, part.capacity(), buf, 0, type);
+            }
+            return null;
+        });
+    }
+
+    private static void scatter(Communicator c, Object sendbuf, int sendcount, Datatype sendtype, ByteBuffer part,
+                                int root) throws MPIException {
+        ByteBuffer all = null;
+        if (c.rank() == root) {
+            sameBytes("scatter", part.capacity(), sendcount, sendtype);
+            all = packed(sendbuf, 0, sendcount * c.size(), sendtype);
+        }
+        Collectives.scatter(c, all, part.capacity(), part, sendtype.kind, root);
+    }
+
+    /** The root's {@code sendcount[i]} elements at {@code displs[i]} to rank i. */
+    public final void scatterv(Object sendbuf, int[] sendcount, int[] displs, Datatype sendtype, Object recvbuf,
+                               int recvcount, Datatype recvtype, int root) throws MPIException {
+        call(c -> {
+            Buffers.check(recvbuf, 0, recvcount, recvtype);
+            ByteBuffer part = heap(recvcount * recvtype.kind.size());
+            scatterv(c, sendbuf, sendcount, displs, sendtype, part, recvtype, root);
+            Buffers.unpack(part, 0, part.capacity(), recvbuf, 0, recvtype);
+            return null;
+        });
+    }
+
+    /** The root, in place: its own block stays in {@code sendbuf}. */
+    public final void scatterv(Object sendbuf, int[] sendcount, int[] displs, Datatype sendtype, int root)
+            throws MPIException {
+        call(c -> {
+            ByteBuffer part = heap(sendcount[c.rank()] * sendtype.kind.size());
+            scatterv(c, sendbuf, sendcount, displs, sendtype, part, sendtype, root);
+            return null;
+        });
+    }
+
+    /** A rank other than the root. */
+    public final void scatterv(Object recvbuf, int recvcount, Datatype recvtype, int root) throws MPIException {
+        scatterv(null, null, null, recvtype, recvbuf, recvcount, recvtype, root);
+    }
+
+    private static void scatterv(Communicator c, Object sendbuf, int[] counts, int[] displs, Datatype sendtype,
+                                 ByteBuffer part, Datatype recvtype, int root) throws MPIException {
+        int[][] layout = null;
+        ByteBuffer all = null;
+        if (c.rank() == root) {
+            layout = layout("scatterv", sendbuf, counts, displs, sendtype, c.size());
+            all = packRegions(sendbuf, layout, displs, sendtype);
+        }
+        Collectives.scatterv(c, all, layout == null ? null : layout[0], layout == null ? null : layout[1], part,
+                part.capacity(), recvtype.kind, root);
+    }
+
+    /** Every rank's block into every rank's buffer, in rank order. */
+    public final void allGather(Object sendbuf, int sendcount, Datatype sendtype, Object recvbuf, int recvcount,
+                                Datatype recvtype) throws MPIException {
+        call(c -> {
+            allGather(c, packed(sendbuf, 0, sendcount, sendtype), recvbuf, recvcount, recvtype);
+            return null;
+        });
+    }
+
+    /** In place: each rank's own block is already at its place in {@code buf}. */
+    public final void allGather(Object buf, int count, Datatype type) throws MPIException {
+        call(c -> {
+            allGather(c, packed(buf, c.rank() * count, count, type), buf, count, type);
+            return null;
+        });
+    }
+
+    private static void allGather(Communicator c, ByteBuffer mine, Object recvbuf, int recvcount, Datatype recvtype)
+            throws MPIException {
+        sameBytes("allGather", mine.capacity(), recvcount, recvtype);
+        Buffers.check(recvbuf, 0, recvcount * c.size(), recvtype);
+        ByteBuffer all = heap(mine.capacity() * c.size());
+        Collectives.allGather(c, mine, mine.capacity(), all, recvtype.kind);
+        Buffers.unpack(all, 0, all.capacity(), recvbuf, 0, recvtype);
+    }
+
+    /** Rank i's elements into every rank's buffer at {@code displs[i]}. */
+    public final void allGatherv(Object sendbuf, int sendcount, Datatype sendtype, Object recvbuf, int[] recvcount,
+                                 int[] displs, Datatype recvtype) throws MPIException {
+        call(c -> {
+            allGatherv(c, packed(sendbuf, 0, sendcount, sendtype), recvbuf, recvcount, displs, recvtype);
+            return null;
+        });
+    }
+
+    /** In place: each rank's own block is already at {@code displs[rank]}. */
+    public final void allGatherv(Object recvbuf, int[] recvcount, int[] displs, Datatype recvtype)
+            throws MPIException {
+        call(c -> {
+            allGatherv(c, packed(recvbuf, displs[c.rank()], recvcount[c.rank()], recvtype), recvbuf, recvcount,
+                    displs, recvtype);
+            return null;
+        });
+    }
+
+    private static void allGatherv(Communicator c, ByteBuffer mine, Object recvbuf, int[] counts, int[] displs,
+                                   Datatype recvtype) throws MPIException {
+        int[][] layout = layout("allGatherv", recvbuf, counts, displs, recvtype, c.size());
+        ByteBuffer all = heap(layout[2][0]);
+        Collectives.allGatherv(c, mine, mine.capacity(), all, layout[0], layout[1], recvtype.kind);
+        unpackRegions(all, layout, recvbuf, displs, recvtype);
+    }
+
+    /** Block i of every rank's buffer to rank i, into its block of the sender's rank. */
+    public final void allToAll(Object sendbuf, int sendcount, Datatype sendtype, Object recvbuf, int recvcount,
+                               Datatype recvtype) throws MPIException {
+        call(c -> {
+            int n = c.size();
+            ByteBuffer out = packed(sendbuf, 0, sendcount * n, sendtype);
+            sameBytes("allToAll", sendcount * sendtype.kind.size(), recvcount, recvtype);
+            Buffers.check(recvbuf, 0, recvcount * n, recvtype);
+            ByteBuffer in = heap(out.capacity());
+            Collectives.allToAll(c, out, sendcount * sendtype.kind.size(), in, recvtype.kind);
+            Buffers.unpack(in, 0, in.capacity(), recvbuf, 0, recvtype);
+            return null;
+        });
+    }
+
+    /** {@code sendcount[i]} elements at {@code sdispls[i]} to rank i, received at {@code rdispls[sender]}. */
+    public final void allToAllv(Object sendbuf, int[] sendcount, int[] sdispls, Datatype sendtype, Object recvbuf,
+                                int[] recvcount, int[] rdispls, Datatype recvtype) throws MPIException {
+        call(c -> {
+            int n = c.size();
+            int[][] out = layout("allToAllv", sendbuf, sendcount, sdispls, sendtype, n);
+            int[][] in = layout("allToAllv", recvbuf, recvcount, rdispls, recvtype, n);
+            ByteBuffer send = packRegions(sendbuf, out, sdispls, sendtype);
+            ByteBuffer recv = heap(in[2][0]);
+            Collectives.allToAllv(c, send, out[0], out[1], recv, in[0], in[1], recvtype.kind);
+            unpackRegions(recv, in, recvbuf, rdispls, recvtype);
+            return null;
+        });
+    }
+
+    /** Combines every rank's elements into the root's {@code recvbuf}. */
+    public final void reduce(Object sendbuf, Object recvbuf, int count, Datatype type, Op op, int root)
+            throws MPIException {
+        call(c -> {
+            ByteBuffer mine = packed(sendbuf, 0, count, type);
+            ByteBuffer result = null;
+            if (c.rank() == root) {
+                Buffers.check(recvbuf, 0, count, type);
+                result = heap(mine.capacity());
+            }
+            Collectives.reduce(c, mine, result, count, type.kind, op.reduction, root);
+            if (result != null) {
+                Buffers.unpack(result, 0, result.capacity(), recvbuf, 0, type);
+            }
+            return null;
+        });
+    }
+
+    /** In place: the root's {@code buf} holds its elements and then the result. */
+    public final void reduce(Object buf, int count, Datatype type, Op op, int root) throws MPIException {
+        reduce(buf, buf, count, type, op, root);
+    }
+
+    /** Combines every rank's elements into every rank's {@code recvbuf}. */
+    public final void allReduce(Object sendbuf, Object recvbuf, int count, Datatype type, Op op) throws MPIException {
+        call(c -> {
+            ByteBuffer mine = packed(sendbuf, 0, count, type);
+            Buffers.check(recvbuf, 0, count, type);
+            ByteBuffer result = heap(mine.capacity());
+            Collectives.allReduce(c, mine, result, count, type.kind, op.reduction);
+            Buffers.unpack(result, 0, result.capacity(), recvbuf, 0, type);
+            return null;
+        });
+    }
+
+    /** In place. */
+    public final void allReduce(Object buf, int count, Datatype type, Op op) throws MPIException {
+        allReduce(buf, buf, count, type, op);
+    }
+
+    /** Combines every rank's elements and gives rank i the {@code recvcounts[i]} elements from their sum's offset. */
+    public final void reduceScatter(Object sendbuf, Object recvbuf, int[] recvcounts, Datatype type, Op op)
+            throws MPIException {
+        call(c -> {
+            int n = c.size();
+            if (recvcounts == null || recvcounts.length < n) {
+                throw new MPIException(MPI.ERR_ARG, "reduceScatter: recvcounts needs " + n + " entries");
+            }
+            int size = type.kind.size();
+            int total = 0;
+            int[] bytes = new int[n];
+            int[] at = new int[n];
+            for (int i = 0; i < n; i++) {
+                at[i] = total * size;
+                bytes[i] = recvcounts[i] * size;
+                total += recvcounts[i];
+            }
+            ByteBuffer mine = packed(sendbuf, 0, total, type);
+            ByteBuffer sum = c.rank() == 0 ? heap(mine.capacity()) : null;
+            Collectives.reduce(c, mine, sum, total, type.kind, op.reduction, 0);
+            Buffers.check(recvbuf, 0, recvcounts[c.rank()], type);
+            ByteBuffer part = heap(bytes[c.rank()]);
+            Collectives.scatterv(c, sum, bytes, at, part, part.capacity(), type.kind, 0);
+            Buffers.unpack(part, 0, part.capacity(), recvbuf, 0, type);
+            return null;
+        });
+    }
+
+    /** In place: {@code buf} holds the elements and then this rank's part. */
+    public final void reduceScatter(Object buf, int[] counts, Datatype type, Op op) throws MPIException {
+        reduceScatter(copyOfAll(buf, counts, type), buf, counts, type, op);
+    }
+
+    private Object copyOfAll(Object buf, int[] counts, Datatype type) throws MPIException {
+        int total = 0;
+        for (int k : counts) {
+            total += k;
+        }
+        return copyOf(buf, total, type);
+    }
+
+    /** As {@link #reduceScatter} with {@code recvcount} elements for every rank. */
+    public final void reduceScatterBlock(Object sendbuf, Object recvbuf, int recvcount, Datatype type, Op op)
+            throws MPIException {
+        int[] counts = new int[getSize()];
+        java.util.Arrays.fill(counts, recvcount);
+        reduceScatter(sendbuf, recvbuf, counts, type, op);
+    }
+
+    /** In place. */
+    public final void reduceScatterBlock(Object buf, int count, Datatype type, Op op) throws MPIException {
+        int[] counts = new int[getSize()];
+        java.util.Arrays.fill(counts, count);
+        reduceScatter(buf, counts, type, op);
+    }
+
+    /** {@code inOutBuf = inBuf op inOutBuf}, locally. */
+    public static void reduceLocal(Object inBuf, Object inOutBuf, int count, Datatype type, Op op)
+            throws MPIException {
+        try {
+            op.reduction.check(type.kind);
+        } catch (CommFailure e) {
+            throw new MPIException(e);
+        }
+        ByteBuffer in = packed(inBuf, 0, count, type);
+        ByteBuffer inOut = packed(inOutBuf, 0, count, type);
+        op.reduction.apply(type.kind, count, inOut, 0, in, 0);
+        Buffers.unpack(inOut, 0, inOut.capacity(), inOutBuf, 0, type);
+    }
+
+    @Override
+    public String toString() {
+        return name;
+    }
+
+    /** Elements already packed (a copy the caller made), passed where a buffer is expected. */
+    static final class Packed {
+        final ByteBuffer data;
+
+        Packed(ByteBuffer data) {
+            this.data = data;
+        }
+    }
+}

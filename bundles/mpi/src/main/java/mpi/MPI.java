@@ -1,0 +1,360 @@
+package mpi;
+
+import java.net.InetAddress;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
+import java.nio.CharBuffer;
+import java.nio.DoubleBuffer;
+import java.nio.FloatBuffer;
+import java.nio.IntBuffer;
+import java.nio.LongBuffer;
+import java.nio.ShortBuffer;
+import java.util.List;
+import java.util.concurrent.TimeUnit;
+import java.util.function.Function;
+
+import org.mpiproxy.mpi.Mpi;
+import org.mpiproxy.mpi.MpiException;
+import org.mpiproxy.mpi.internal.Join;
+import org.mpiproxy.mpi.internal.engine.CommFailure;
+import org.mpiproxy.mpi.internal.engine.Communicator;
+import org.mpiproxy.mpi.internal.engine.Engine;
+import org.mpiproxy.mpi.internal.engine.Kind;
+import org.mpiproxy.mpi.internal.engine.Operation;
+import org.mpiproxy.mpi.internal.engine.Reduction;
+import org.mpiproxy.protocol.MpiErrors;
+
+/**
+ * MPI for Java programs, with the names and signatures of Open MPI's Java bindings: a program
+ * written for them ({@code MPI.Init(args)}, {@code MPI.COMM_WORLD.getRank()},
+ * {@code send(buf, count, MPI.INT, dest, tag)}, the collectives, {@code MPI.Finalize()}) compiles
+ * against this library unchanged and runs under {@code mpiproxy run}.
+ * <p>
+ * Ranks of one node talk through shared memory (a ring pair per pair of ranks that talk, in the
+ * job's directory), ranks of different nodes through their proxies over protocol v2. A process
+ * started without a launcher is a world of one rank. Calls are serialised: any thread may call,
+ * one at a time does ({@link #THREAD_SERIALIZED}). A wait that lasts longer than
+ * {@code MPIPROXY_TIMEOUT} seconds (default 30, 0 = no limit) fails with an {@link MPIException}
+ * naming the ranks.
+ */
+public final class MPI {
+
+    /** Every call holds it: the engine runs one call at a time. */
+    static final Object LOCK = new Object();
+
+    public static final int THREAD_SINGLE = 0;
+    public static final int THREAD_FUNNELED = 1;
+    public static final int THREAD_SERIALIZED = 2;
+    public static final int THREAD_MULTIPLE = 3;
+
+    public static final int ANY_SOURCE = Engine.ANY_SOURCE;
+    public static final int ANY_TAG = Engine.ANY_TAG;
+    public static final int PROC_NULL = Communicator.PROC_NULL;
+    public static final int UNDEFINED = Communicator.UNDEFINED;
+
+    public static final int SUCCESS = 0;
+    public static final int ERR_BUFFER = MpiErrors.ERR_BUFFER;
+    public static final int ERR_COUNT = MpiErrors.ERR_COUNT;
+    public static final int ERR_TYPE = MpiErrors.ERR_TYPE;
+    public static final int ERR_TAG = MpiErrors.ERR_TAG;
+    public static final int ERR_COMM = MpiErrors.ERR_COMM;
+    public static final int ERR_RANK = MpiErrors.ERR_RANK;
+    public static final int ERR_REQUEST = 7;
+    public static final int ERR_ROOT = org.mpiproxy.mpi.internal.engine.Collectives.ERR_ROOT;
+    public static final int ERR_GROUP = 9;
+    public static final int ERR_OP = Reduction.ERR_OP;
+    public static final int ERR_ARG = MpiErrors.ERR_ARG;
+    public static final int ERR_UNKNOWN = MpiErrors.ERR_UNKNOWN;
+    public static final int ERR_TRUNCATE = MpiErrors.ERR_TRUNCATE;
+    public static final int ERR_OTHER = MpiErrors.ERR_OTHER;
+    public static final int ERR_INTERN = MpiErrors.ERR_INTERN;
+    public static final int ERR_IN_STATUS = 18;
+    public static final int ERR_PENDING = 19;
+    public static final int ERR_IO = MpiErrors.ERR_IO;
+    public static final int ERR_NO_MEM = MpiErrors.ERR_NO_MEM;
+    public static final int ERR_SPAWN = MpiErrors.ERR_SPAWN;
+
+    public static final Datatype BYTE = new Datatype(Kind.BYTE, "MPI_BYTE", 1, 1);
+    public static final Datatype CHAR = new Datatype(Kind.CHAR, "MPI_CHAR", 2, 2);
+    public static final Datatype SHORT = new Datatype(Kind.SHORT, "MPI_SHORT", 2, 2);
+    public static final Datatype BOOLEAN = new Datatype(Kind.BOOLEAN, "MPI_BOOLEAN", 1, 1);
+    public static final Datatype INT = new Datatype(Kind.INT, "MPI_INT", 4, 4);
+    public static final Datatype LONG = new Datatype(Kind.LONG, "MPI_LONG", 8, 8);
+    public static final Datatype FLOAT = new Datatype(Kind.FLOAT, "MPI_FLOAT", 4, 4);
+    public static final Datatype DOUBLE = new Datatype(Kind.DOUBLE, "MPI_DOUBLE", 8, 8);
+    public static final Datatype PACKED = new Datatype(Kind.PACKED, "MPI_PACKED", 1, 1);
+    public static final Datatype INT2 = new Datatype(Kind.INT2, "MPI_2INT", 8, 4);
+    public static final Datatype SHORT_INT = new Datatype(Kind.SHORT_INT, "MPI_SHORT_INT", 8, 1);
+    public static final Datatype LONG_INT = new Datatype(Kind.LONG_INT, "MPI_LONG_INT", 16, 1);
+    public static final Datatype FLOAT_INT = new Datatype(Kind.FLOAT_INT, "MPI_FLOAT_INT", 8, 1);
+    public static final Datatype DOUBLE_INT = new Datatype(Kind.DOUBLE_INT, "MPI_DOUBLE_INT", 16, 1);
+
+    public static final Op MAX = new Op(Reduction.MAX);
+    public static final Op MIN = new Op(Reduction.MIN);
+    public static final Op SUM = new Op(Reduction.SUM);
+    public static final Op PROD = new Op(Reduction.PROD);
+    public static final Op LAND = new Op(Reduction.LAND);
+    public static final Op BAND = new Op(Reduction.BAND);
+    public static final Op LOR = new Op(Reduction.LOR);
+    public static final Op BOR = new Op(Reduction.BOR);
+    public static final Op LXOR = new Op(Reduction.LXOR);
+    public static final Op BXOR = new Op(Reduction.BXOR);
+    public static final Op MINLOC = new Op(Reduction.MINLOC);
+    public static final Op MAXLOC = new Op(Reduction.MAXLOC);
+
+    /** Every rank of the job. */
+    public static final Intracomm COMM_WORLD = new Intracomm(null, "MPI_COMM_WORLD");
+    /** This process alone. */
+    public static final Intracomm COMM_SELF = new Intracomm(null, "MPI_COMM_SELF");
+
+    /** The context of the messages of {@link #Finalize}: no communicator has it. */
+    private static final int FINALIZE_CONTEXT = -1;
+
+    private static Join.Joined joined;
+    private static Engine engine;
+    private static boolean initialized;
+    private static boolean finalized;
+
+    private MPI() {
+    }
+
+    /**
+     * Joins the job: learns this process's rank and world from what the launcher or the proxy
+     * set, and opens the links to the other ranks.
+     *
+     * @param args the program's command line
+     * @return the program's own arguments (a rank started with {@code --slave} loses those words)
+     * @throws MPIException when the job cannot be joined (a bad setting is named), or on a second call
+     */
+    public static String[] Init(String[] args) throws MPIException {
+        return init(args, System::getenv);
+    }
+
+    static String[] init(String[] args, Function<String, String> env) throws MPIException {
+        synchronized (LOCK) {
+            if (initialized) {
+                throw new MPIException(ERR_OTHER, finalized ? "MPI.Init after MPI.Finalize" : "MPI.Init called twice");
+            }
+            try {
+                Join.Joined j;
+                boolean alone = env.apply(Mpi.HOSTS_ENV) == null && env.apply(org.mpiproxy.mpi.internal.LaunchArguments.CHANNEL_ENV) == null && !org.mpiproxy.mpi.internal.LaunchArguments.isRankForm(args);
+                if (alone) {
+                    // no launcher and no proxy: a world of one, as a singleton MPI process
+                    j = new Join.Joined(null, 0, 1, List.of(args), null);
+                } else {
+                    j = Join.join(args, env, System.getProperties(), System.err, Join::defaultOutput);
+                }
+                long timeout = TimeUnit.MILLISECONDS.toNanos(Join.timeout(env.apply(Mpi.TIMEOUT_ENV)).toMillis());
+                Engine e = new Engine(j.rank(), j.size(), Join.fabric(j, env), timeout);
+                joined = j;
+                engine = e;
+                COMM_WORLD.attach(Communicator.world(e));
+                COMM_SELF.attach(Communicator.self(e));
+                initialized = true;
+                return j.args().toArray(new String[0]);
+            } catch (MpiException | CommFailure e) {
+                throw new MPIException(e);
+            }
+        }
+    }
+
+    /**
+     * As {@link #Init}.
+     *
+     * @return {@link #THREAD_SERIALIZED}, or less when less was asked for
+     */
+    public static int InitThread(String[] args, int required) throws MPIException {
+        Init(args);
+        return Math.min(required, THREAD_SERIALIZED);
+    }
+
+    /** @return {@link #THREAD_SERIALIZED} */
+    public static int queryThread() throws MPIException {
+        return THREAD_SERIALIZED;
+    }
+
+    /** @return {@code true}: any thread may call, one at a time */
+    public static boolean isThreadMain() throws MPIException {
+        return true;
+    }
+
+    /**
+     * Leaves the job: every rank tells rank 0 it is done, every message still queued goes out,
+     * then rank 0 ends the ranks (it waits for each to exit and reports exit statuses for the
+     * launcher) and the others close their links. Afterwards no other MPI call may be made.
+     */
+    public static void Finalize() throws MPIException {
+        synchronized (LOCK) {
+            check();
+            finalized = true;
+            try {
+                int size = engine.size();
+                if (engine.rank() != 0) {
+                    engine.await(engine.isend(FINALIZE_CONTEXT, 0, 0, Kind.BYTE, Engine.newMessage(0)));
+                } else {
+                    for (int i = 1; i < size; i++) {
+                        Operation.Recv r = engine.irecv(FINALIZE_CONTEXT, ANY_SOURCE, 0, Kind.BYTE, 0, (s, a, n) -> { });
+                        engine.await(r);
+                    }
+                }
+                engine.close();
+            } catch (CommFailure e) {
+                throw new MPIException(e);
+            } finally {
+                finish();
+            }
+        }
+    }
+
+    private static void finish() throws MPIException {
+        if (joined.transport() == null) {
+            return;
+        }
+        try {
+            int[] statuses = joined.transport().finish();
+            if (joined.statusFile() != null) {
+                Join.writeStatuses(joined.statusFile(), statuses);
+            }
+        } catch (MpiException e) {
+            throw new MPIException(e);
+        }
+    }
+
+    /** @return seconds since an arbitrary time of this process */
+    public static double wtime() throws MPIException {
+        return System.nanoTime() / 1e9;
+    }
+
+    /** @return the resolution of {@link #wtime}, seconds */
+    public static double wtick() throws MPIException {
+        return 1e-9;
+    }
+
+    /** @return this machine's name */
+    public static String getProcessorName() throws MPIException {
+        String host = System.getenv("HOSTNAME");
+        if (host != null && !host.isBlank()) {
+            return host;
+        }
+        try {
+            return InetAddress.getLocalHost().getHostName();
+        } catch (java.io.IOException e) {
+            return "localhost";
+        }
+    }
+
+    /** @return this library's name and version */
+    public static String getLibVersion() {
+        return "MPI Proxy for Karaf, mpi package (Open MPI Java API)";
+    }
+
+    /** @return whether {@link #Init} has completed */
+    public static boolean isInitialized() throws MPIException {
+        synchronized (LOCK) {
+            return initialized;
+        }
+    }
+
+    /** @return whether {@link #Finalize} was called */
+    public static boolean isFinalized() throws MPIException {
+        synchronized (LOCK) {
+            return finalized;
+        }
+    }
+
+    /** @throws MPIException unless MPI is initialized and not finalized */
+    static void check() throws MPIException {
+        if (!initialized) {
+            throw new MPIException(ERR_OTHER, "MPI.Init has not been called");
+        }
+        if (finalized) {
+            throw new MPIException(ERR_OTHER, "MPI.Finalize has been called");
+        }
+    }
+
+    /** @return a direct buffer in the machine's byte order */
+    public static ByteBuffer newByteBuffer(int capacity) {
+        return ByteBuffer.allocateDirect(capacity).order(ByteOrder.nativeOrder());
+    }
+
+    public static CharBuffer newCharBuffer(int capacity) {
+        return newByteBuffer(2 * capacity).asCharBuffer();
+    }
+
+    public static ShortBuffer newShortBuffer(int capacity) {
+        return newByteBuffer(2 * capacity).asShortBuffer();
+    }
+
+    public static IntBuffer newIntBuffer(int capacity) {
+        return newByteBuffer(4 * capacity).asIntBuffer();
+    }
+
+    public static LongBuffer newLongBuffer(int capacity) {
+        return newByteBuffer(8 * capacity).asLongBuffer();
+    }
+
+    public static FloatBuffer newFloatBuffer(int capacity) {
+        return newByteBuffer(4 * capacity).asFloatBuffer();
+    }
+
+    public static DoubleBuffer newDoubleBuffer(int capacity) {
+        return newByteBuffer(8 * capacity).asDoubleBuffer();
+    }
+
+    /** @return a buffer sharing {@code buf}'s elements from {@code offset} on */
+    public static ByteBuffer slice(ByteBuffer buf, int offset) {
+        return buf.slice(offset, buf.capacity() - offset).order(buf.order());
+    }
+
+    public static CharBuffer slice(CharBuffer buf, int offset) {
+        return buf.slice(offset, buf.capacity() - offset);
+    }
+
+    public static ShortBuffer slice(ShortBuffer buf, int offset) {
+        return buf.slice(offset, buf.capacity() - offset);
+    }
+
+    public static IntBuffer slice(IntBuffer buf, int offset) {
+        return buf.slice(offset, buf.capacity() - offset);
+    }
+
+    public static LongBuffer slice(LongBuffer buf, int offset) {
+        return buf.slice(offset, buf.capacity() - offset);
+    }
+
+    public static FloatBuffer slice(FloatBuffer buf, int offset) {
+        return buf.slice(offset, buf.capacity() - offset);
+    }
+
+    public static DoubleBuffer slice(DoubleBuffer buf, int offset) {
+        return buf.slice(offset, buf.capacity() - offset);
+    }
+
+    public static ByteBuffer slice(byte[] buf, int offset) {
+        return ByteBuffer.wrap(buf).slice(offset, buf.length - offset);
+    }
+
+    public static CharBuffer slice(char[] buf, int offset) {
+        return CharBuffer.wrap(buf).slice(offset, buf.length - offset);
+    }
+
+    public static ShortBuffer slice(short[] buf, int offset) {
+        return ShortBuffer.wrap(buf).slice(offset, buf.length - offset);
+    }
+
+    public static IntBuffer slice(int[] buf, int offset) {
+        return IntBuffer.wrap(buf).slice(offset, buf.length - offset);
+    }
+
+    public static LongBuffer slice(long[] buf, int offset) {
+        return LongBuffer.wrap(buf).slice(offset, buf.length - offset);
+    }
+
+    public static FloatBuffer slice(float[] buf, int offset) {
+        return FloatBuffer.wrap(buf).slice(offset, buf.length - offset);
+    }
+
+    public static DoubleBuffer slice(double[] buf, int offset) {
+        return DoubleBuffer.wrap(buf).slice(offset, buf.length - offset);
+    }
+}
