@@ -15,7 +15,54 @@ final class RankWorld {
     /** The PMI key (and EXEC variable) that tells MPICH which ranks share a machine. */
     static final String PROCESS_MAPPING = "PMI_process_mapping";
 
+    /**
+     * The ranks that share a rank's proxy, so its job directory ({@code 1-3,7}): the {@code mpi}
+     * package's ranks talk to those through shared memory.
+     */
+    static final String NODE_RANKS = "MPIPROXY_NODE_RANKS";
+
+    /** The MPIPROXY_* variables a job's ranks take from {@code -x}: settings of the library, not of the proxy. */
+    static final java.util.Set<String> PASSED_ON = java.util.Set.of("MPIPROXY_TIMEOUT", "MPIPROXY_PAIR_RING_BYTES");
+
     private RankWorld() {
+    }
+
+    /** @return per proxy ({@code address:port}), its ranks as ranges, {@code 1-3,7} */
+    static Map<String, String> nodeRanks(List<Placement> ranks) {
+        Map<String, StringBuilder> lists = new java.util.HashMap<>();
+        Map<String, Integer> last = new java.util.HashMap<>();
+        Map<String, Integer> runStart = new java.util.HashMap<>();
+        for (int r = 1; r <= ranks.size(); r++) {
+            Placement p = ranks.get(r - 1);
+            String node = p.address() + ":" + p.port();
+            Integer previous = last.get(node);
+            if (previous != null && previous == r - 1) {
+                last.put(node, r);
+                continue;
+            }
+            if (previous != null) {
+                close(lists.get(node), runStart.get(node), previous);
+            }
+            lists.computeIfAbsent(node, k -> new StringBuilder());
+            runStart.put(node, r);
+            last.put(node, r);
+        }
+        Map<String, String> result = new java.util.HashMap<>();
+        for (Map.Entry<String, StringBuilder> e : lists.entrySet()) {
+            close(e.getValue(), runStart.get(e.getKey()), last.get(e.getKey()));
+            result.put(e.getKey(), e.getValue().toString());
+        }
+        return result;
+    }
+
+    private static void close(StringBuilder b, int from, int to) {
+        if (b.length() > 0) {
+            b.append(',');
+        }
+        b.append(from);
+        if (to > from) {
+            b.append('-').append(to);
+        }
     }
 
     /**
@@ -31,6 +78,7 @@ final class RankWorld {
             perNode.merge(p.address() + ":" + p.port(), 1, Integer::sum);
         }
         Map<String, Integer> seen = new java.util.HashMap<>();
+        Map<String, String> nodeRanks = nodeRanks(ranks);
         String mapping = processMapping(ranks);
         List<Map<String, String>> environments = new ArrayList<>(ranks.size());
         for (int r = 1; r < size; r++) {
@@ -38,9 +86,10 @@ final class RankWorld {
             String node = p.address() + ":" + p.port();
             int local = seen.merge(node, 1, Integer::sum) - 1;
             Map<String, String> env = new java.util.LinkedHashMap<>(job);
-            // a proxy sets every MPIPROXY_* variable of a rank itself
-            env.keySet().removeIf(name -> name.startsWith("MPIPROXY_"));
+            // a proxy sets the MPIPROXY_* variables of a rank itself, but for the library's settings
+            env.keySet().removeIf(name -> name.startsWith("MPIPROXY_") && !PASSED_ON.contains(name));
             env.putAll(variables(r, size, local, perNode.get(node), slurm));
+            env.put(NODE_RANKS, nodeRanks.get(node));
             if (mapping != null) {
                 env.put(PROCESS_MAPPING, mapping);
             }

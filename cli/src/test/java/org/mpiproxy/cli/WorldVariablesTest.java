@@ -5,6 +5,7 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.List;
 import java.util.Map;
 
 import org.junit.jupiter.api.Test;
@@ -25,6 +26,26 @@ class WorldVariablesTest {
         assertEquals("1", env.get("SLURM_LOCALID"));
         assertEquals("1", env.get("MPI_LOCALRANKID"));
         assertEquals("2", env.get("MPI_LOCALNRANKS"));
+    }
+
+    @Test
+    void shouldTellEveryRankWhichRanksShareItsProxy() {
+        Placement a = new Placement("10.0.0.1", 6660, 0, "n1");
+        Placement a1 = new Placement("10.0.0.1", 6660, 1, "n1");
+        Placement b = new Placement("10.0.0.2", 6660, 0, "n2");
+        Placement other = new Placement("10.0.0.1", 6661, 0, "n1b");
+        // ranks 1..7: a a b a b b other
+        List<Placement> ranks = List.of(a, a1, b, a, b, b, other);
+        List<Map<String, String>> envs = RankWorld.environments(ranks, 8,
+                Map.of("MPIPROXY_NODE_RANKS", "9", "MPIPROXY_TIMEOUT", "3", "MPIPROXY_CHANNEL", "/x"), false);
+
+        assertEquals("1-2,4", envs.get(0).get("MPIPROXY_NODE_RANKS"));
+        assertEquals("1-2,4", envs.get(3).get("MPIPROXY_NODE_RANKS"));
+        assertEquals("3,5-6", envs.get(2).get("MPIPROXY_NODE_RANKS"));
+        assertEquals("7", envs.get(6).get("MPIPROXY_NODE_RANKS"));
+        // the library's own setting reaches the ranks; what a proxy sets does not come from -x
+        assertEquals("3", envs.get(0).get("MPIPROXY_TIMEOUT"));
+        assertNull(envs.get(0).get("MPIPROXY_CHANNEL"));
     }
 
     @Test
