@@ -38,7 +38,8 @@ public final class ProgramImageTool {
             String value = args[i].substring(eq + 1);
             if (name.equals("copy")) {
                 Path source = Path.of(value);
-                Files.copy(source, dir.resolve(source.getFileName()), StandardCopyOption.REPLACE_EXISTING);
+                Files.copy(source, dir.resolve(source.getFileName()), StandardCopyOption.REPLACE_EXISTING,
+                        StandardCopyOption.COPY_ATTRIBUTES);
             } else {
                 writeProgram(dir, name, value, jar);
             }

@@ -36,11 +36,13 @@ class DistributionArchiveIT {
 
     @Test
     void shouldPackProgramsAsExecutables() {
-        for (String name : List.of("mpiping", "mpiprime", "mpiecho", "mpiping.lz4", "mpiprime.lz4", "mpiecho.lz4")) {
+        for (String name : List.of("mpiping", "mpiprime", "mpiecho", "mpiping.lz4", "mpiprime.lz4", "mpiecho.lz4",
+                "mpijava")) {
             DistributionArchive.Entry program = entry("programs/" + name);
             assertEquals("755", Integer.toOctalString(program.mode()), program.name() + " mode");
         }
         assertNotNull(entries.get("programs/hostfile"), "programs/hostfile missing");
+        assertEquals("644", Integer.toOctalString(entry("programs/mpi.jar").mode()), "the mpi package's jar");
     }
 
     @Test
