@@ -3,8 +3,6 @@ package org.mpiproxy.itests;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
-import java.io.IOException;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -12,7 +10,7 @@ import java.nio.file.StandardCopyOption;
 import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
@@ -22,6 +20,7 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.TestInstance;
 import org.junit.jupiter.params.ParameterizedTest;
 import org.junit.jupiter.params.provider.ValueSource;
+import org.mpiproxy.itests.TestCluster.Run;
 
 /**
  * MPI programs built with MPICH's own mpicc run unchanged under 'mpiproxy run': the proxies and
@@ -68,34 +67,8 @@ class MpichProgramsIT {
         }
     }
 
-    private record Run(int exit, List<String> out, String err) {
-    }
-
     private Run run(long timeoutSeconds, String... args) throws Exception {
-        List<String> command = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java")
-                .toString(), "-jar", cli.toString(), "run", "--key-file", cluster.key.toString(), "--node-map",
-                cluster.nodeMap.toString()));
-        command.addAll(List.of(args));
-        Path err = work.resolve("launcher.err");
-        ProcessBuilder builder = new ProcessBuilder(command).redirectError(err.toFile());
-        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
-        Process launcher = builder.start();
-        CompletableFuture<List<String>> lines = CompletableFuture.supplyAsync(() -> {
-            try {
-                return List.of(new String(launcher.getInputStream().readAllBytes(), StandardCharsets.UTF_8)
-                        .split("\n"));
-            } catch (IOException e) {
-                return List.of("(" + e + ")");
-            }
-        });
-        boolean ended = launcher.waitFor(timeoutSeconds, TimeUnit.SECONDS);
-        if (!ended) {
-            // rank 0 is the launcher's child: an MPICH rank polls until it is killed, so it goes first
-            launcher.descendants().forEach(ProcessHandle::destroyForcibly);
-            launcher.destroyForcibly();
-        }
-        assertTrue(ended, "launcher still runs after " + timeoutSeconds + " s: " + Files.readString(err));
-        return new Run(launcher.exitValue(), lines.get(10, TimeUnit.SECONDS), Files.readString(err));
+        return cluster.launch(cli, timeoutSeconds, Map.of(), args);
     }
 
     /** @return the world size of a run on {@code hosts}: every slot */

@@ -1,10 +1,17 @@
 package org.mpiproxy.itests;
 
+import static org.junit.jupiter.api.Assertions.assertTrue;
+
+import java.io.IOException;
+import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 
 /**
  * Nodes of one test cluster: distributions unpacked side by side, each proxy on its own
@@ -66,6 +73,46 @@ final class TestCluster {
         List<ProcessHandle> all = new ArrayList<>();
         nodes.forEach(n -> all.addAll(n.ranks()));
         return all;
+    }
+
+    /** What one launcher run gave: its exit code, its output lines, its error stream, how long it took. */
+    record Run(int exit, List<String> out, String err, long millis) {
+    }
+
+    /**
+     * Runs {@code mpiproxy run} against this cluster's node map and key and waits for it; on a
+     * timeout it kills the launcher and its children (rank 0 first, since an MPI rank may poll
+     * until it is killed) and fails.
+     *
+     * @param environment added to the launcher's environment
+     */
+    Run launch(Path cli, long timeoutSeconds, Map<String, String> environment, String... args) throws Exception {
+        List<String> command = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java")
+                .toString(), "-jar", cli.toString(), "run", "--key-file", key.toString(), "--node-map",
+                nodeMap.toString()));
+        command.addAll(List.of(args));
+        Path err = work.resolve("launcher.err");
+        ProcessBuilder builder = new ProcessBuilder(command).redirectError(err.toFile());
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        builder.environment().putAll(environment);
+        long start = System.nanoTime();
+        Process launcher = builder.start();
+        CompletableFuture<List<String>> lines = CompletableFuture.supplyAsync(() -> {
+            try {
+                return List.of(new String(launcher.getInputStream().readAllBytes(), StandardCharsets.UTF_8)
+                        .split("\n"));
+            } catch (IOException e) {
+                return List.of("(" + e + ")");
+            }
+        });
+        boolean ended = launcher.waitFor(timeoutSeconds, TimeUnit.SECONDS);
+        if (!ended) {
+            launcher.descendants().forEach(ProcessHandle::destroyForcibly);
+            launcher.destroyForcibly();
+        }
+        assertTrue(ended, "launcher still runs after " + timeoutSeconds + " s: " + Files.readString(err));
+        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
+        return new Run(launcher.exitValue(), lines.get(10, TimeUnit.SECONDS), Files.readString(err), millis);
     }
 
     void stop() throws InterruptedException {
