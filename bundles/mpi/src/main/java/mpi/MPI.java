@@ -31,7 +31,8 @@ import org.mpiproxy.protocol.MpiErrors;
  * against this library unchanged and runs under {@code mpiproxy run}.
  * <p>
  * Ranks of one node talk through shared memory (a ring pair per pair of ranks that talk, in the
- * job's directory), ranks of different nodes through their proxies over protocol v2. A process
+ * job's directory), ranks of different nodes through the proxies over protocol v2, relayed by
+ * rank 0 (docs/architecture.md, "The MPI library"). A process
  * started without a launcher is a world of one rank. Calls are serialised: any thread may call,
  * one at a time does ({@link #THREAD_SERIALIZED}). A wait that lasts longer than
  * {@code MPIPROXY_TIMEOUT} seconds (default 30, 0 = no limit) fails with an {@link MPIException}
