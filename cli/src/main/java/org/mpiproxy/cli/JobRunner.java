@@ -4,7 +4,6 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
-import java.nio.channels.DatagramChannel;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.NoSuchFileException;
@@ -689,11 +688,8 @@ final class JobRunner {
         }
     }
 
-    /** @return a UDP port free right now on every address (rank 0 binds it next) */
+    /** @return a UDP port free right now on every address, outside the ephemeral range (rank 0 binds it next) */
     static int freeUdpPort() throws IOException {
-        try (DatagramChannel probe = DatagramChannel.open()) {
-            probe.bind(new InetSocketAddress(0));
-            return ((InetSocketAddress) probe.getLocalAddress()).getPort();
-        }
+        return HostPorts.free();
     }
 }

@@ -73,7 +73,8 @@ final class Ports {
 
     private static int ephemeralLow() {
         try {
-            int low = Integer.parseInt(Files.readString(RANGE).trim().split("\\s+")[0]);
+            // line by line: Files.readString trusts the size /proc reports and may read one byte
+            int low = Integer.parseInt(Files.readAllLines(RANGE).get(0).trim().split("\\s+")[0]);
             return low > LOWEST + 1000 ? low : 32_768;
         } catch (IOException | RuntimeException unreadable) {
             return 32_768;
