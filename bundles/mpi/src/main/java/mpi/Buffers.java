@@ -2,6 +2,7 @@ package mpi;
 
 import java.nio.Buffer;
 import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.CharBuffer;
 import java.nio.DoubleBuffer;
 import java.nio.FloatBuffer;
@@ -91,6 +92,9 @@ final class Buffers {
     /** Packs {@code count} elements from element {@code offset} of {@code buf} into {@code dst} at byte {@code at}. */
     static void pack(Object buf, int offset, int count, Datatype type, ByteBuffer dst, int at) {
         Kind k = type.kind;
+        if (bulk(buf, offset, count, type, dst.slice(at, count * k.size()).order(ByteOrder.LITTLE_ENDIAN), true)) {
+            return;
+        }
         if (buf instanceof ByteBuffer b) {
             int ext = type.extentBytes;
             for (int i = 0; i < count; i++) {
@@ -162,6 +166,9 @@ final class Buffers {
     static void unpack(ByteBuffer src, int at, int bytes, Object buf, int offset, Datatype type) {
         Kind k = type.kind;
         int count = bytes / k.size();
+        if (bulk(buf, offset, count, type, src.slice(at, count * k.size()).order(ByteOrder.LITTLE_ENDIAN), false)) {
+            return;
+        }
         if (buf instanceof ByteBuffer b) {
             int ext = type.extentBytes;
             for (int i = 0; i < count; i++) {
@@ -248,6 +255,166 @@ final class Buffers {
     }
 
     /** One element from a program's ByteBuffer (its order, C layout for pairs) into packed form. */
+    /**
+     * Moves the elements with one bulk copy when the program's buffer holds them as the message
+     * does (or as a typed view can convert: arrays and typed NIO buffers of the element's own
+     * type), the JDK's copy (or swapping copy) instead of a loop of element accesses.
+     *
+     * @param packed the packed elements, little-endian, from index 0
+     * @param pack   whether the elements go from {@code buf} into {@code packed} (else back)
+     * @return whether it moved them; {@code false} leaves the work to the element loops
+     */
+    private static boolean bulk(Object buf, int offset, int count, Datatype type, ByteBuffer packed, boolean pack) {
+        Kind k = type.kind;
+        if (buf instanceof ByteBuffer b) {
+            // contiguous elements (no gaps of a pair type's extent), byte for byte as packed
+            if (type.extentBytes != k.size() || (k.size() > 1 && b.order() != ByteOrder.LITTLE_ENDIAN)) {
+                return false;
+            }
+            if (pack) {
+                packed.put(0, b, offset * k.size(), count * k.size());
+            } else {
+                b.put(offset * k.size(), packed, 0, count * k.size());
+            }
+            return true;
+        }
+        switch (k) {
+            case CHAR -> {
+                CharBuffer view = packed.asCharBuffer();
+                if (buf instanceof char[] a) {
+                    if (pack) {
+                        view.put(a, offset, count);
+                    } else {
+                        view.get(a, offset, count);
+                    }
+                } else {
+                    move(view, window((CharBuffer) buf, offset, count), pack);
+                }
+            }
+            case SHORT -> {
+                ShortBuffer view = packed.asShortBuffer();
+                if (buf instanceof short[] a) {
+                    if (pack) {
+                        view.put(a, offset, count);
+                    } else {
+                        view.get(a, offset, count);
+                    }
+                } else {
+                    move(view, window((ShortBuffer) buf, offset, count), pack);
+                }
+            }
+            case INT, INT2 -> {
+                int n = k == Kind.INT2 ? 2 * count : count;
+                int from = k == Kind.INT2 ? 2 * offset : offset;
+                IntBuffer view = packed.asIntBuffer();
+                if (buf instanceof int[] a) {
+                    if (pack) {
+                        view.put(a, from, n);
+                    } else {
+                        view.get(a, from, n);
+                    }
+                } else {
+                    move(view, window((IntBuffer) buf, from, n), pack);
+                }
+            }
+            case LONG -> {
+                LongBuffer view = packed.asLongBuffer();
+                if (buf instanceof long[] a) {
+                    if (pack) {
+                        view.put(a, offset, count);
+                    } else {
+                        view.get(a, offset, count);
+                    }
+                } else {
+                    move(view, window((LongBuffer) buf, offset, count), pack);
+                }
+            }
+            case FLOAT -> {
+                FloatBuffer view = packed.asFloatBuffer();
+                if (buf instanceof float[] a) {
+                    if (pack) {
+                        view.put(a, offset, count);
+                    } else {
+                        view.get(a, offset, count);
+                    }
+                } else {
+                    move(view, window((FloatBuffer) buf, offset, count), pack);
+                }
+            }
+            case DOUBLE -> {
+                DoubleBuffer view = packed.asDoubleBuffer();
+                if (buf instanceof double[] a) {
+                    if (pack) {
+                        view.put(a, offset, count);
+                    } else {
+                        view.get(a, offset, count);
+                    }
+                } else {
+                    move(view, window((DoubleBuffer) buf, offset, count), pack);
+                }
+            }
+            default -> {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** @return elements {@code offset .. offset+count-1} of {@code b} (indexed from 0) as a buffer of their own */
+    private static <B extends Buffer> B window(B b, int offset, int count) {
+        @SuppressWarnings("unchecked")
+        B w = (B) b.duplicate().clear().position(offset).limit(offset + count);
+        return w;
+    }
+
+    private static void move(CharBuffer view, CharBuffer elements, boolean pack) {
+        if (pack) {
+            view.put(elements);
+        } else {
+            elements.put(view);
+        }
+    }
+
+    private static void move(ShortBuffer view, ShortBuffer elements, boolean pack) {
+        if (pack) {
+            view.put(elements);
+        } else {
+            elements.put(view);
+        }
+    }
+
+    private static void move(IntBuffer view, IntBuffer elements, boolean pack) {
+        if (pack) {
+            view.put(elements);
+        } else {
+            elements.put(view);
+        }
+    }
+
+    private static void move(LongBuffer view, LongBuffer elements, boolean pack) {
+        if (pack) {
+            view.put(elements);
+        } else {
+            elements.put(view);
+        }
+    }
+
+    private static void move(FloatBuffer view, FloatBuffer elements, boolean pack) {
+        if (pack) {
+            view.put(elements);
+        } else {
+            elements.put(view);
+        }
+    }
+
+    private static void move(DoubleBuffer view, DoubleBuffer elements, boolean pack) {
+        if (pack) {
+            view.put(elements);
+        } else {
+            elements.put(view);
+        }
+    }
+
     private static void packOne(Kind k, ByteBuffer b, int x, ByteBuffer dst, int at) {
         switch (k) {
             case BYTE, PACKED, BOOLEAN -> dst.put(at, b.get(x));
