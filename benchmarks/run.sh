@@ -24,7 +24,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     fi
 fi
 
-mvn -B -q package -DskipTests -pl benchmarks,cli -am
+mvn -B -q package -DskipTests -pl benchmarks,cli,examples -am
 CP="benchmarks/target/classes:$(cat benchmarks/target/classpath.txt)"
 # MPIPROXY_BENCH_JAVA_OPTS: extra JVM options, e.g. -Djdk.lang.Process.launchMechanism=VFORK
 # shellcheck disable=SC2086

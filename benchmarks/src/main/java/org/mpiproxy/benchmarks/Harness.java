@@ -21,6 +21,7 @@ import java.util.concurrent.Callable;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
+import org.mpiproxy.proxy.internal.EmbeddedProxy;
 import org.openjdk.jmh.profile.GCProfiler;
 import org.openjdk.jmh.results.BenchmarkResult;
 import org.openjdk.jmh.results.IterationResult;
@@ -105,6 +106,7 @@ public final class Harness {
         phase("launch", Duration.ofMinutes(5), this::launch);
         phase("8-rank job vs mpiexec", Duration.ofMinutes(5), this::job8);
         phase("MPICH programs", Duration.ofMinutes(10), this::mpich);
+        phase("Java programs of the mpi package", Duration.ofMinutes(10), this::javaMpi);
         phase("packet loss", Duration.ofMinutes(5), this::loss);
         phase("idle CPU", Duration.ofMinutes(3), this::idle);
         phase("growth", Duration.ofMinutes(10), this::growth);
@@ -514,6 +516,79 @@ public final class Harness {
             report.mpich(mpiexec, start, parts, pingpong, bandwidth);
         }
         return null;
+    }
+
+    // ------------------------------------------------------------------ Java programs of the mpi package
+
+    private Void javaMpi() throws Exception {
+        String mpiexec = findMpiexec();
+        Path jar = MpichPrograms.cliJar();
+        String why = MpichPrograms.unavailable(mpiexec, jar);
+        if (why == null) {
+            why = JavaMpiPrograms.unavailable();
+        }
+        if (why != null) {
+            report.javaMpiSkipped(why);
+            return null;
+        }
+        int dataRounds = quick ? 1 : 3;
+        MpichPrograms.compile(programs);
+        JavaMpiPrograms.install(programs);
+        Map<String, String> env = Map.of("JAVA_HOME", System.getProperty("java.home"),
+                "MPIPROXY_CLI_JAR", jar.toAbsolutePath().toString());
+        Map<String, String> tcp = new LinkedHashMap<>(env);
+        tcp.putAll(JavaMpiPrograms.MPICH_TCP);
+        Path dir = Files.createTempDirectory(work, "key-");
+        Path key = V2Benchmarks.keyFile(dir);
+        try (ProxyFixture n1 = new ProxyFixture(programs, work, Duration.ofSeconds(5), ProxyFixture.RING_CAPACITY,
+                new EmbeddedProxy.V2(key, 1448, "127.0.0.1"));
+             ProxyFixture n2 = new ProxyFixture(programs, work, Duration.ofSeconds(5), ProxyFixture.RING_CAPACITY,
+                     new EmbeddedProxy.V2(key, 1448, "127.0.0.2"))) {
+            Path nodeMap = dir.resolve("nodes");
+            Files.writeString(nodeMap, "n1 127.0.0.1:" + n1.address.getPort() + "\nn2 127.0.0.2:" + n2.address.getPort()
+                    + "\n");
+            MpichPrograms.Launcher hydra = MpichPrograms.hydra(mpiexec);
+            JavaMpiPrograms ours = new JavaMpiPrograms(programs, key, nodeMap);
+            // each row: {MPICH under Hydra, ours}; MPICH over shared memory for one node, over TCP for two
+            Samples[][] rows = new Samples[5][];
+            for (int i = 0; i < rows.length; i++) {
+                rows[i] = new Samples[] {new Samples(), new Samples()};
+            }
+            // one node: a million round trips after 100,000 of warm-up (C and Java alike), so that the
+            // figure is the JIT-compiled path and not its first seconds in the interpreter
+            String ppShm = "1000000";
+            String pp = "20000";
+            // 8 busy-polling MPICH ranks on this machine's 2 CPUs take about 25 ms an allReduce
+            String allReduceRounds = "200";
+            for (int r = 0; r < dataRounds + 1; r++) {
+                boolean warm = r > 0;
+                add(warm, rows[0][0], MpichPrograms.run(hydra.command(2, programs.resolve("pingpong"), ppShm), env, work), "pingpong_us");
+                add(warm, rows[0][1], ours.run("n1:3", 3, "PingPong", env, work, ppShm, "1", "2"), "pingpong_us");
+                add(warm, rows[1][0], MpichPrograms.run(hydra.command(2, programs.resolve("bandwidth")), env, work), "bandwidth_MBps");
+                add(warm, rows[1][1], ours.run("n1:3", 3, "Bandwidth", env, work, "400", "1", "2"), "bandwidth_MBps");
+                add(warm, rows[2][0], MpichPrograms.run(hydra.command(2, programs.resolve("pingpong")), tcp, work), "pingpong_us");
+                add(warm, rows[2][1], ours.run("n1:1,n2:1", 2, "PingPong", env, work, pp), "pingpong_us");
+                add(warm, rows[3][0], MpichPrograms.run(hydra.command(2, programs.resolve("bandwidth")), tcp, work), "bandwidth_MBps");
+                add(warm, rows[3][1], ours.run("n1:1,n2:1", 2, "Bandwidth", env, work, "400"), "bandwidth_MBps");
+                add(warm, rows[4][0], MpichPrograms.run(hydra.command(8, programs.resolve("allreduce"), allReduceRounds), env, work), "allreduce_us");
+                add(warm, rows[4][1], ours.run("n1:8", 8, "AllReduce", env, work, allReduceRounds), "allreduce_us");
+                if (warm) {
+                    System.out.printf(Locale.ROOT, "  after round %d, medians (MPICH / ours): shm ping-pong %.3f / %.3f us,"
+                            + " allReduce of 8 %.1f / %.1f us%n", r, rows[0][0].median(), rows[0][1].median(),
+                            rows[4][0].median(), rows[4][1].median());
+                }
+            }
+            report.javaMpi(mpiexec, rows);
+        }
+        return null;
+    }
+
+    /** Adds the figure {@code key} of a run when {@code warm} (the first round warms the page cache and the JIT of the launcher). */
+    private static void add(boolean warm, Samples to, MpichPrograms.Run run, String key) {
+        double v = MpichPrograms.figure(run.out(), key);
+        if (warm) {
+            to.add(v);
+        }
     }
 
     private static String findMpiexec() {

@@ -21,7 +21,7 @@ import java.util.stream.Stream;
 final class MpichPrograms {
 
     /** The C programs, each {@code benchmarks/src/main/c/<name>.c}. */
-    static final List<String> PROGRAMS = List.of("init_finalize", "pingpong", "bandwidth");
+    static final List<String> PROGRAMS = List.of("init_finalize", "pingpong", "bandwidth", "allreduce");
     /** The world sizes of the start-up table. */
     static final int[] SIZES = {1, 2, 4, 8, 16, 32};
 

@@ -62,7 +62,8 @@ final class ProxyFixture implements AutoCloseable {
         channelBase = Files.createTempDirectory(Files.isWritable(shm) ? shm : work, "mpiproxy-bench-");
         proxy = new EmbeddedProxy(BenchmarkChannels.mappedFiles(channelBase, ringCapacity),
                 BenchmarkLaunchers.local(programs), work.resolve("logs"), launches, terminateTimeout, v2);
-        transport = new UdpTransport(UdpTransportSettings.of("127.0.0.1", 0, 4 << 20, 4 << 20, 65507), () -> proxy);
+        String bind = v2 != null ? v2.nodeName() : EmbeddedProxy.NODE_NAME;
+        transport = new UdpTransport(UdpTransportSettings.of(bind, 0, 4 << 20, 4 << 20, 65507), () -> proxy);
         proxy.transport(transport);
         address = transport.localAddress();
     }

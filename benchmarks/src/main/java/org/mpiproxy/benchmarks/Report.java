@@ -460,6 +460,64 @@ final class Report {
                 ">= 0.95x mpiexec", bw >= 0.95));
     }
 
+    private static final String[] JAVA_MPI_GOALS = {
+        "Java mpi ping-pong, one int, 2 ranks on one node", "Java mpi bandwidth, 64 KiB, 2 ranks on one node",
+        "Java mpi ping-pong, one int, 2 ranks on two nodes", "Java mpi bandwidth, 64 KiB, 2 ranks on two nodes",
+        "Java mpi allReduce, 1 double, 8 ranks on one node"};
+
+    void javaMpiSkipped(String why) {
+        body.append("\n## Java programs of the mpi package\n\nNot measured: " + why + ".\n");
+        for (String name : JAVA_MPI_GOALS) {
+            goals.add(new Goal(name, "-", "not measured: " + why, "-", "-", false));
+        }
+    }
+
+    /**
+     * @param rows {MPICH under Hydra, ours} per row: ping-pong and bandwidth on one node (MPICH over
+     *             shared memory), the same on two nodes (MPICH over TCP), allReduce of 8
+     */
+    void javaMpi(String mpiexec, Samples[][] rows) {
+        body.append("\n## Java programs of the mpi package\n\n");
+        body.append("The benchmarks' Java programs (`org.mpiproxy.benchmarks.mpi`: `PingPong`, `Bandwidth`, "
+                + "`AllReduce`, importing only the `mpi` package) run as a user runs them, `mpiproxy run --hosts H "
+                + "-n N programs/mpijava -cp CLASSES MAIN`, beside the same programs in C "
+                + "(`benchmarks/src/main/c`) built with `mpicc -O2` and run by `" + mpiexec + " -n N`, "
+                + "alternately, round by round (the first round of each is not counted). One node: ranks 1 and 2 of "
+                + "a world of 3 on the first embedded proxy (127.0.0.1), talking through their ring pair in the job "
+                + "directory (rank 0, the launcher's, still reaches the ranks of its node through the proxy), "
+                + "beside MPICH's ranks 0 and 1 through its shared memory. Two nodes: rank 0 here and rank 1 on a "
+                + "second embedded proxy (127.0.0.2, its own port), so that every message goes through that proxy "
+                + "over protocol v2; MPICH over TCP on loopback (`MPIR_CVAR_NOLOCAL=1 UCX_TLS=tcp "
+                + "UCX_NET_DEVICES=lo`). "
+                + "Ping-pong: mean one-way time of round trips of one `int` after a tenth as many of warm-up, "
+                + "1,000,000 on one node (the JVM compiles the path within the first 100,000: 20,000 round trips "
+                + "measure mostly the interpreter), 20,000 on two nodes; bandwidth: 64 KiB messages, 64 "
+                + "in flight (non-blocking), 400 windows; allReduce: mean time of 200 `allReduce` calls of one "
+                + "double (`SUM`) over 8 ranks on one node (8 ranks share the machine's CPUs).\n\n");
+        body.append("| what | MPICH median (min–max) | ours median (min–max) | ratio | goal | rounds |\n"
+                + "| --- | --- | --- | --- | --- | --- |\n");
+        String[] what = {"ping-pong, one node, us", "bandwidth 64 KiB, one node, MB/s", "ping-pong, two nodes, us",
+            "bandwidth 64 KiB, two nodes, MB/s", "allReduce of 8, us"};
+        String[] anchors = {"MPICH shm %.3f us (this run)", "MPICH shm %.0f MB/s (this run)",
+            "MPICH TCP %.3f us (this run)", "MPICH TCP %.0f MB/s (this run)", "MPICH %.1f us (this run)"};
+        String[] oursFormat = {"%.3f us", "%.0f MB/s", "%.3f us", "%.0f MB/s", "%.1f us"};
+        boolean[] time = {true, false, true, false, true};
+        double[] limit = {3.0, 0.5, 2.0, 1.0, 2.0};
+        String[] goalText = {"<= 3x MPICH shm's time", ">= 0.5x MPICH shm", "<= 2x MPICH TCP's time",
+            ">= 1.0x MPICH TCP", "<= 2x MPICH's time"};
+        for (int i = 0; i < rows.length; i++) {
+            Samples mpich = rows[i][0];
+            Samples ours = rows[i][1];
+            double ratio = ours.median() / mpich.median();
+            boolean met = time[i] ? ratio <= limit[i] : ratio >= limit[i];
+            String format = time[i] ? "%.3f" : "%.0f";
+            body.append(f("| %s | %s | %s | %.2fx | %s | %d |%n", what[i], mpich.summary(format), ours.summary(format),
+                    ratio, goalText[i], mpich.size()));
+            goals.add(new Goal(JAVA_MPI_GOALS[i], f(anchors[i], mpich.median()), f(oursFormat[i], ours.median()),
+                    f(time[i] ? "%.2fx MPICH's time" : "%.2fx MPICH", ratio), goalText[i], met));
+        }
+    }
+
     void lossSkipped(String why) {
         body.append("\n## 10% packet loss\n\nNot measured: ").append(why).append(".\n");
         goals.add(new Goal("10% packet loss", "-", "not measured", "-", "goodput >= 0.7x lossless", false));
@@ -556,23 +614,25 @@ final class Report {
                 + "`--only` takes a comma-separated list; a phase runs when its name contains one of the entries. "
                 + "Phases: `UDP streams`, `1448-byte streams over protocol v2`, `64 KiB messages host to rank over "
                 + "protocol v1`, `64 KiB messages host to rank over protocol v2`, `round trip`, `launch`, `8-rank job "
-                + "vs mpiexec`, `MPICH programs`, `packet loss`, `idle CPU`, `growth`, `rings (JMH)`, `dispatch allocation (JMH -prof "
+                + "vs mpiexec`, `MPICH programs`, `Java programs of the mpi package`, `packet loss`, `idle CPU`, `growth`, `rings (JMH)`, `dispatch allocation (JMH -prof "
                 + "gc)`, `MACs (JMH)`, `spawn (JMH)`. A partial run should write elsewhere than docs/benchmarks.md (`--out`).\n\n"
-                + "It builds with `mvn -B -q package -DskipTests -pl benchmarks,cli -am`, installs `mpich`, "
+                + "It builds with `mvn -B -q package -DskipTests -pl benchmarks,cli,examples -am`, installs `mpich`, "
                 + "`libmpich-dev` and `iptables` with apt-get when they are missing and it runs as root, and starts "
                 + "the harness, which "
                 + "embeds the proxy (UDP transport, the v1 and v2 dispatchers behind the protocol front, mapped-file "
                 + "channels, local launcher; for v2 a cluster key generated into a temporary file and node name "
                 + "127.0.0.1) on an ephemeral loopback port, drives v2 with the product's host library "
                 + "(`V2HostTransport`), runs MPI programs it builds with `mpicc` (when `libmpich-dev` is installed) under "
-                + "`mpiexec` and under the distribution's `bin/mpiproxy` with the launcher jar from `cli/target`, "
+                + "`mpiexec` and under the distribution's `bin/mpiproxy` with the launcher jar from `cli/target`, runs "
+                + "Java programs of the `mpi` package with `mpijava` and `examples/target/mpi.jar` (for two nodes, a "
+                + "second embedded proxy on 127.0.0.2), "
                 + "and runs the JMH benchmarks in forked JVMs. JMH alone: "
                 + "`java -cp benchmarks/target/classes:$(cat benchmarks/target/classpath.txt) org.openjdk.jmh.Main "
                 + "RingBenchmark -prof gc`.\n\n");
         doc.append("## Machine\n\n").append(machine);
         doc.append("| load average at end | ").append(read("/proc/loadavg").trim()).append(" |\n");
-        doc.append("\nOther work was running on this machine at the same time (see the load averages); ring and "
-                + "stream figures on 2 vCPUs depend on whether both threads get a CPU.\n");
+        doc.append("\nThe load averages show what else ran on this machine beside the harness; ring and stream "
+                + "figures on 2 vCPUs depend on whether both threads get a CPU.\n");
         doc.append("\n## Goals\n\n").append(goalTable());
         if (!failures.isEmpty()) {
             doc.append("\nNot measured in this run:\n\n");

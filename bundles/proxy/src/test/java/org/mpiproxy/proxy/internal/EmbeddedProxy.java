@@ -30,8 +30,14 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
      *
      * @param keyFile      the cluster key file ({@code v2.key.files}); mode 0600
      * @param datagramSize {@code v2.datagram.size}
+     * @param nodeName     {@code node.name}: the address hosts send to
      */
-    public record V2(Path keyFile, int datagramSize) {
+    public record V2(Path keyFile, int datagramSize, String nodeName) {
+
+        /** With node name {@link #NODE_NAME}. */
+        public V2(Path keyFile, int datagramSize) {
+            this(keyFile, datagramSize, NODE_NAME);
+        }
     }
 
     private final V1Dispatcher dispatcher;
@@ -56,7 +62,7 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
      * @param logDirectory   where ranks' output goes
      * @param launchExecutor runs launches; {@code null} for the component's default launch pool
      * @param terminateTimeout how long TERMINATE waits for a rank to exit before stopping it
-     * @param v2             protocol v2 next to v1, node name {@link #NODE_NAME}; {@code null} for v1 only
+     * @param v2             protocol v2 next to v1; {@code null} for v1 only
      */
     public EmbeddedProxy(ChannelManager channels, ProcessLauncher launcher, Path logDirectory,
                          Executor launchExecutor, Duration terminateTimeout, V2 v2) {
@@ -66,7 +72,7 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
         this.dispatcher = new V1Dispatcher(channels, settings, core -> launcher, this::wakeup, executor, timer);
         V2Dispatcher second = null;
         if (v2 != null) {
-            V2Settings v2Settings = new V2Settings(ClusterKeys.load(Map.of(1, v2.keyFile())), NODE_NAME,
+            V2Settings v2Settings = new V2Settings(ClusterKeys.load(Map.of(1, v2.keyFile())), v2.nodeName(),
                     Duration.ofSeconds(30), 65536, v2.datagramSize(), Duration.ofSeconds(300));
             second = new V2Dispatcher(channels, settings, v2Settings, core -> launcher, this::wakeup, executor, timer,
                     System::currentTimeMillis);
