@@ -119,11 +119,16 @@ class V2DispatcherRefusalTest {
         assertEquals(9, dispatcher.counter(V2Counter.REFUSALS_LIMITED));
 
         int addresses = 0;
+        long start = System.nanoTime();
         for (int i = 0; i < 200; i++) {
             InetSocketAddress from = new InetSocketAddress("10.0." + (i / 250) + "." + (i % 250 + 1), 5000);
             addresses += deliver(stranger.exec(0x77, 1, 0, 2, "prog"), from).size();
         }
-        assertTrue(addresses <= RefusalLimiter.GLOBAL_PER_SECOND + 1, addresses + " refusals in well under a second");
+        // the bucket refills while the loop runs (slowly on a busy machine): allow what the elapsed time adds
+        double seconds = (System.nanoTime() - start) / 1e9;
+        long allowed = RefusalLimiter.GLOBAL_PER_SECOND + 1 + (long) Math.ceil(seconds * RefusalLimiter.GLOBAL_PER_SECOND);
+        assertTrue(seconds < 2, "200 datagrams took " + seconds + " s");
+        assertTrue(addresses <= allowed, addresses + " refusals in " + seconds + " s, at most " + allowed);
     }
 
     @Test
