@@ -2,6 +2,8 @@ package org.mpiproxy.mpi.internal;
 
 import java.nio.ByteBuffer;
 
+import org.mpiproxy.protocol.V2HeaderDescriptor;
+
 /**
  * Copies of the SEND fragments a host sent to one rank and the proxy has not acknowledged yet,
  * for messages {@code send} returned from before their acknowledgement (eager sends): fragment
@@ -24,7 +26,7 @@ final class RetainedFragments {
      * @param slotSize the largest datagram
      */
     RetainedFragments(int slots, int slotSize) {
-        this.data = ByteBuffer.allocate(slots * slotSize);
+        this.data = ByteBuffer.allocate(slots * slotSize).order(V2HeaderDescriptor.BYTE_ORDER);
         this.lengths = new int[slots];
         this.slotSize = slotSize;
     }
@@ -86,6 +88,18 @@ final class RetainedFragments {
     /** @return whether fragment {@code sequence} is kept */
     boolean holds(long sequence) {
         return sequence >= from && sequence < end;
+    }
+
+    /**
+     * @return the message size fragment {@code sequence} states (its header's ack field: set on the
+     *         first fragment of a message, 0 on the others)
+     */
+    long statedSize(long sequence) {
+        if (!holds(sequence)) {
+            throw new IllegalStateException("fragment " + sequence + " is not kept (" + from + ".." + end + ")");
+        }
+        int slot = (int) (sequence % lengths.length);
+        return data.getLong(slot * slotSize + V2HeaderDescriptor.ACK_OFFSET);
     }
 
     /**

@@ -47,7 +47,8 @@ import org.mpiproxy.protocol.V2RefusalDescriptor;
 
 /**
  * Rank 0 over protocol v2 (docs/protocol-v2.md): a random job id, authenticated datagrams,
- * SEND fragments acknowledged with a window and retransmitted with back-off, RECV pulled by
+ * SEND fragments sent eagerly within a window, kept until acknowledged and sent again from a hole
+ * the proxy's replies show or after a timeout with back-off, RECV pulled by
  * sequence number, idempotent EXEC and TERMINATE repeated until answered. A node that stays
  * silent while a call waits for it gets a probe (STATUS of job 0) from a socket connected to it,
  * so that a port where nothing listens shows at once (ICMP port unreachable); a refusal
@@ -73,9 +74,9 @@ public final class V2HostTransport implements TaggedTransport {
     /** Fragments in flight before the first acknowledgement tells the window. */
     static final int INITIAL_WINDOW = 8;
     /**
-     * Fragments of eager sends kept per rank for retransmission at most (fewer for large
-     * datagrams: about 1 MiB per rank). A message of one fragment is sent eagerly: {@code send}
-     * returns once it is sent and kept, before the proxy acknowledges it.
+     * Fragments kept per rank for retransmission at most (fewer for large datagrams: about 1 MiB
+     * per rank). Every message is sent eagerly: {@code send} returns once its last fragment is
+     * sent and kept, before the proxy acknowledges it.
      */
     static final int EAGER_SLOTS = 256;
     static final int EAGER_BYTES_PER_RANK = 1 << 20;
@@ -189,6 +190,13 @@ public final class V2HostTransport implements TaggedTransport {
         /** When {@link #sendAcked} last moved or an eager fragment was (re)sent, and their retransmit timeout. */
         long sendProgressAt;
         long sendRto = INITIAL_RTO_NANOS;
+        /**
+         * Replies to fragments from this sequence on may start a resend from a hole: those to
+         * fragments sent before the last such resend ({@link #onSendReply}) report the same hole.
+         */
+        long resentFrom;
+        /** Resends from a hole, for diagnostics. */
+        long fastResends;
         /** The argument of a refused SEND's reply (the proxy's maximum message size for that refusal). */
         long sendRefusalArgument;
         long recvNext;
@@ -234,8 +242,6 @@ public final class V2HostTransport implements TaggedTransport {
     private final ByteBuffer out;
     private final ByteBuffer in;
     private final V2HeaderFlyweight outHeader = new V2HeaderFlyweight();
-    /** The rank a multi-fragment send is sending to (it resends itself); 0 when none. */
-    private int sendingTo;
     /** When {@link #resendOverdue} last looked through the ranks. */
     private long lastOverdueScan = System.nanoTime() - OVERDUE_SCAN_NANOS;
     private final V2HeaderFlyweight inHeader = new V2HeaderFlyweight();
@@ -538,10 +544,12 @@ public final class V2HostTransport implements TaggedTransport {
     }
 
     /**
-     * Sends one message of any size. A message of one fragment returns once it is sent and a copy
-     * kept for retransmission (eager: the proxy's acknowledgement comes during a later call, and
-     * its refusal is thrown by the next send to that rank); a larger one returns when the proxy has
-     * stored all of it. {@link #finish} waits for every acknowledgement before it terminates ranks.
+     * Sends one message of any size, eagerly: every fragment is sent and a copy kept for
+     * retransmission, and {@code send} returns once the last one is; it waits only while the
+     * window or the kept copies ({@link #EAGER_BYTES_PER_RANK}) are full, so a message larger
+     * than they are streams through them. The proxy's acknowledgements come during later calls,
+     * and a refusal is thrown by the next call to that rank ({@link #flush} waits for it).
+     * {@link #finish} waits for every acknowledgement before it terminates ranks.
      *
      * @param datatype MPI datatype code
      * @param tag      the message's tag, &gt;= 0
@@ -568,70 +576,52 @@ public final class V2HostTransport implements TaggedTransport {
             throw new MpiException(MpiErrors.ERR_IO, "receiving failed: " + e.getMessage(), e);
         }
         resendOverdue();
-        throwRefusal(s, dest, -1);
+        throwRefusal(s, dest);
         int size = MpiDatatype.sizeOf(datatype);
         int perFragment = maxPayload / size;
-        long fragments = (count + (long) perFragment - 1) / perFragment;
-        if (fragments == 1) {
-            sendEager(datatype, tag, src, offset, count, dest);
-            return;
-        }
-        // after the eager fragments still in flight (kept copies), this message's own
-        long first = Math.max(s.sendNext, s.retained == null ? 0 : s.retained.end());
-        long end = first + fragments;
-        long rto = INITIAL_RTO_NANOS;
-        long lastProgress = System.nanoTime();
-        boolean probe = false;
-        sendingTo = dest;
-        try {
-            while (s.sendAcked < end) {
-                // window 0: wait for the proxy's window update; only the retransmit timeout sends a probe
-                long limit = s.sendAcked + (s.window > 0 ? s.window : probe ? 1 : 0);
-                probe = false;
-                while (s.sendNext < end && s.sendNext < limit) {
-                    if (s.sendNext < first) {
-                        if (s.retained.holds(s.sendNext)) {
-                            resendKept(dest, s.sendNext);
-                        }
-                        s.sendNext++;
-                        continue;
-                    }
-                    long k = s.sendNext - first;
-                    int from = (int) (k * perFragment);
-                    int n = (int) Math.min(perFragment, count - (long) from);
-                    // the first fragment states the message's size, so a proxy can refuse it before storing any
-                    header(OP_SEND, dest).flags(s.sendNext == end - 1 ? FLAG_END_OF_MESSAGE : 0).datatype(datatype)
-                            .tag(tag).sequence(s.sendNext).ack(k == 0 ? (long) count * size : 0).argument(n)
-                            .payloadLength(n * size);
-                    out.put(HEADER_LENGTH, src, offset + from * size, n * size);
-                    transmit(dest);
-                    s.sendNext++;
-                }
-                long acked = s.sendAcked;
-                awaitReplies(rto, dest);
-                throwRefusal(s, dest, (long) count * size);
-                if (s.sendAcked > acked) {
-                    rto = INITIAL_RTO_NANOS;
-                    lastProgress = System.nanoTime();
-                } else if (System.nanoTime() - lastProgress >= rto) {
-                    // go back: send again from the first fragment not acknowledged (a probe when the window is 0)
-                    s.sendNext = s.sendAcked;
-                    probe = true;
-                    rto = Math.min(rto * 2, MAX_RTO_NANOS);
-                    lastProgress = System.nanoTime();
-                }
-            }
-        } finally {
-            sendingTo = 0;
+        long bytes = (long) count * size;
+        for (int from = 0; from < count; from += perFragment) {
+            int n = Math.min(perFragment, count - from);
+            // the first fragment states the message's size, so a proxy can refuse it before storing any
+            sendKept(datatype, tag, src, offset + from * size, n, size, dest, from + n == count,
+                    from == 0 ? bytes : 0);
         }
     }
 
     /**
-     * A message of one fragment: sent and kept, then {@code send} returns. The acknowledgement
-     * comes during a later call; until then the kept copy is sent again after the retransmit
-     * timeout ({@link #resendOverdue}). Waits only while the window or the kept copies are full.
+     * Waits until every message sent to rank {@code dest} has been stored by its proxy, and throws
+     * the refusal of one that was not (what a synchronous send waits for).
+     *
+     * @param dest the rank
      */
-    private void sendEager(int datatype, int tag, ByteBuffer src, int offset, int count, int dest) {
+    public void flush(int dest) {
+        io.lock();
+        try {
+            RankState s = ranks[dest];
+            // a node that falls silent fails the wait (awaitReplies)
+            while (s.retained != null && s.sendAcked < s.retained.end() && s.sendResult == MpiErrors.SUCCESS) {
+                pumpKept(dest);
+                awaitReplies(s.sendRto, dest);
+            }
+            throwRefusal(s, dest);
+        } finally {
+            io.unlock();
+        }
+    }
+
+    /**
+     * One fragment: sent and kept. The acknowledgement comes during a later call; until then the
+     * kept copy is sent again after the retransmit timeout ({@link #resendOverdue}) or at once
+     * when a reply shows the proxy missed it ({@link #onSendReply}). Waits only while the window
+     * or the kept copies are full.
+     *
+     * @param at        the byte index of the fragment's first element in {@code src}
+     * @param n         the fragment's elements
+     * @param last      whether it ends its message
+     * @param statedSize the message's size in bytes on its first fragment, else 0
+     */
+    private void sendKept(int datatype, int tag, ByteBuffer src, int at, int n, int size, int dest, boolean last,
+                          long statedSize) {
         RankState s = ranks[dest];
         if (s.retained == null) {
             s.retained = new RetainedFragments(Math.max(1, Math.min(EAGER_SLOTS, EAGER_BYTES_PER_RANK / datagramSize)),
@@ -648,13 +638,13 @@ public final class V2HostTransport implements TaggedTransport {
             }
             pumpKept(dest);
             awaitReplies(s.sendRto, dest);
-            throwRefusal(s, dest, -1);
+            throwRefusal(s, dest);
         }
-        int bytes = count * MpiDatatype.sizeOf(datatype);
+        int bytes = n * size;
         long sequence = Math.max(s.sendNext, kept.end());
-        header(OP_SEND, dest).flags(FLAG_END_OF_MESSAGE).datatype(datatype).tag(tag).sequence(sequence)
-                .ack(bytes).argument(count).payloadLength(bytes);
-        out.put(HEADER_LENGTH, src, offset, bytes);
+        header(OP_SEND, dest).flags(last ? FLAG_END_OF_MESSAGE : 0).datatype(datatype).tag(tag).sequence(sequence)
+                .ack(statedSize).argument(n).payloadLength(bytes);
+        out.put(HEADER_LENGTH, src, at, bytes);
         if (kept.isEmpty()) {
             s.sendProgressAt = System.nanoTime();
             s.sendRto = INITIAL_RTO_NANOS;
@@ -697,7 +687,7 @@ public final class V2HostTransport implements TaggedTransport {
         for (int r = 1; r < ranks.length; r++) {
             RankState s = ranks[r];
             RetainedFragments kept = s.retained;
-            if (kept == null || r == sendingTo || s.sendResult != MpiErrors.SUCCESS) {
+            if (kept == null || s.sendResult != MpiErrors.SUCCESS) {
                 continue;
             }
             // acknowledgements released what they covered as they came
@@ -724,30 +714,34 @@ public final class V2HostTransport implements TaggedTransport {
     }
 
     /**
-     * Throws the refusal of a SEND to rank {@code dest} (once): of this message or, for an eager
-     * one, of an earlier message. The fragments after the refused one were not stored.
-     *
-     * @param bytes the size of the message being sent, -1 when the refusal is of an earlier one
+     * Throws the refusal of a SEND to rank {@code dest} (once), of a message sent by this call or
+     * an earlier one. The fragments after the refused one were not stored: they are dropped, and
+     * the next message starts from the refused fragment's sequence.
      */
-    private void throwRefusal(RankState s, int dest, long bytes) {
+    private void throwRefusal(RankState s, int dest) {
         int result = s.sendResult;
         if (result == MpiErrors.SUCCESS) {
             return;
         }
         s.sendResult = MpiErrors.SUCCESS;
-        // the next message starts from the refused fragment
-        s.sendNext = s.sendAcked;
+        // the refused fragment is the first not acknowledged; its kept copy states its message's size
+        long bytes = -1;
         if (s.retained != null) {
+            if (s.retained.holds(s.sendAcked)) {
+                bytes = s.retained.statedSize(s.sendAcked);
+            }
             s.retained.dropFrom(s.sendAcked);
         }
-        String earlier = bytes < 0 ? " (an earlier message, sent without waiting)" : "";
+        s.sendNext = s.sendAcked;
+        s.resentFrom = s.sendAcked;
         if (result == MpiErrors.ERR_MESSAGE_TOO_LARGE) {
             throw new MpiException(result, "rank " + dest + " on " + s.node + " refused a message"
-                    + (bytes < 0 ? earlier : " of " + bytes + " bytes")
+                    + (bytes > 0 ? " of " + bytes + " bytes" : "")
                     + ": the proxy's maximum message size (v2.max.message.bytes) is " + s.sendRefusalArgument
-                    + " bytes (" + MpiErrors.name(result) + ")");
+                    + " bytes (" + MpiErrors.name(result) + "); the messages sent after it were dropped");
         }
-        throw new MpiException(result, "rank " + dest + " refused data" + earlier + ": " + MpiErrors.name(result));
+        throw new MpiException(result, "rank " + dest + " refused data: " + MpiErrors.name(result)
+                + "; the messages sent after it were dropped");
     }
 
     /** Waits until every eager fragment was acknowledged, or its node is given up; before TERMINATE. */
@@ -1391,21 +1385,7 @@ public final class V2HostTransport implements TaggedTransport {
                 }
                 break;
             case OP_SEND:
-                if (result != MpiErrors.SUCCESS) {
-                    s.sendResult = result;
-                    s.sendRefusalArgument = inHeader.argument();
-                } else if (inHeader.ack() > s.sendAcked) {
-                    s.sendAcked = inHeader.ack();
-                    s.window = (int) inHeader.argument();
-                    s.sendStalled = s.window == 0;
-                    s.sendProgressAt = System.nanoTime();
-                    s.sendRto = INITIAL_RTO_NANOS;
-                    if (s.retained != null) {
-                        s.retained.release(s.sendAcked);
-                    }
-                } else if (inHeader.ack() == s.sendAcked) {
-                    onWindow(s, (int) inHeader.argument());
-                }
+                onSendReply(s, result);
                 break;
             case OP_RECV:
                 onData(s, result);
@@ -1427,6 +1407,51 @@ public final class V2HostTransport implements TaggedTransport {
             default:
                 refused++;
                 break;
+        }
+    }
+
+    /**
+     * The reply to a SEND fragment: a cumulative acknowledgement (every fragment before {@code ack}
+     * is stored) with the window, or a refusal. A reply to fragment {@code sequence} whose
+     * acknowledgement stops below it says the proxy missed the fragments between (lost or
+     * reordered on the way; the proxy stores in order only): they go out again at once, from the
+     * first not acknowledged, instead of after the retransmit timeout. Once per loss: replies to
+     * fragments sent before that resend say the same and are not acted on again.
+     */
+    private void onSendReply(RankState s, int result) {
+        long ack = inHeader.ack();
+        int window = (int) inHeader.argument();
+        boolean advanced = ack > s.sendAcked;
+        if (advanced) {
+            s.sendAcked = ack;
+            s.sendNext = Math.max(s.sendNext, ack);
+            s.sendProgressAt = System.nanoTime();
+            s.sendRto = INITIAL_RTO_NANOS;
+            if (s.retained != null) {
+                s.retained.release(ack);
+            }
+        }
+        if (result != MpiErrors.SUCCESS) {
+            s.sendResult = result;
+            s.sendRefusalArgument = inHeader.argument();
+            return;
+        }
+        if (ack < s.sendAcked) {
+            return; // an old reply, overtaken by a later one
+        }
+        long sequence = inHeader.sequence();
+        if (sequence > ack && window > 0 && sequence >= s.resentFrom && s.sendResult == MpiErrors.SUCCESS
+                && s.retained != null && s.retained.holds(ack)) {
+            // the proxy got a fragment past a hole: go back to the hole now
+            s.resentFrom = s.retained.end();
+            s.sendNext = ack;
+            s.fastResends++;
+        }
+        if (advanced) {
+            s.window = window;
+            s.sendStalled = window == 0;
+        } else {
+            onWindow(s, window);
         }
     }
 

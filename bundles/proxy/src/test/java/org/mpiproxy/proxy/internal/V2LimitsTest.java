@@ -103,8 +103,11 @@ class V2LimitsTest {
         V2HostTransport host = V2HostTransport.start(oneRank(port), "echo", List.of(), V2Datagrams.KEYS, 1448,
                 Duration.ofSeconds(30), System.err);
         host.send(MpiDatatype.INT.code(), ints(1000, 0), 0, 1000, 1);
-        MpiException e = assertThrows(MpiException.class,
-                () -> host.send(MpiDatatype.INT.code(), ints(2000, 100_000), 0, 2000, 1));
+        MpiException e = assertThrows(MpiException.class, () -> {
+            // sent eagerly: the refusal comes with this call or, at the latest, with the flush
+            host.send(MpiDatatype.INT.code(), ints(2000, 100_000), 0, 2000, 1);
+            host.flush(1);
+        });
         assertEquals(MpiErrors.ERR_MESSAGE_TOO_LARGE, e.errorCode());
         assertTrue(e.getMessage().contains("message of 8000 bytes"), e.getMessage());
         assertTrue(e.getMessage().contains("v2.max.message.bytes) is 4096 bytes"), e.getMessage());
