@@ -6,7 +6,7 @@
 #   benchmarks/run.sh --only launch,8-rank --out /tmp/launch.md
 # (with --out elsewhere, docs/benchmarks.md stays as it is).
 # Run from anywhere inside a clone; needs Java 17 and Maven. As root it installs the Debian
-# packages mpich, libmpich-dev and iptables when they are missing (for mpiexec, mpicc and the
+# packages mpich, libmpich-dev and nftables when they are missing (for mpiexec, mpicc and the
 # packet-loss run).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -15,7 +15,7 @@ if [ "$(id -u)" = 0 ] && command -v apt-get >/dev/null; then
     missing=()
     command -v mpiexec.mpich >/dev/null || command -v mpiexec.hydra >/dev/null || missing+=(mpich)
     command -v mpicc >/dev/null || missing+=(libmpich-dev)
-    command -v iptables >/dev/null || missing+=(iptables)
+    command -v nft >/dev/null || missing+=(nftables)
     if [ ${#missing[@]} -gt 0 ]; then
         echo "installing ${missing[*]}"
         DEBIAN_FRONTEND=noninteractive apt-get install -y -q "${missing[@]}" >/dev/null \

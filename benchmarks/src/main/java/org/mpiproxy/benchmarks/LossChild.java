@@ -1,16 +1,37 @@
 package org.mpiproxy.benchmarks;
 
+import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.Locale;
+import java.util.regex.Matcher;
+import java.util.regex.Pattern;
 
 /**
- * Runs inside a network namespace: the host-to-rank SEND stream without loss, then with 10%
- * of the datagrams to the proxy's port dropped by {@code iptables -m statistic}. Prints
- * {@code key=value} lines for the parent.
+ * Runs inside a network namespace of its own: the exact 64 KiB host-to-rank stream over protocol
+ * v2 (every byte of every message checked by the rank, {@link V2Benchmarks#sendStream(ProxyFixture,
+ * Duration, int, boolean)}) without faults, then with nft rules that drop 10% of the UDP
+ * datagrams the loopback receives and duplicate 10% of those it sends, from the EXEC to the last
+ * TERMINATE reply. Prints {@code key=value} lines for the parent.
  */
 final class LossChild {
+
+    /** Drops 10% of UDP datagrams on input, duplicates 10% on output (counted, so the run shows the faults happened). */
+    static final String FAULTS = String.join("\n",
+            "table inet mpiproxybenchloss {",
+            "  chain in { type filter hook input priority 0; policy accept;",
+            "    udp dport != 0 numgen random mod 10 < 1 counter drop; }",
+            "}",
+            "table ip mpiproxybenchdup {",
+            "  chain out { type filter hook output priority 0; policy accept;",
+            "    ip daddr 127.0.0.1 udp dport != 0 numgen random mod 10 < 1 counter dup to 127.0.0.1; }",
+            "}", "");
+
+    private static final Pattern COUNTER = Pattern.compile("counter packets (\\d+) bytes \\d+ (drop|dup)");
+
+    /** The message size of the stream: the 64 KiB messages of the v2 row. */
+    static final int MESSAGE = 65536;
 
     private LossChild() {
     }
@@ -20,14 +41,14 @@ final class LossChild {
         try {
             String status = Files.readString(Path.of("/proc/self/status"));
             if (!status.lines().filter(l -> l.startsWith("Uid:")).findFirst().orElse("").matches("Uid:\\s+0\\s.*")) {
-                return "not running as root: network namespaces and iptables need root";
+                return "not running as root: network namespaces and nft need root";
             }
-        } catch (java.io.IOException e) {
+        } catch (IOException e) {
             return "cannot read /proc/self/status: " + e;
         }
-        for (String tool : new String[] {"ip", "iptables"}) {
+        for (String tool : new String[] {"ip", "nft"}) {
             if (!onPath(tool)) {
-                return "'" + tool + "' is not installed (run.sh installs iptables with apt-get when it can)";
+                return "'" + tool + "' is not installed (run.sh installs nftables with apt-get when it can)";
             }
         }
         return null;
@@ -44,43 +65,46 @@ final class LossChild {
 
     static void run(Path programs, boolean quick) throws Exception {
         Path work = Files.createTempDirectory("mpiproxy-loss-");
+        Path rules = work.resolve("faults.nft");
+        Files.writeString(rules, FAULTS);
         Duration d = Duration.ofSeconds(quick ? 1 : 2);
         int rounds = quick ? 2 : 3;
+        // alternate, so that drift of the machine touches both alike
         for (int i = 0; i < rounds; i++) {
             measure("lossless." + i, programs, work, d, null);
-        }
-        for (int i = 0; i < rounds; i++) {
-            measure("lossy." + i, programs, work, d, "0.1");
+            measure("faults." + i, programs, work, d, rules);
         }
     }
 
-    private static void measure(String key, Path programs, Path work, Duration d, String probability) throws Exception {
-        try (ProxyFixture p = new ProxyFixture(programs, work, Duration.ZERO)) {
-            String port = Integer.toString(p.address.getPort());
-            String[] rule = {"INPUT", "-p", "udp", "--dport", port, "-m", "statistic", "--mode", "random",
-                "--probability", probability == null ? "0" : probability, "-j", "DROP"};
-            // the rule only covers the stream: EXEC and TERMINATE have no retransmission in v1 either
-            UdpBenchmarks.Step add = () -> {
-                if (probability != null) {
-                    Harness.run(concat("iptables", "-A", rule));
-                }
-            };
-            UdpBenchmarks.Step remove = () -> {
-                if (probability != null) {
-                    Harness.run(concat("iptables", "-D", rule));
-                }
-            };
-            UdpBenchmarks.Stream s = UdpBenchmarks.proxySendStream(p, d, UdpBenchmarks.V1_PAYLOAD, add, remove);
-            System.out.printf(Locale.ROOT, "%s=%.3f %d %d%n", key,
-                    s.received() * (double) UdpBenchmarks.V1_PAYLOAD / s.seconds() / 1e6, s.sent(), s.received());
+    private static void measure(String key, Path programs, Path work, Duration d, Path rules) throws Exception {
+        if (rules != null) {
+            Harness.run("nft", "-f", rules.toString());
         }
-    }
-
-    private static String[] concat(String a, String b, String[] rest) {
-        String[] all = new String[rest.length + 2];
-        all[0] = a;
-        all[1] = b;
-        System.arraycopy(rest, 0, all, 2, rest.length);
-        return all;
+        long dropped = 0;
+        long duplicated = 0;
+        UdpBenchmarks.Stream s;
+        try {
+            Path keys = Files.createTempDirectory(work, "key-");
+            try (ProxyFixture p = new ProxyFixture(programs, work, Duration.ZERO, Harness.V2_LARGE_RINGS[1],
+                    V2Benchmarks.settings(V2Benchmarks.keyFile(keys), Harness.V2_LARGE_DATAGRAM))) {
+                s = V2Benchmarks.sendStream(p, d, MESSAGE, true);
+            }
+        } finally {
+            if (rules != null) {
+                Matcher m = COUNTER.matcher(Harness.run("nft", "list", "ruleset"));
+                while (m.find()) {
+                    if (m.group(2).equals("drop")) {
+                        dropped += Long.parseLong(m.group(1));
+                    } else {
+                        duplicated += Long.parseLong(m.group(1));
+                    }
+                }
+                Harness.run("nft", "delete", "table", "inet", "mpiproxybenchloss");
+                Harness.run("nft", "delete", "table", "ip", "mpiproxybenchdup");
+            }
+        }
+        // every message the rank counted was compared byte for byte with what was sent
+        System.out.printf(Locale.ROOT, "%s=%.3f %d %d %d %d%n", key, s.megabytesPerSecond(), s.sent(), s.received(),
+                dropped, duplicated);
     }
 }

@@ -55,6 +55,24 @@ final class V2Benchmarks {
      * from the ring. Rate = messages per second between the first and the last arrival.
      */
     static UdpBenchmarks.Stream sendStream(ProxyFixture proxy, Duration duration, int messageBytes) throws Exception {
+        return sendStream(proxy, duration, messageBytes, false);
+    }
+
+    /** Messages of the exact stream: this many distinct random contents, each stamped with its index. */
+    private static final int PATTERNS = 8;
+
+    /**
+     * As {@link #sendStream(ProxyFixture, Duration, int)}; with {@code exact}, message {@code i}
+     * carries {@code i} in its first 8 bytes and one of {@value #PATTERNS} random contents after
+     * them, and the rank compares every byte of every message it receives with what was sent: a
+     * message lost, repeated, reordered or changed fails the stream.
+     */
+    static UdpBenchmarks.Stream sendStream(ProxyFixture proxy, Duration duration, int messageBytes, boolean exact)
+            throws Exception {
+        if (exact && messageBytes < Long.BYTES) {
+            throw new IllegalArgumentException("an exact stream needs messages of 8 bytes or more");
+        }
+        ByteBuffer[] patterns = exact ? patterns(messageBytes) : null;
         Map<String, Long> before = proxy.proxy.counters();
         V2HostTransport host = start(proxy);
         try {
@@ -69,6 +87,9 @@ final class V2Benchmarks {
                     ByteBuffer dst = ByteBuffer.allocateDirect(messageBytes);
                     while (counts[0] < total.get()) {
                         transport.recv(CHAR, dst, 0, messageBytes, 0);
+                        if (patterns != null) {
+                            check(dst, counts[0], patterns);
+                        }
                         long now = System.nanoTime();
                         if (counts[0]++ == 0) {
                             counts[1] = now;
@@ -87,12 +108,14 @@ final class V2Benchmarks {
             ThreadCpu cpu = new ThreadCpu(Thread.currentThread().getName(), UdpTransport.THREAD_NAME, rank.getName());
             long end = System.nanoTime() + duration.toNanos();
             while (System.nanoTime() < end) {
-                host.send(CHAR, 0, src, 0, messageBytes, 1);
+                host.send(CHAR, 0, message(src, sent, patterns), 0, messageBytes, 1);
                 sent++;
             }
             String busy = cpu.shares();
             total.set(sent + 1);
-            host.send(CHAR, 0, src, 0, messageBytes, 1);
+            host.send(CHAR, 0, message(src, sent, patterns), 0, messageBytes, 1);
+            // sends return before their acknowledgement; retransmissions happen during calls
+            host.flush(1);
             rank.join(30_000);
             if (rank.isAlive() || failure[0] != null) {
                 rank.interrupt();
@@ -109,6 +132,46 @@ final class V2Benchmarks {
             return new UdpBenchmarks.Stream(sent, received, (counts[2] - counts[1]) / 1e9, messageBytes, detail);
         } finally {
             host.finish();
+        }
+    }
+
+    private static ByteBuffer[] patterns(int messageBytes) {
+        java.util.SplittableRandom random = new java.util.SplittableRandom(messageBytes);
+        ByteBuffer[] patterns = new ByteBuffer[PATTERNS];
+        for (int p = 0; p < PATTERNS; p++) {
+            patterns[p] = ByteBuffer.allocateDirect(messageBytes);
+            while (patterns[p].remaining() >= Long.BYTES) {
+                patterns[p].putLong(random.nextLong());
+            }
+            while (patterns[p].hasRemaining()) {
+                patterns[p].put((byte) random.nextInt());
+            }
+            patterns[p].clear();
+        }
+        return patterns;
+    }
+
+    /** @return message {@code index}: {@code src} as it is, or for an exact stream its pattern stamped with the index */
+    private static ByteBuffer message(ByteBuffer src, long index, ByteBuffer[] patterns) {
+        if (patterns == null) {
+            return src;
+        }
+        ByteBuffer m = patterns[(int) (index % PATTERNS)];
+        m.putLong(0, index);
+        return m;
+    }
+
+    /** Throws unless {@code dst} holds message {@code index} exactly. */
+    private static void check(ByteBuffer dst, long index, ByteBuffer[] patterns) {
+        long stamped = dst.getLong(0);
+        if (stamped != index) {
+            throw new IllegalStateException("message " + index + " expected, message " + stamped + " received");
+        }
+        ByteBuffer expected = patterns[(int) (index % PATTERNS)];
+        int at = dst.duplicate().position(Long.BYTES).mismatch(expected.duplicate().position(Long.BYTES));
+        if (at >= 0) {
+            throw new IllegalStateException("message " + index + " differs from what was sent at byte "
+                    + (Long.BYTES + at));
         }
     }
 
