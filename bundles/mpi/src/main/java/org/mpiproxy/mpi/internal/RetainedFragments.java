@@ -95,11 +95,7 @@ final class RetainedFragments {
      *         first fragment of a message, 0 on the others)
      */
     long statedSize(long sequence) {
-        if (!holds(sequence)) {
-            throw new IllegalStateException("fragment " + sequence + " is not kept (" + from + ".." + end + ")");
-        }
-        int slot = (int) (sequence % lengths.length);
-        return data.getLong(slot * slotSize + V2HeaderDescriptor.ACK_OFFSET);
+        return data.getLong(keptSlot(sequence) * slotSize + V2HeaderDescriptor.ACK_OFFSET);
     }
 
     /**
@@ -108,11 +104,16 @@ final class RetainedFragments {
      * @return its length in bytes
      */
     int copy(long sequence, ByteBuffer datagram) {
+        int slot = keptSlot(sequence);
+        datagram.put(0, data, slot * slotSize, lengths[slot]);
+        return lengths[slot];
+    }
+
+    /** @return the slot of fragment {@code sequence}, which must be kept */
+    private int keptSlot(long sequence) {
         if (!holds(sequence)) {
             throw new IllegalStateException("fragment " + sequence + " is not kept (" + from + ".." + end + ")");
         }
-        int slot = (int) (sequence % lengths.length);
-        datagram.put(0, data, slot * slotSize, lengths[slot]);
-        return lengths[slot];
+        return (int) (sequence % lengths.length);
     }
 }

@@ -195,8 +195,6 @@ public final class V2HostTransport implements TaggedTransport {
          * fragments sent before the last such resend ({@link #onSendReply}) report the same hole.
          */
         long resentFrom;
-        /** Resends from a hole, for diagnostics. */
-        long fastResends;
         /** The argument of a refused SEND's reply (the proxy's maximum message size for that refusal). */
         long sendRefusalArgument;
         long recvNext;
@@ -599,7 +597,7 @@ public final class V2HostTransport implements TaggedTransport {
         try {
             RankState s = ranks[dest];
             // a node that falls silent fails the wait (awaitReplies)
-            while (s.retained != null && s.sendAcked < s.retained.end() && s.sendResult == MpiErrors.SUCCESS) {
+            while (unacknowledged(s) && s.sendResult == MpiErrors.SUCCESS) {
                 pumpKept(dest);
                 awaitReplies(s.sendRto, dest);
             }
@@ -744,12 +742,17 @@ public final class V2HostTransport implements TaggedTransport {
                 + "; the messages sent after it were dropped");
     }
 
+    /** @return whether fragments sent to the rank wait for the proxy's acknowledgement */
+    private static boolean unacknowledged(RankState s) {
+        return s.retained != null && s.sendAcked < s.retained.end();
+    }
+
     /** Waits until every eager fragment was acknowledged, or its node is given up; before TERMINATE. */
     private void drainEager() {
         long deadline = timeoutNanos == Long.MAX_VALUE ? Long.MAX_VALUE : System.nanoTime() + timeoutNanos;
         for (int r = 1; r < ranks.length; r++) {
             RankState s = ranks[r];
-            while (s.retained != null && s.sendAcked < s.retained.end() && s.sendResult == MpiErrors.SUCCESS
+            while (unacknowledged(s) && s.sendResult == MpiErrors.SUCCESS
                     && !s.at.dead && s.execResult == MpiErrors.SUCCESS && System.nanoTime() < deadline) {
                 try {
                     pumpKept(r);
@@ -1445,7 +1448,6 @@ public final class V2HostTransport implements TaggedTransport {
             // the proxy got a fragment past a hole: go back to the hole now
             s.resentFrom = s.retained.end();
             s.sendNext = ack;
-            s.fastResends++;
         }
         if (advanced) {
             s.window = window;
