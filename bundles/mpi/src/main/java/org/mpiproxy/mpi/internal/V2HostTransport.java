@@ -195,6 +195,8 @@ public final class V2HostTransport implements TaggedTransport {
          * fragments sent before the last such resend ({@link #onSendReply}) report the same hole.
          */
         long resentFrom;
+        /** A fragment the proxy's replies show missing, to send again at the next chance; -1 when none. */
+        long hole = -1;
         /** The argument of a refused SEND's reply (the proxy's maximum message size for that refusal). */
         long sendRefusalArgument;
         long recvNext;
@@ -638,6 +640,7 @@ public final class V2HostTransport implements TaggedTransport {
             awaitReplies(s.sendRto, dest);
             throwRefusal(s, dest);
         }
+        resendHole(dest);
         int bytes = n * size;
         long sequence = Math.max(s.sendNext, kept.end());
         header(OP_SEND, dest).flags(last ? FLAG_END_OF_MESSAGE : 0).datatype(datatype).tag(tag).sequence(sequence)
@@ -652,8 +655,21 @@ public final class V2HostTransport implements TaggedTransport {
         s.sendNext = sequence + 1;
     }
 
+    /** Sends the hole the proxy's replies showed again, if it is still not acknowledged. */
+    private void resendHole(int dest) {
+        RankState s = ranks[dest];
+        long hole = s.hole;
+        if (hole >= 0) {
+            s.hole = -1;
+            if (hole >= s.sendAcked && s.retained != null && s.retained.holds(hole)) {
+                resendKept(dest, hole);
+            }
+        }
+    }
+
     /** Sends the kept fragments from {@code sendNext} on, as far as the window allows. */
     private void pumpKept(int dest) {
+        resendHole(dest);
         RankState s = ranks[dest];
         long limit = s.sendAcked + Math.max(s.window, 0);
         s.sendNext = Math.max(s.sendNext, s.sendAcked);
@@ -692,6 +708,7 @@ public final class V2HostTransport implements TaggedTransport {
             if (kept.isEmpty() || s.at.dead) {
                 continue;
             }
+            resendHole(r);
             if (now - s.sendProgressAt >= s.sendRto) {
                 s.sendNext = s.sendAcked;
                 if (s.window <= 0) {
@@ -732,6 +749,7 @@ public final class V2HostTransport implements TaggedTransport {
         }
         s.sendNext = s.sendAcked;
         s.resentFrom = s.sendAcked;
+        s.hole = -1;
         if (result == MpiErrors.ERR_MESSAGE_TOO_LARGE) {
             throw new MpiException(result, "rank " + dest + " on " + s.node + " refused a message"
                     + (bytes > 0 ? " of " + bytes + " bytes" : "")
@@ -1445,9 +1463,9 @@ public final class V2HostTransport implements TaggedTransport {
         long sequence = inHeader.sequence();
         if (sequence > ack && window > 0 && sequence >= s.resentFrom && s.sendResult == MpiErrors.SUCCESS
                 && s.retained != null && s.retained.holds(ack)) {
-            // the proxy got a fragment past a hole: go back to the hole now
+            // the proxy got a fragment past a hole (and holds it): the hole goes out again now
             s.resentFrom = s.retained.end();
-            s.sendNext = ack;
+            s.hole = ack;
         }
         if (advanced) {
             s.window = window;

@@ -29,6 +29,8 @@ enum V2Counter implements CounterKey {
     DOORBELLS_RUNG("v2.doorbells.rung"),
     SEND_DUPLICATE("v2.send.duplicate"),
     SEND_OUT_OF_ORDER("v2.send.out.of.order"),
+    /** Out-of-order fragments held until the hole before them is filled. */
+    SEND_HELD("v2.send.held"),
     SEND_RING_FULL("v2.send.ring.full"),
     SEND_WINDOW_UPDATES("v2.send.window.updates"),
     SEND_TOO_LARGE("v2.send.too.large"),

@@ -71,6 +71,7 @@ final class V2HostSends {
                 counters.increment(V2Counter.SEND_DUPLICATE);
             } else if (s > expected) {
                 counters.increment(V2Counter.SEND_OUT_OF_ORDER);
+                hold(header, rank, s, expected);
             } else if (ring == null || rank.isDone()) {
                 problem = V2Dispatcher.RANK_ENDED;
             } else if (MessageSizeLimit.exceeds(settings.get().maxMessageBytes(), rank.messageBytesIn, header.ack(),
@@ -99,11 +100,17 @@ final class V2HostSends {
                         counters.increment(V2Counter.DOORBELLS_RUNG);
                     }
                     counters.add(V2Counter.SEND_BYTES, payload);
+                    expected = drainHeld(rank, ring, replies, expected);
                 } else if (problem == MpiErrors.SUCCESS) {
                     counters.increment(V2Counter.SEND_RING_FULL);
                     refused = true;
                 }
             }
+        }
+        if (problem != MpiErrors.SUCCESS && !rank.holdingOff) {
+            // the host drops the messages from the refused one on and reuses their sequences
+            rank.holdingOff = true;
+            rank.held = null;
         }
         // a refused fragment says window 0 whatever the free bytes (they may lie at both ends of the ring)
         int window = refused ? 0 : window(ring);
@@ -115,6 +122,73 @@ final class V2HostSends {
         long argument = problem == MpiErrors.SUCCESS ? window : problem == MpiErrors.ERR_MESSAGE_TOO_LARGE
                 ? MessageSizeLimit.argument(settings.get().maxMessageBytes()) : 0;
         host.replySend(replies, rank, problem, s, expected, argument);
+    }
+
+    /**
+     * A fragment past a hole: held (a copy) when it is among the next few, so that once the host
+     * resends the hole the proxy stores it and every held one after it, and acknowledges them all.
+     */
+    private void hold(V2HeaderFlyweight header, V2Rank rank, long sequence, long expected) {
+        if (rank.toRank == null || rank.isDone() || rank.holdingOff) {
+            return;
+        }
+        if (rank.held == null) {
+            rank.held = new HeldFragments(settings.get().maxPayload());
+        } else {
+            rank.held.releaseBefore(expected);
+        }
+        boolean last = (header.flags() & FLAG_END_OF_MESSAGE) != 0;
+        if (rank.held.hold(sequence, expected, header.datatype(), (int) header.argument(),
+                header.tag() | (last ? 0 : MessageRing.MORE_RECORDS), header.ack(), header.buffer(),
+                header.payloadOffset(), header.payloadLength())) {
+            counters.increment(V2Counter.SEND_HELD);
+        }
+    }
+
+    /**
+     * Stores the held fragments that follow {@code expected} in sequence, as far as the ring takes
+     * them; @return the next fragment expected after them.
+     */
+    private long drainHeld(V2Rank rank, MessageRing ring, DatagramTransport replies, long expected) {
+        HeldFragments held = rank.held;
+        if (held == null || held.size() == 0) {
+            return expected;
+        }
+        held.releaseBefore(expected);
+        boolean any = false;
+        while (held.holds(expected)) {
+            long s = expected;
+            int length = held.length(s);
+            if (MessageSizeLimit.exceeds(settings.get().maxMessageBytes(), rank.messageBytesIn, held.statedSize(s),
+                    length)) {
+                // refused when the host sends it again, with the reply that says why
+                held.clear();
+                break;
+            }
+            boolean stored;
+            try {
+                stored = ring.offer(held.datatype(s), held.count(s), held.tagWord(s), held.payloads(), held.offset(s),
+                        length);
+            } catch (IllegalArgumentException e) {
+                held.clear();
+                break;
+            }
+            if (!stored) {
+                break; // the ring is full: it stays held
+            }
+            held.release(s);
+            expected = s + 1;
+            ring.producerMark(expected);
+            rank.bytesIn += length;
+            rank.messageBytesIn = (held.tagWord(s) & MessageRing.MORE_RECORDS) == 0 ? 0 : rank.messageBytesIn + length;
+            counters.increment(V2Counter.SEND_STORED);
+            counters.add(V2Counter.SEND_BYTES, length);
+            any = true;
+        }
+        if (any && RankDoorbells.ringIfArmed(ring, replies)) {
+            counters.increment(V2Counter.DOORBELLS_RUNG);
+        }
+        return expected;
     }
 
     /** Sends the window updates ranks have made room for; returns how many. */

@@ -44,6 +44,13 @@ final class V2Rank extends LiveRank {
 
     /** Bytes stored of the host-to-rank message not yet complete (0 between messages). */
     long messageBytesIn;
+    /** SEND fragments that arrived past a hole; made with the first one. */
+    HeldFragments held;
+    /**
+     * Set by the first refused SEND: the host then sends other messages under the refused
+     * sequences, so a fragment held from before the refusal could be taken for one of them.
+     */
+    boolean holdingOff;
 
     V2Rank(V2Job job, int rankId, int coreId, int worldSize, String program, RankChannel channel, int datagramSize) {
         super(rankId, coreId, worldSize, program, channel);

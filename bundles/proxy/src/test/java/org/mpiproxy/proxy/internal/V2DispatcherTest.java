@@ -173,14 +173,39 @@ class V2DispatcherTest {
         deliver(host.sendInts(JOB, 1, 0, 7, false, 1, 2));
         assertEquals(1, single().ack());
         deliver(host.sendInts(JOB, 1, 2, 7, true, 5));
-        assertEquals(1, single().ack(), "out of order: not stored");
+        V2HeaderFlyweight gap = single();
+        assertEquals(1, gap.ack(), "out of order: held, not stored; the reply names the hole");
+        assertEquals(2, gap.sequence());
+        assertEquals(List.of(7 | MessageRing.MORE_RECORDS), channel.toRank.tagWords());
         deliver(host.sendInts(JOB, 1, 1, 7, true, 3, 4));
-        assertEquals(2, single().ack());
-        assertEquals(List.of(7 | MessageRing.MORE_RECORDS, 7), channel.toRank.tagWords());
-        assertEquals(List.of(1, 2, 3, 4), boxed(channel.toRank.pollInts(10)));
+        assertEquals(3, single().ack(), "the hole filled: the held fragment is stored after it");
+        assertEquals(List.of(7 | MessageRing.MORE_RECORDS, 7, 7), channel.toRank.tagWords());
+        assertEquals(List.of(1, 2, 3, 4, 5), boxed(channel.toRank.pollInts(10)));
         assertEquals(1, dispatcher.counter(V2Counter.SEND_DUPLICATE));
         assertEquals(1, dispatcher.counter(V2Counter.SEND_OUT_OF_ORDER));
-        assertEquals(2, channel.toRank.producerMark());
+        assertEquals(1, dispatcher.counter(V2Counter.SEND_HELD));
+        assertEquals(3, channel.toRank.producerMark());
+    }
+
+    @Test
+    void shouldHoldFragmentsPastAHoleOnlyWithinItsSlotsAndStoreThemInOrder() {
+        FakeChannel channel = startRank(1);
+        // 0 lost; 1..3 held; one far beyond the held slots is dropped as before
+        for (int s = 1; s <= 3; s++) {
+            deliver(host.sendInts(JOB, 1, s, 7, true, 10 * s));
+            assertEquals(0, single().ack());
+        }
+        deliver(host.sendInts(JOB, 1, 1000, 7, true, 99));
+        assertEquals(0, single().ack());
+        deliver(host.sendInts(JOB, 1, 2, 7, true, 20));
+        assertEquals(0, single().ack(), "a duplicate of a held fragment changes nothing");
+        deliver(host.sendInts(JOB, 1, 0, 7, true, 0));
+        assertEquals(4, single().ack());
+        assertEquals(List.of(0, 10, 20, 30), boxed(channel.toRank.pollInts(10)));
+        assertEquals(3, dispatcher.counter(V2Counter.SEND_HELD));
+        deliver(host.sendInts(JOB, 1, 4, 7, true, 40));
+        assertEquals(5, single().ack());
+        assertEquals(List.of(40), boxed(channel.toRank.pollInts(10)));
     }
 
     @Test
