@@ -12,20 +12,28 @@ import java.util.regex.Pattern;
  * Runs inside a network namespace of its own: the exact 64 KiB host-to-rank stream over protocol
  * v2 (every byte of every message checked by the rank, {@link V2Benchmarks#sendStream(ProxyFixture,
  * Duration, int, boolean)}) without faults, then with nft rules that drop 10% of the UDP
- * datagrams the loopback receives and duplicate 10% of those it sends, from the EXEC to the last
+ * datagrams between host and proxy and duplicate 10% of them, from the EXEC to the last
  * TERMINATE reply. Prints {@code key=value} lines for the parent.
  */
 final class LossChild {
 
-    /** Drops 10% of UDP datagrams on input, duplicates 10% on output (counted, so the run shows the faults happened). */
+    /**
+     * Drops 10% of the UDP datagrams to and from the proxy's port on input, duplicates 10% of
+     * them on output (counted, so that the run shows the faults happened); {@code %1$d} is the
+     * port. The faults hit the network path, host to proxy and back: the doorbells the proxy
+     * rings from that port (8-byte datagrams, 16 bytes with the UDP header) wake a rank on the
+     * same node (docs/ring-layout.md), they are not network traffic.
+     */
     static final String FAULTS = String.join("\n",
             "table inet mpiproxybenchloss {",
             "  chain in { type filter hook input priority 0; policy accept;",
-            "    udp dport != 0 numgen random mod 10 < 1 counter drop; }",
+            "    udp dport %1$d udp length != 16 numgen random mod 10 < 1 counter drop;",
+            "    udp sport %1$d udp length != 16 numgen random mod 10 < 1 counter drop; }",
             "}",
             "table ip mpiproxybenchdup {",
             "  chain out { type filter hook output priority 0; policy accept;",
-            "    ip daddr 127.0.0.1 udp dport != 0 numgen random mod 10 < 1 counter dup to 127.0.0.1; }",
+            "    ip daddr 127.0.0.1 udp dport %1$d udp length != 16 numgen random mod 10 < 1 counter dup to 127.0.0.1;",
+            "    ip daddr 127.0.0.1 udp sport %1$d udp length != 16 numgen random mod 10 < 1 counter dup to 127.0.0.1; }",
             "}", "");
 
     private static final Pattern COUNTER = Pattern.compile("counter packets (\\d+) bytes \\d+ (drop|dup)");
@@ -66,7 +74,6 @@ final class LossChild {
     static void run(Path programs, boolean quick) throws Exception {
         Path work = Files.createTempDirectory("mpiproxy-loss-");
         Path rules = work.resolve("faults.nft");
-        Files.writeString(rules, FAULTS);
         Duration d = Duration.ofSeconds(quick ? 1 : 2);
         int rounds = quick ? 2 : 3;
         // alternate, so that drift of the machine touches both alike
@@ -77,9 +84,6 @@ final class LossChild {
     }
 
     private static void measure(String key, Path programs, Path work, Duration d, Path rules) throws Exception {
-        if (rules != null) {
-            Harness.run("nft", "-f", rules.toString());
-        }
         long dropped = 0;
         long duplicated = 0;
         UdpBenchmarks.Stream s;
@@ -87,6 +91,11 @@ final class LossChild {
             Path keys = Files.createTempDirectory(work, "key-");
             try (ProxyFixture p = new ProxyFixture(programs, work, Duration.ZERO, Harness.V2_LARGE_RINGS[1],
                     V2Benchmarks.settings(V2Benchmarks.keyFile(keys), Harness.V2_LARGE_DATAGRAM))) {
+                if (rules != null) {
+                    // in force before the EXEC: the proxy's port is known once it is bound
+                    Files.writeString(rules, String.format(Locale.ROOT, FAULTS, p.address.getPort()));
+                    Harness.run("nft", "-f", rules.toString());
+                }
                 s = V2Benchmarks.sendStream(p, d, MESSAGE, true);
             }
         } finally {

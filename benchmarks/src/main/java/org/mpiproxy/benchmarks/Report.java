@@ -533,9 +533,11 @@ final class Report {
                 + "datagrams, ring 4096 KiB, the product's host library), each message stamped with its index and "
                 + "compared byte for byte by the rank with what was sent (a message lost, repeated, reordered or "
                 + "changed fails the run). Rounds alternate: without faults, then with nft rules that drop 10%% of "
-                + "the UDP datagrams the loopback receives and duplicate 10%% of those it sends (`numgen random mod "
-                + "10 < 1`, `drop` on input, `dup to 127.0.0.1` on output), in force from the EXEC to the last "
-                + "TERMINATE reply. Goodput = bytes of exact messages per second at the rank. The dropped and "
+                + "the UDP datagrams between host and proxy and duplicate 10%% of them (those to or from the "
+                + "proxy's port; `numgen random mod 10 < 1`, `drop` on input, `dup to 127.0.0.1` on output), in "
+                + "force from the EXEC to the last TERMINATE reply. The 8-byte doorbells the proxy rings from its "
+                + "port to wake the rank on the same node are exempt: they are local signals, not network "
+                + "traffic. Goodput = bytes of exact messages per second at the rank. The dropped and "
                 + "duplicated columns are nft's counters.%n%n"));
         body.append("| run | goodput MB/s | messages sent | received exact | datagrams dropped | datagrams duplicated |\n"
                 + "| --- | --- | --- | --- | --- | --- |\n");

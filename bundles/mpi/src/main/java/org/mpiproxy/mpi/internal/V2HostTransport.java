@@ -66,6 +66,12 @@ public final class V2HostTransport implements TaggedTransport {
 
     /** First retransmit timeout; doubled per retry up to {@link #MAX_RTO_NANOS}. */
     static final long INITIAL_RTO_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
+    /**
+     * The floor of the SEND retransmit timeout once round trips are measured
+     * ({@link RoundTripEstimator}): well above a loopback or cluster round trip, so that only a
+     * loss or a long stall of the proxy's thread sends a fragment again.
+     */
+    static final long MIN_SEND_RTO_NANOS = TimeUnit.MILLISECONDS.toNanos(2);
     static final long MAX_RTO_NANOS = TimeUnit.SECONDS.toNanos(1);
     /** Fragments asked for per RECV. */
     static final int RECV_WINDOW = 256;
@@ -189,7 +195,11 @@ public final class V2HostTransport implements TaggedTransport {
         RetainedFragments retained;
         /** When {@link #sendAcked} last moved or an eager fragment was (re)sent, and their retransmit timeout. */
         long sendProgressAt;
-        long sendRto = INITIAL_RTO_NANOS;
+        final RoundTripEstimator sendTimer = new RoundTripEstimator(INITIAL_RTO_NANOS, MIN_SEND_RTO_NANOS,
+                MAX_RTO_NANOS);
+        /** The fragment whose acknowledgement times a round trip, -1 when none; when it was sent. */
+        long timedSequence = -1;
+        long timedAt;
         /**
          * Replies to fragments from this sequence on may start a resend from a hole: those to
          * fragments sent before the last such resend ({@link #onSendReply}) report the same hole.
@@ -197,6 +207,11 @@ public final class V2HostTransport implements TaggedTransport {
         long resentFrom;
         /** A fragment the proxy's replies show missing, to send again at the next chance; -1 when none. */
         long hole = -1;
+        /** The last hole sent again, -1 once its reply came, and the end of the fragments sent before it. */
+        long holeResent = -1;
+        long holeSentBefore;
+        /** One past the highest fragment sent (first time or again) since the last refusal. */
+        long sentEnd;
         /** The argument of a refused SEND's reply (the proxy's maximum message size for that refusal). */
         long sendRefusalArgument;
         long recvNext;
@@ -601,7 +616,7 @@ public final class V2HostTransport implements TaggedTransport {
             // a node that falls silent fails the wait (awaitReplies)
             while (unacknowledged(s) && s.sendResult == MpiErrors.SUCCESS) {
                 pumpKept(dest);
-                awaitReplies(s.sendRto, dest);
+                awaitReplies(s.sendTimer.timeoutNanos(), dest);
             }
             throwRefusal(s, dest);
         } finally {
@@ -637,7 +652,7 @@ public final class V2HostTransport implements TaggedTransport {
                 break;
             }
             pumpKept(dest);
-            awaitReplies(s.sendRto, dest);
+            awaitReplies(s.sendTimer.timeoutNanos(), dest);
             throwRefusal(s, dest);
         }
         resendHole(dest);
@@ -646,13 +661,19 @@ public final class V2HostTransport implements TaggedTransport {
         header(OP_SEND, dest).flags(last ? FLAG_END_OF_MESSAGE : 0).datatype(datatype).tag(tag).sequence(sequence)
                 .ack(statedSize).argument(n).payloadLength(bytes);
         out.put(HEADER_LENGTH, src, at, bytes);
+        long now = System.nanoTime();
         if (kept.isEmpty()) {
-            s.sendProgressAt = System.nanoTime();
-            s.sendRto = INITIAL_RTO_NANOS;
+            s.sendProgressAt = now;
+            s.sendTimer.progress();
         }
         kept.keep(sequence, out, HEADER_LENGTH + bytes);
         transmit(dest);
         s.sendNext = sequence + 1;
+        s.sentEnd = Math.max(s.sentEnd, sequence + 1);
+        if (s.timedSequence < 0) {
+            s.timedSequence = sequence;
+            s.timedAt = now;
+        }
     }
 
     /** Sends the hole the proxy's replies showed again, if it is still not acknowledged. */
@@ -662,6 +683,8 @@ public final class V2HostTransport implements TaggedTransport {
         if (hole >= 0) {
             s.hole = -1;
             if (hole >= s.sendAcked && s.retained != null && s.retained.holds(hole)) {
+                s.holeResent = hole;
+                s.holeSentBefore = s.sentEnd;
                 resendKept(dest, hole);
             }
         }
@@ -680,6 +703,11 @@ public final class V2HostTransport implements TaggedTransport {
     }
 
     private void resendKept(int dest, long sequence) {
+        RankState s = ranks[dest];
+        if (sequence <= s.timedSequence) {
+            s.timedSequence = -1; // its acknowledgement could answer either copy
+        }
+        s.sentEnd = Math.max(s.sentEnd, sequence + 1);
         out.clear();
         ranks[dest].retained.copy(sequence, out);
         transmit(dest);
@@ -709,7 +737,7 @@ public final class V2HostTransport implements TaggedTransport {
                 continue;
             }
             resendHole(r);
-            if (now - s.sendProgressAt >= s.sendRto) {
+            if (now - s.sendProgressAt >= s.sendTimer.timeoutNanos()) {
                 s.sendNext = s.sendAcked;
                 if (s.window <= 0) {
                     if (kept.holds(s.sendNext)) {
@@ -719,7 +747,7 @@ public final class V2HostTransport implements TaggedTransport {
                 } else {
                     pumpKept(r);
                 }
-                s.sendRto = Math.min(s.sendRto * 2, MAX_RTO_NANOS);
+                s.sendTimer.backOff();
                 s.sendProgressAt = now;
             } else if (s.sendNext < kept.end()) {
                 // a window update after a full ring sent us back: the kept ones go out again now
@@ -750,6 +778,9 @@ public final class V2HostTransport implements TaggedTransport {
         s.sendNext = s.sendAcked;
         s.resentFrom = s.sendAcked;
         s.hole = -1;
+        s.holeResent = -1;
+        s.sentEnd = s.sendAcked;
+        s.timedSequence = -1;
         if (result == MpiErrors.ERR_MESSAGE_TOO_LARGE) {
             throw new MpiException(result, "rank " + dest + " on " + s.node + " refused a message"
                     + (bytes > 0 ? " of " + bytes + " bytes" : "")
@@ -774,7 +805,7 @@ public final class V2HostTransport implements TaggedTransport {
                     && !s.at.dead && s.execResult == MpiErrors.SUCCESS && System.nanoTime() < deadline) {
                 try {
                     pumpKept(r);
-                    awaitReplies(s.sendRto, r);
+                    awaitReplies(s.sendTimer.timeoutNanos(), r);
                 } catch (MpiException e) {
                     diagnostics.println("mpi: " + e.getMessage() + "; " + (s.retained.end() - s.sendAcked)
                             + " fragments sent to rank " + r + " were not acknowledged");
@@ -1435,9 +1466,10 @@ public final class V2HostTransport implements TaggedTransport {
      * The reply to a SEND fragment: a cumulative acknowledgement (every fragment before {@code ack}
      * is stored) with the window, or a refusal. A reply to fragment {@code sequence} whose
      * acknowledgement stops below it says the proxy missed the fragments between (lost or
-     * reordered on the way; the proxy stores in order only): they go out again at once, from the
-     * first not acknowledged, instead of after the retransmit timeout. Once per loss: replies to
-     * fragments sent before that resend say the same and are not acted on again.
+     * reordered on the way; the proxy holds a few past a hole): the first not acknowledged goes
+     * out again at once, instead of after the retransmit timeout. Once per loss: replies to
+     * fragments sent before that resend say the same and are not acted on again. The reply to
+     * that resend acknowledging less than was sent before it shows the next one lost too.
      */
     private void onSendReply(RankState s, int result) {
         long ack = inHeader.ack();
@@ -1446,8 +1478,14 @@ public final class V2HostTransport implements TaggedTransport {
         if (advanced) {
             s.sendAcked = ack;
             s.sendNext = Math.max(s.sendNext, ack);
-            s.sendProgressAt = System.nanoTime();
-            s.sendRto = INITIAL_RTO_NANOS;
+            long now = System.nanoTime();
+            s.sendProgressAt = now;
+            if (s.timedSequence >= 0 && ack > s.timedSequence) {
+                s.sendTimer.sample(now - s.timedAt);
+                s.timedSequence = -1;
+            } else {
+                s.sendTimer.progress();
+            }
             if (s.retained != null) {
                 s.retained.release(ack);
             }
@@ -1466,6 +1504,14 @@ public final class V2HostTransport implements TaggedTransport {
             // the proxy got a fragment past a hole (and holds it): the hole goes out again now
             s.resentFrom = s.retained.end();
             s.hole = ack;
+        } else if (sequence == s.holeResent && ack > sequence && window > 0 && s.sendResult == MpiErrors.SUCCESS) {
+            // the hole sent again filled it, but the proxy still misses a fragment sent before it:
+            // datagrams between two nodes keep their order, so that one was lost too
+            s.holeResent = -1;
+            if (ack < s.holeSentBefore && s.retained != null && s.retained.holds(ack)) {
+                s.resentFrom = s.retained.end();
+                s.hole = ack;
+            }
         }
         if (advanced) {
             s.window = window;
