@@ -107,7 +107,12 @@ public class DispatchBenchmark {
     public void tearDown() throws IOException {
         rankSide.close();
         dispatcher.close();
-        try (Stream<Path> files = Files.walk(base)) {
+        delete(base);
+    }
+
+    /** Deletes a directory and everything in it. */
+    static void delete(Path directory) throws IOException {
+        try (Stream<Path> files = Files.walk(directory)) {
             for (Path p : (Iterable<Path>) files.sorted(Comparator.reverseOrder())::iterator) {
                 Files.deleteIfExists(p);
             }

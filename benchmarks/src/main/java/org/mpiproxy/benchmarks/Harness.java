@@ -208,6 +208,7 @@ public final class Harness {
 
     private Void dispatch() throws Exception {
         ChainedOptionsBuilder options = jmh(DispatchBenchmark.class)
+                .include(V2DispatchBenchmark.class.getName())
                 .addProfiler(GCProfiler.class)
                 .jvmArgsAppend("-Dorg.slf4j.simpleLogger.defaultLogLevel=warn");
         Map<String, double[]> rows = new LinkedHashMap<>();

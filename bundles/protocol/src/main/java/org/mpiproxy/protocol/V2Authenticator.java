@@ -5,11 +5,7 @@ import static org.mpiproxy.protocol.V2HeaderDescriptor.MAC_LENGTH;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.MIN_DATAGRAM_LENGTH;
 
 import java.nio.ByteBuffer;
-import java.security.GeneralSecurityException;
 import java.security.MessageDigest;
-
-import javax.crypto.Mac;
-import javax.crypto.spec.SecretKeySpec;
 
 /**
  * Signs and checks v2 datagrams: HMAC-SHA256 under the cluster key named by the key id, over the
@@ -17,7 +13,7 @@ import javax.crypto.spec.SecretKeySpec;
  * datagram is used: length, magic, declared payload length, key id, MAC (constant time), node id,
  * timestamp skew and, for requests, the replay cache.
  * <p>
- * Not thread-safe: one instance per thread (it holds its {@link Mac} instances and scratch
+ * Not thread-safe: one instance per thread (it holds its {@link HmacSha256} instances and scratch
  * arrays, so signing and checking allocate nothing).
  */
 public final class V2Authenticator {
@@ -45,12 +41,11 @@ public final class V2Authenticator {
     /** The replay cache is full of unexpired nonces: refused to stay safe. */
     public static final int REPLAY_CACHE_FULL = 10;
 
-    private static final String ALGORITHM = "HmacSHA256";
     private static final String[] REASONS = {"ok", "too.short", "bad.magic", "bad.length", "unknown.key",
         "bad.mac", "wrong.node", "stale", "future", "replayed", "replay.cache.full"};
 
     private final ClusterKeys keys;
-    private final Mac[] macs = new Mac[256];
+    private final HmacSha256[] macs = new HmacSha256[256];
     private final ReplayCache[] replay = new ReplayCache[256];
     private final long nodeId;
     private final long skewMillis;
@@ -75,13 +70,7 @@ public final class V2Authenticator {
         this.replayCapacity = replayCapacity;
         for (int id = 0; id < 256; id++) {
             if (keys.has(id)) {
-                try {
-                    Mac mac = Mac.getInstance(ALGORITHM);
-                    mac.init(new SecretKeySpec(keys.key(id), ALGORITHM));
-                    macs[id] = mac;
-                } catch (GeneralSecurityException e) {
-                    throw new IllegalStateException(ALGORITHM + " is not available", e);
-                }
+                macs[id] = new HmacSha256(keys.key(id));
                 // a nonce must be remembered as long as its timestamp can still be accepted
                 replay[id] = new ReplayCache(replayCapacity, 2 * skewMillis + 1);
             }
@@ -129,13 +118,13 @@ public final class V2Authenticator {
      */
     public int sign(ByteBuffer buffer, int offset) {
         header.wrap(buffer, offset);
-        Mac mac = macs[header.keyId()];
+        HmacSha256 mac = macs[header.keyId()];
         if (mac == null) {
             throw new IllegalArgumentException("keyId=" + header.keyId() + " is not configured");
         }
         int macOffset = header.macOffset();
-        update(mac, buffer, offset, macOffset - offset);
-        doFinal(mac);
+        mac.update(buffer, offset, macOffset - offset);
+        mac.tag(computed, 0);
         buffer.put(macOffset, computed, 0, MAC_LENGTH);
         return macOffset + MAC_LENGTH - offset;
     }
@@ -198,13 +187,13 @@ public final class V2Authenticator {
         if (header.datagramLength() != length) {
             return BAD_LENGTH;
         }
-        Mac mac = macs[header.keyId()];
+        HmacSha256 mac = macs[header.keyId()];
         if (mac == null) {
             return UNKNOWN_KEY;
         }
         int macOffset = offset + length - MAC_LENGTH;
-        update(mac, buffer, offset, length - MAC_LENGTH);
-        doFinal(mac);
+        mac.update(buffer, offset, length - MAC_LENGTH);
+        mac.tag(computed, 0);
         buffer.get(macOffset, received, 0, MAC_LENGTH);
         if (!MessageDigest.isEqual(computed, received)) {
             return BAD_MAC;
@@ -233,23 +222,6 @@ public final class V2Authenticator {
     /** Number of distinct results of {@link #verify}. */
     public static int reasonCount() {
         return REASONS.length;
-    }
-
-    private static void update(Mac mac, ByteBuffer buffer, int offset, int length) {
-        int position = buffer.position();
-        int limit = buffer.limit();
-        // The MAC covers exactly [offset, offset + length): the reply buffer may be larger.
-        buffer.limit(offset + length).position(offset);
-        mac.update(buffer);
-        buffer.limit(limit).position(position);
-    }
-
-    private void doFinal(Mac mac) {
-        try {
-            mac.doFinal(computed, 0);
-        } catch (javax.crypto.ShortBufferException e) {
-            throw new IllegalStateException(e);
-        }
     }
 
     /** @return {@code HEADER_LENGTH}, for callers laying out payloads */
