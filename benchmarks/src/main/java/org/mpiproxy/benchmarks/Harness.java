@@ -53,6 +53,9 @@ public final class Harness {
     private final Path work;
     private final Path programs;
     private final Report report = new Report();
+    /** The C anchors, built on first use; {@code null} with {@link #cWhy} when they cannot be. */
+    private CAnchors cAnchors;
+    private String cWhy;
 
     private Harness(boolean quick, Path out) throws IOException {
         this.quick = quick;
@@ -183,7 +186,21 @@ public final class Harness {
                 }
             }
         }
-        report.rings(received, forks);
+        // the C ring beside it, in the same run: median of 5 one-second runs per size (its rate is bimodal)
+        double[] cRing = {Double.NaN, Double.NaN};
+        CAnchors c = cAnchors();
+        if (c != null) {
+            String[] sizes = {"4", "1448"};
+            for (int i = 0; i < sizes.length; i++) {
+                Samples s = new Samples();
+                for (int round = 0; round < (quick ? 3 : 5); round++) {
+                    s.add(c.run("ring", sizes[i], "1").get("ring." + sizes[i] + ".records.per.second"));
+                }
+                cRing[i] = s.median();
+                System.out.printf(Locale.ROOT, "   C ring %s B: %.1f M/s%n", sizes[i], cRing[i] / 1e6);
+            }
+        }
+        report.rings(received, forks, cRing[0], cRing[1], cWhy);
 
         ChainedOptionsBuilder cost = new OptionsBuilder()
                 .include(RingCostBenchmark.class.getName())
@@ -225,6 +242,27 @@ public final class Harness {
         }
         report.dispatch(rows);
         return null;
+    }
+
+    /**
+     * @return the C anchors (benchmarks/src/main/c/anchors.c) built with gcc into the work
+     *         directory, or {@code null} (with {@link #cWhy} set) when gcc is missing or fails
+     */
+    private CAnchors cAnchors() {
+        if (cAnchors == null && cWhy == null) {
+            cWhy = CAnchors.unavailable();
+            if (cWhy == null) {
+                try {
+                    cAnchors = CAnchors.build(Path.of("benchmarks", "src", "main", "c", "anchors.c"), work);
+                } catch (IOException e) {
+                    cWhy = "the C anchors did not build: " + e.getMessage().lines().findFirst().orElse("");
+                } catch (InterruptedException e) {
+                    Thread.currentThread().interrupt();
+                    cWhy = "interrupted while building the C anchors";
+                }
+            }
+        }
+        return cAnchors;
     }
 
     /** @return the options of the one-thread JMH phases: 3 warm-up and 5 measured seconds per fork, 2 forks */
@@ -297,6 +335,11 @@ public final class Harness {
                     send.get(i).perSecond(), recv.get(i).perSecond());
         }
         report.streams(raw, send, recv);
+        CAnchors c = cAnchors();
+        if (c != null) {
+            Map<String, Double> m = c.run("udp", quick ? "1" : "2");
+            report.cUdp(m.get("udp.1448.received.per.second"), m.get("udp.1448.sent"), m.get("udp.1448.received"));
+        }
         report.profile("SEND stream (host to rank)", Profiler.summary(work.resolve("send.jfr"), 12));
         report.profile("RECV stream (rank to host)", Profiler.summary(work.resolve("recv.jfr"), 12));
         return null;
@@ -426,7 +469,13 @@ public final class Harness {
         }
         Samples pb2 = LaunchBenchmarks.processBuilder(programs.resolve("true"), 20, rounds);
         Samples pbDefault = LaunchBenchmarks.processBuilderDefaultMechanism(programs.resolve("true"), 20, rounds);
-        report.launch(pb, exec, pb2, pbDefault, System.getProperty(LAUNCH_MECHANISM));
+        double[] cSpawn = null;
+        CAnchors c = cAnchors();
+        if (c != null) {
+            Map<String, Double> m = c.run("spawn", Integer.toString(quick ? 200 : 1000));
+            cSpawn = new double[] {m.get("spawn.median.us"), m.get("spawn.p90.us"), m.get("spawn.count")};
+        }
+        report.launch(pb, exec, pb2, pbDefault, System.getProperty(LAUNCH_MECHANISM), cSpawn, cWhy);
         return null;
     }
 
@@ -753,7 +802,26 @@ public final class Harness {
         Plot.write(dir.resolve("launch-jobs.png"), "J concurrent jobs of 2 ranks: EXEC to all acknowledgements",
                 "jobs", "milliseconds", jobs, List.of(new Plot.Series("launch time (ms)",
                         jobCurve.stream().mapToDouble(LaunchBenchmarks.Growth::launchMillis).toArray())));
-        report.growth(rankCurve, jobCurve);
+        // Hydra beside each point, in the same run: one job of N ranks, and J jobs of 2 at once
+        String mpiexec = findMpiexec();
+        List<Double> hydraRanks = new ArrayList<>();
+        List<Double> hydraJobs = new ArrayList<>();
+        if (mpiexec != null) {
+            for (int n : ranks) {
+                hydraRanks.add(LaunchBenchmarks.mpiexec(mpiexec, n, 1, 3).median());
+                System.out.printf(Locale.ROOT, "   mpiexec -n %d: %.1f ms%n", n, hydraRanks.get(hydraRanks.size() - 1));
+            }
+            for (int j : jobs) {
+                LaunchBenchmarks.mpiexecJobs(mpiexec, j);
+                Samples s = new Samples();
+                for (int i = 0; i < 3; i++) {
+                    s.add(LaunchBenchmarks.mpiexecJobs(mpiexec, j));
+                }
+                hydraJobs.add(s.median());
+                System.out.printf(Locale.ROOT, "   %d x mpiexec -n 2: %.1f ms%n", j, s.median());
+            }
+        }
+        report.growth(rankCurve, jobCurve, mpiexec == null ? null : hydraRanks, mpiexec == null ? null : hydraJobs);
         return null;
     }
 

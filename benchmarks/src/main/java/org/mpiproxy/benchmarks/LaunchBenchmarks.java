@@ -99,6 +99,32 @@ final class LaunchBenchmarks {
         return samples;
     }
 
+    /**
+     * Milliseconds of {@code jobs} concurrent {@code mpiexec -n 2 /bin/true}, all started at
+     * once, from the first start to the last exit.
+     */
+    static double mpiexecJobs(String mpiexec, int jobs) throws Exception {
+        ProcessBuilder builder = new ProcessBuilder(mpiexec, "-n", "2", "/bin/true");
+        builder.redirectOutput(ProcessBuilder.Redirect.DISCARD).redirectError(ProcessBuilder.Redirect.DISCARD);
+        Process[] running = new Process[jobs];
+        long t0 = System.nanoTime();
+        for (int j = 0; j < jobs; j++) {
+            running[j] = builder.start();
+        }
+        for (Process p : running) {
+            if (!p.waitFor(60, TimeUnit.SECONDS)) {
+                for (Process q : running) {
+                    q.destroyForcibly();
+                }
+                throw new IllegalStateException(mpiexec + " did not finish within 60 s");
+            }
+            if (p.exitValue() != 0) {
+                throw new IllegalStateException(mpiexec + " exited with " + p.exitValue());
+            }
+        }
+        return (System.nanoTime() - t0) / 1e6;
+    }
+
     /** Milliseconds from the first EXEC of an {@code n}-rank job to the last acknowledgement. */
     static double execJob(ProxyFixture proxy, V1Host host, String program, int n) throws IOException {
         long t0 = System.nanoTime();
