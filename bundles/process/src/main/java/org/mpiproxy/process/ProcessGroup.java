@@ -15,9 +15,11 @@ import java.util.concurrent.TimeUnit;
  * {@code setsid(2)} and execs the command in place (it forks only when the caller already
  * leads a process group, which a freshly spawned child never does), so the rank's pid is its
  * process group id and session id, and every child or grandchild it starts is in that group
- * unless it makes its own session. {@link #signal} runs {@code kill -s <SIGNAL> -- -<pgid>}
- * (procps {@code kill}), which the kernel delivers to every member of the group at once, even
- * to members whose parent has already ended. Stateless and thread-safe; {@link #signal}
+ * unless it makes its own session ({@link NativeSpawn} gives a rank the same with a spawn
+ * attribute instead). {@link #signal} calls {@code kill(-pgid)} through {@link NativeSpawn}, or
+ * without it runs {@code kill -s <SIGNAL> -- -<pgid>} (procps {@code kill}); the kernel delivers
+ * the signal to every member of the group at once, even to members whose parent has already
+ * ended. Stateless and thread-safe; {@link #signal}
  * blocks for the few milliseconds {@code kill} takes.
  */
 public final class ProcessGroup {
@@ -61,6 +63,10 @@ public final class ProcessGroup {
     public static boolean signal(long pgid, Signal signal) {
         if (pgid <= 1) {
             throw new IllegalArgumentException("pgid=" + pgid + " must be > 1");
+        }
+        NativeSpawn spawn = RankProcessStarter.nativeSpawn();
+        if (spawn != null) {
+            return spawn.signal(-pgid, signal == Signal.KILL ? NativeSpawn.SIGKILL : NativeSpawn.SIGTERM);
         }
         ProcessBuilder builder = new ProcessBuilder(killCommand(), "-s", signal.name(), "--", "-" + pgid)
                 .redirectErrorStream(true)

@@ -154,6 +154,22 @@ public final class RankCommand {
     }
 
     /**
+     * @param cpu  the CPU to run on
+     * @param argv a command line
+     * @return {@code taskset -c <cpu> argv...} (unmodifiable): util-linux {@code taskset} pins
+     *         itself and execs the command in place (same pid); only for spawning without
+     *         {@link NativeSpawn}, which pins without an exec
+     */
+    public static List<String> pinned(int cpu, List<String> argv) {
+        List<String> pinned = new ArrayList<>(argv.size() + 3);
+        pinned.add("taskset");
+        pinned.add("-c");
+        pinned.add(Integer.toString(cpu));
+        pinned.addAll(argv);
+        return Collections.unmodifiableList(pinned);
+    }
+
+    /**
      * @param value {@code <uid>:<gid>} (numeric), or empty
      * @return {uid, gid}, or {@code null} for empty
      * @throws IllegalArgumentException when malformed, naming {@code rank.user}

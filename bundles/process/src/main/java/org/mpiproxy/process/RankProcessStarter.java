@@ -108,6 +108,36 @@ public final class RankProcessStarter {
     public static SpawnedRankProcess start(String program, List<String> argv, Map<String, String> environment,
                                            Path logDirectory, long jobId, int rankId, int coreId,
                                            OutputSettings output, List<String> allowlist) throws LaunchException {
+        return start(program, argv, environment, logDirectory, jobId, rankId, coreId, output, allowlist, -1, null);
+    }
+
+    /**
+     * As {@link #start(String, List, Map, Path, long, int, int, OutputSettings, List)}, pinned to a
+     * CPU and as another user when asked. With {@link NativeSpawn} (glibc's {@code posix_spawnp},
+     * the default on Linux) the rank costs one {@code exec}: its session comes from a spawn
+     * attribute, its CPU from the spawning thread's affinity; only a rank user adds the
+     * {@code setpriv} exec. Without it, {@code ProcessBuilder} runs {@code setsid}, {@code setpriv}
+     * and {@code taskset} in front of the program, as before.
+     *
+     * @param program      the program name, for error messages
+     * @param argv         the program's command line (see {@link RankCommand#argv})
+     * @param environment  the rank's variables
+     * @param logDirectory directory of the output files; created when missing
+     * @param jobId        the job, for the listener
+     * @param rankId       the rank, naming the output files
+     * @param coreId       the core the process runs on, as reported
+     * @param output       how output is captured
+     * @param allowlist    variables of the proxy's environment passed on; {@code null} passes on all
+     * @param cpu          the CPU to pin the rank to, -1 for none
+     * @param user         {uid, gid} to run as, {@code null} for the proxy's user
+     * @return the running process, leading its own session and process group
+     * @throws LaunchException with MPI_ERR_IO when the log directory cannot be created or the
+     *                         process cannot be spawned
+     */
+    public static SpawnedRankProcess start(String program, List<String> argv, Map<String, String> environment,
+                                           Path logDirectory, long jobId, int rankId, int coreId,
+                                           OutputSettings output, List<String> allowlist, int cpu, long[] user)
+            throws LaunchException {
         try {
             Files.createDirectories(logDirectory);
         } catch (IOException e) {
@@ -119,31 +149,80 @@ public final class RankProcessStarter {
             throw new LaunchException("cannot start program '" + program + "': "
                     + (argv.isEmpty() ? "empty command line" : argv.get(0) + " is not an executable file"));
         }
-        ProcessBuilder builder = new ProcessBuilder(ProcessGroup.argv(argv));
-        builder.redirectInput(Redirect.from(NULL_INPUT));
-        builder.redirectOutput(Redirect.PIPE);
-        builder.redirectError(Redirect.PIPE);
+        List<String> command = user == null ? argv : RankCommand.asUser(user, argv);
+        Process process;
         try {
-            // Rejects NUL characters and '=' in names with IllegalArgumentException.
-            if (allowlist != null) {
-                Map<String, String> clean = RankEnvironment.build(builder.environment(), allowlist, environment);
-                builder.environment().clear();
-                builder.environment().putAll(clean);
+            NativeSpawn spawn = nativeSpawn();
+            if (spawn != null) {
+                process = spawn.spawn(command, environmentLines(allowlist, environment), cpu);
             } else {
-                builder.environment().putAll(environment);
+                process = startBuilder(ProcessGroup.argv(cpu < 0 ? command : RankCommand.pinned(cpu, command)),
+                        allowlist, environment);
             }
-            Process process = builder.start();
-            CompletableFuture<Long> out = RankOutput.start(process.getInputStream(), outputFile(logDirectory, rankId),
-                    output.capBytes(), output.raw(), jobId, rankId, RankOutputListener.Stream.STDOUT,
-                    output.listener());
-            CompletableFuture<Long> err = RankOutput.start(process.getErrorStream(), errorFile(logDirectory, rankId),
-                    output.capBytes(), output.raw(), jobId, rankId, RankOutputListener.Stream.STDERR,
-                    output.listener());
-            return new SpawnedRankProcess(process, coreId, true, CompletableFuture.allOf(out, err));
         } catch (IOException | RuntimeException e) {
             throw new LaunchException("cannot start program '" + program + "': "
                     + e.getMessage(), e);
         }
+        CompletableFuture<Long> out = RankOutput.start(process.getInputStream(), outputFile(logDirectory, rankId),
+                output.capBytes(), output.raw(), jobId, rankId, RankOutputListener.Stream.STDOUT,
+                output.listener());
+        CompletableFuture<Long> err = RankOutput.start(process.getErrorStream(), errorFile(logDirectory, rankId),
+                output.capBytes(), output.raw(), jobId, rankId, RankOutputListener.Stream.STDERR,
+                output.listener());
+        return new SpawnedRankProcess(process, coreId, true, CompletableFuture.allOf(out, err));
+    }
+
+    /** @return the native spawner, or {@code null} when it cannot be used (JNA missing included) */
+    static NativeSpawn nativeSpawn() {
+        try {
+            return NativeSpawn.ifAvailable();
+        } catch (LinkageError e) {
+            return null;
+        }
+    }
+
+    private static Process startBuilder(List<String> command, List<String> allowlist, Map<String, String> environment)
+            throws IOException {
+        ProcessBuilder builder = new ProcessBuilder(command);
+        builder.redirectInput(Redirect.from(NULL_INPUT));
+        builder.redirectOutput(Redirect.PIPE);
+        builder.redirectError(Redirect.PIPE);
+        // Rejects NUL characters and '=' in names with IllegalArgumentException.
+        if (allowlist != null) {
+            Map<String, String> clean = RankEnvironment.build(builder.environment(), allowlist, environment);
+            builder.environment().clear();
+            builder.environment().putAll(clean);
+        } else {
+            builder.environment().putAll(environment);
+        }
+        return builder.start();
+    }
+
+    /**
+     * @return the rank's whole environment as {@code NAME=value} lines: the proxy's (all of it, or
+     *         the allowlisted part) with the rank's variables over it
+     * @throws IllegalArgumentException for a name with {@code '='} or a NUL anywhere, as
+     *                                  {@code ProcessBuilder} refuses them
+     */
+    static List<String> environmentLines(List<String> allowlist, Map<String, String> environment) {
+        Map<String, String> all;
+        if (allowlist != null) {
+            all = RankEnvironment.build(System.getenv(), allowlist, environment);
+        } else {
+            all = new java.util.LinkedHashMap<>(System.getenv());
+            all.putAll(environment);
+        }
+        List<String> lines = new java.util.ArrayList<>(all.size());
+        for (Map.Entry<String, String> e : all.entrySet()) {
+            String name = e.getKey();
+            String value = e.getValue();
+            if (name.isEmpty() || name.indexOf('=') >= 0 || name.indexOf('\0') >= 0 || value.indexOf('\0') >= 0) {
+                throw new IllegalArgumentException("invalid environment variable: '" + name.replace("\0", "\\0")
+                        + "'");
+            }
+            lines.add(name + "=" + value);
+        }
+        return lines;
     }
 
     /** @return whether {@code command} names an executable file, directly or through {@code PATH} */

@@ -2,9 +2,7 @@ package org.mpiproxy.launcher.core.internal;
 
 import java.io.IOException;
 import java.nio.file.Path;
-import java.util.ArrayList;
 import java.util.BitSet;
-import java.util.Collections;
 import java.util.List;
 import java.util.Objects;
 
@@ -19,7 +17,7 @@ import org.mpiproxy.process.ProgramFiles;
 import org.mpiproxy.process.RankCommand;
 import org.mpiproxy.process.RankProcessStarter;
 
-/** Starts a program from its LZ4 image, pinned with taskset to the requested core. */
+/** Starts a program from its LZ4 image, pinned to the requested core (RankProcessStarter). */
 final class PinnedCoreLauncher implements ProcessLauncher {
 
     static final String IMAGE_SUFFIX = ProgramNames.IMAGE_SUFFIX;
@@ -76,26 +74,11 @@ final class PinnedCoreLauncher implements ProcessLauncher {
         checkCoreExists(core);
         Path image = ProgramFiles.contained(programDirectory, request.program(), request.program() + IMAGE_SUFFIX);
         Path executable = images.extract(request.program(), image);
-        List<String> pinned = pinnedArgv(core, RankCommand.argv(executable.toString(), request));
-        return RankProcessStarter.start(request.program(),
-                rankUser == null ? pinned : RankCommand.asUser(rankUser, pinned),
+        return RankProcessStarter.start(request.program(), RankCommand.argv(executable.toString(), request),
                 RankCommand.environment(request, javaHome),
                 request.logDirectory(), request.jobId(), request.rankId(), core,
-                OutputSettings.of(output, OutputSettings.DEFAULT_CAP_BYTES, request.environment()), allowlist);
-    }
-
-    /**
-     * @param core the CPU to run on
-     * @param argv the program's command line
-     * @return {@code taskset -c <core> argv...}; taskset execs the program, keeping its pid
-     */
-    static List<String> pinnedArgv(int core, List<String> argv) {
-        List<String> pinned = new ArrayList<>(argv.size() + 3);
-        pinned.add("taskset");
-        pinned.add("-c");
-        pinned.add(Integer.toString(core));
-        pinned.addAll(argv);
-        return Collections.unmodifiableList(pinned);
+                OutputSettings.of(output, OutputSettings.DEFAULT_CAP_BYTES, request.environment()), allowlist,
+                core, rankUser);
     }
 
     private void checkCoreExists(int core) throws LaunchException {

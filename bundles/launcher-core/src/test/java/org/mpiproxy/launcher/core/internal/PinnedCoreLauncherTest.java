@@ -52,7 +52,7 @@ class PinnedCoreLauncherTest {
     @Test
     void shouldBuildTasksetCommandLine() {
         assertEquals(List.of("taskset", "-c", "3", "/cache/p-00", "--slave", "c", "1", "2"),
-                PinnedCoreLauncher.pinnedArgv(3, List.of("/cache/p-00", "--slave", "c", "1", "2")));
+                org.mpiproxy.process.RankCommand.pinned(3, List.of("/cache/p-00", "--slave", "c", "1", "2")));
     }
 
     @Test

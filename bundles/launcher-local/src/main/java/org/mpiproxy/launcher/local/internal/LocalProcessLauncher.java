@@ -84,10 +84,9 @@ final class LocalProcessLauncher implements ProcessLauncher {
                 ? ProgramFiles.executable(programDirectory, plainPath(request.program()), request.program())
                 : ProgramFiles.executable(programDirectory, request.program());
         List<String> argv = RankCommand.argv(executable.toString(), request);
-        return RankProcessStarter.start(request.program(),
-                rankUser == null ? argv : RankCommand.asUser(rankUser, argv),
-                RankCommand.environment(request, javaHome),
+        return RankProcessStarter.start(request.program(), argv, RankCommand.environment(request, javaHome),
                 request.logDirectory(), request.jobId(), request.rankId(), request.coreId(),
-                OutputSettings.of(output, OutputSettings.DEFAULT_CAP_BYTES, request.environment()), allowlist);
+                OutputSettings.of(output, OutputSettings.DEFAULT_CAP_BYTES, request.environment()), allowlist,
+                -1, rankUser);
     }
 }

@@ -1,0 +1,422 @@
+package org.mpiproxy.process;
+
+import java.io.File;
+import java.io.FileInputStream;
+import java.io.IOException;
+import java.io.InputStream;
+import java.io.OutputStream;
+import java.util.List;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
+import java.util.concurrent.ExecutorService;
+import java.util.concurrent.Executors;
+import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.stream.Stream;
+
+import com.sun.jna.Function;
+import com.sun.jna.Library;
+import com.sun.jna.Memory;
+import com.sun.jna.Native;
+import com.sun.jna.NativeLibrary;
+import com.sun.jna.Pointer;
+import com.sun.jna.StringArray;
+import com.sun.jna.ptr.IntByReference;
+
+/**
+ * Starts a rank with one {@code exec}: glibc's {@code posix_spawnp} called through JNA, instead
+ * of Java's {@code ProcessBuilder} (which execs {@code jspawnhelper} first) followed by the
+ * {@code setsid} and {@code taskset} programs (one exec each). The attributes do their work:
+ * {@code POSIX_SPAWN_SETSID} makes the rank lead its own session and process group, every signal
+ * gets its default action and an empty mask (the JVM's dispositions are not a rank's), standard
+ * input is {@code /dev/null}, standard output and error are pipes, and every other descriptor of
+ * the JVM is closed in the child ({@code posix_spawn_file_actions_addclosefrom_np}, glibc 2.34).
+ * A rank pinned to a core inherits the spawning thread's CPU affinity, set around the call. The
+ * exit is learnt by {@code waitpid} on a reaper thread and reported as Java does: the exit code,
+ * or 128 + the signal number.
+ * <p>
+ * {@link #available()} says whether this works here (Linux with glibc 2.34 or later, JNA
+ * loaded); otherwise {@link RankProcessStarter} spawns through {@code ProcessBuilder} as before.
+ * {@link #signal} sends a signal with {@code kill(2)}, so stopping a process group spawns no
+ * {@code kill} program. Thread-safe.
+ */
+final class NativeSpawn {
+
+    /** glibc's {@code POSIX_SPAWN_SETSIGDEF}. */
+    static final short SETSIGDEF = 0x04;
+    /** glibc's {@code POSIX_SPAWN_SETSIGMASK}. */
+    static final short SETSIGMASK = 0x08;
+    /** glibc's {@code POSIX_SPAWN_SETSID} (2.26 and later). */
+    static final short SETSID = 0x80;
+    /** Room for {@code posix_spawnattr_t} (336 bytes on x86_64) and {@code posix_spawn_file_actions_t} (80). */
+    private static final int OPAQUE_BYTES = 1024;
+    /** {@code sigset_t} and {@code cpu_set_t}: 128 bytes each in glibc. */
+    private static final int SET_BYTES = 128;
+    private static final int O_RDONLY = 0;
+    private static final int O_CLOEXEC = 0x80000;
+    private static final int EINTR = 4;
+    static final int SIGTERM = 15;
+    static final int SIGKILL = 9;
+
+    /** The C library's functions this class calls. */
+    interface LibC extends Library {
+        int posix_spawnp(IntByReference pid, String file, Pointer fileActions, Pointer attributes, StringArray argv,
+                         StringArray envp);
+
+        int posix_spawn_file_actions_init(Pointer actions);
+
+        int posix_spawn_file_actions_addopen(Pointer actions, int fd, String path, int flags, int mode);
+
+        int posix_spawn_file_actions_adddup2(Pointer actions, int fd, int newFd);
+
+        int posix_spawn_file_actions_destroy(Pointer actions);
+
+        int posix_spawnattr_init(Pointer attributes);
+
+        int posix_spawnattr_setflags(Pointer attributes, short flags);
+
+        int posix_spawnattr_setsigmask(Pointer attributes, Pointer mask);
+
+        int posix_spawnattr_setsigdefault(Pointer attributes, Pointer signals);
+
+        int posix_spawnattr_destroy(Pointer attributes);
+
+        int sigemptyset(Pointer set);
+
+        int sigfillset(Pointer set);
+
+        int pipe2(int[] fds, int flags);
+
+        int close(int fd);
+
+        int waitpid(int pid, IntByReference status, int options);
+
+        int kill(int pid, int signal);
+
+        int sched_getaffinity(int pid, long size, Pointer mask);
+
+        int sched_setaffinity(int pid, long size, Pointer mask);
+
+        String strerror(int error);
+    }
+
+    private static final NativeSpawn INSTANCE = load();
+    private static final ExecutorService REAPERS = Executors.newCachedThreadPool(r -> {
+        Thread t = new Thread(r, "mpiproxy-rank-reaper");
+        t.setDaemon(true);
+        return t;
+    });
+
+    private final LibC libc;
+    private final Function closeFrom;
+    private final String why;
+
+    private NativeSpawn(LibC libc, Function closeFrom, String why) {
+        this.libc = libc;
+        this.closeFrom = closeFrom;
+        this.why = why;
+    }
+
+    private static NativeSpawn load() {
+        if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
+            return new NativeSpawn(null, null, "not Linux");
+        }
+        try {
+            LibC libc = Native.load("c", LibC.class);
+            Function closeFrom = NativeLibrary.getInstance("c").getFunction("posix_spawn_file_actions_addclosefrom_np");
+            return new NativeSpawn(libc, closeFrom, null);
+        } catch (LinkageError | RuntimeException e) {
+            // no JNA bundle, no native library for this platform, or a glibc older than 2.34
+            return new NativeSpawn(null, null, "glibc's posix_spawn through JNA is not available: " + e);
+        }
+    }
+
+    /** @return the spawner, whether {@link #available()} or not */
+    static NativeSpawn instance() {
+        return INSTANCE;
+    }
+
+    /**
+     * @return the spawner when it is {@link #available()}, else {@code null}; also {@code null}
+     *         when JNA's classes cannot be loaded at all (a class path without JNA)
+     */
+    static NativeSpawn ifAvailable() {
+        try {
+            return INSTANCE.available() ? INSTANCE : null;
+        } catch (LinkageError e) {
+            return null;
+        }
+    }
+
+    /** @return whether ranks can be spawned (and groups signalled) natively here */
+    boolean available() {
+        return why == null && !Boolean.getBoolean("mpiproxy.spawn.processbuilder");
+    }
+
+    /** @return why {@link #available()} is false, or {@code null} */
+    String unavailableReason() {
+        return why != null ? why : available() ? null : "mpiproxy.spawn.processbuilder is set";
+    }
+
+    /**
+     * Spawns a process in a session and process group of its own.
+     *
+     * @param argv the command line; {@code argv[0]} is looked up in the proxy's {@code PATH} when
+     *             it has no slash
+     * @param envp the complete environment, {@code NAME=value} each
+     * @param cpu  the CPU to pin it to, or -1 to inherit the caller's affinity
+     * @return the running process, its output in pipes
+     * @throws IOException with the C library's reason when it cannot be spawned
+     */
+    Process spawn(List<String> argv, List<String> envp, int cpu) throws IOException {
+        int[] out = pipe();
+        int[] err;
+        try {
+            err = pipe();
+        } catch (IOException e) {
+            closeAll(out);
+            throw e;
+        }
+        Memory actions = new Memory(OPAQUE_BYTES);
+        Memory attributes = new Memory(OPAQUE_BYTES);
+        Memory empty = new Memory(SET_BYTES);
+        Memory all = new Memory(SET_BYTES);
+        boolean spawned = false;
+        try {
+            check(libc.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init");
+            try {
+                check(libc.posix_spawnattr_init(attributes), "posix_spawnattr_init");
+                try {
+                    check(libc.posix_spawn_file_actions_addopen(actions, 0, "/dev/null", O_RDONLY, 0),
+                            "posix_spawn_file_actions_addopen /dev/null");
+                    check(libc.posix_spawn_file_actions_adddup2(actions, out[1], 1), "posix_spawn_file_actions_adddup2");
+                    check(libc.posix_spawn_file_actions_adddup2(actions, err[1], 2), "posix_spawn_file_actions_adddup2");
+                    check(closeFrom.invokeInt(new Object[] {actions, 3}), "posix_spawn_file_actions_addclosefrom_np");
+                    libc.sigemptyset(empty);
+                    libc.sigfillset(all);
+                    check(libc.posix_spawnattr_setsigmask(attributes, empty), "posix_spawnattr_setsigmask");
+                    check(libc.posix_spawnattr_setsigdefault(attributes, all), "posix_spawnattr_setsigdefault");
+                    check(libc.posix_spawnattr_setflags(attributes, (short) (SETSID | SETSIGMASK | SETSIGDEF)),
+                            "posix_spawnattr_setflags");
+                    int pid = spawnPinned(argv, envp, cpu, actions, attributes);
+                    spawned = true;
+                    libc.close(out[1]);
+                    libc.close(err[1]);
+                    return new Spawned(pid, reopen(out[0]), reopen(err[0]));
+                } finally {
+                    libc.posix_spawnattr_destroy(attributes);
+                }
+            } finally {
+                libc.posix_spawn_file_actions_destroy(actions);
+            }
+        } finally {
+            if (!spawned) {
+                closeAll(out);
+                closeAll(err);
+            }
+        }
+    }
+
+    private int spawnPinned(List<String> argv, List<String> envp, int cpu, Pointer actions, Pointer attributes)
+            throws IOException {
+        Memory saved = null;
+        if (cpu >= 0) {
+            if (cpu >= SET_BYTES * 8) {
+                throw new IOException("CPU " + cpu + " is beyond the " + SET_BYTES * 8 + " a CPU mask holds");
+            }
+            saved = new Memory(SET_BYTES);
+            if (libc.sched_getaffinity(0, SET_BYTES, saved) != 0) {
+                throw new IOException("sched_getaffinity: " + libc.strerror(Native.getLastError()));
+            }
+            Memory one = new Memory(SET_BYTES);
+            one.clear();
+            one.setByte(cpu / 8, (byte) (1 << (cpu % 8)));
+            if (libc.sched_setaffinity(0, SET_BYTES, one) != 0) {
+                throw new IOException("cannot run on CPU " + cpu + ": " + libc.strerror(Native.getLastError()));
+            }
+        }
+        try {
+            IntByReference pid = new IntByReference();
+            int result = libc.posix_spawnp(pid, argv.get(0), actions, attributes,
+                    new StringArray(argv.toArray(new String[0])), new StringArray(envp.toArray(new String[0])));
+            if (result != 0) {
+                throw new IOException(argv.get(0) + ": " + libc.strerror(result));
+            }
+            return pid.getValue();
+        } finally {
+            if (saved != null) {
+                // the launch thread goes back to running anywhere the proxy may
+                libc.sched_setaffinity(0, SET_BYTES, saved);
+            }
+        }
+    }
+
+    /**
+     * Sends a signal with {@code kill(2)}; a negative pid names a process group.
+     *
+     * @return whether it was delivered to at least one process
+     */
+    boolean signal(long pid, int signal) {
+        return libc.kill((int) pid, signal) == 0;
+    }
+
+    private int[] pipe() throws IOException {
+        int[] fds = new int[2];
+        if (libc.pipe2(fds, O_CLOEXEC) != 0) {
+            throw new IOException("pipe2: " + libc.strerror(Native.getLastError()));
+        }
+        return fds;
+    }
+
+    private void closeAll(int[] fds) {
+        for (int fd : fds) {
+            libc.close(fd);
+        }
+    }
+
+    /** A descriptor of this process as a stream of its own (a new descriptor of the same pipe); the old one is closed. */
+    private InputStream reopen(int fd) throws IOException {
+        try {
+            return new FileInputStream(new File("/proc/self/fd/" + fd));
+        } finally {
+            libc.close(fd);
+        }
+    }
+
+    private void check(int result, String what) throws IOException {
+        if (result != 0) {
+            throw new IOException(what + ": " + libc.strerror(result));
+        }
+    }
+
+    /**
+     * @param status a {@code waitpid} status
+     * @return the exit code, or 128 + the signal that ended the process (as {@link Process#exitValue()})
+     */
+    static int exitValue(int status) {
+        int signal = status & 0x7f;
+        return signal == 0 ? (status >> 8) & 0xff : 0x80 + signal;
+    }
+
+    /** A process spawned here; its exit is reaped by a thread of {@link #REAPERS}. */
+    private final class Spawned extends Process {
+        private final int pid;
+        private final InputStream out;
+        private final InputStream err;
+        private final CompletableFuture<Integer> exit = new CompletableFuture<>();
+
+        Spawned(int pid, InputStream out, InputStream err) {
+            this.pid = pid;
+            this.out = out;
+            this.err = err;
+            REAPERS.execute(this::reap);
+        }
+
+        private void reap() {
+            IntByReference status = new IntByReference();
+            while (true) {
+                int r = libc.waitpid(pid, status, 0);
+                if (r == pid) {
+                    exit.complete(NativeSpawn.exitValue(status.getValue()));
+                    return;
+                }
+                int errno = Native.getLastError();
+                if (r < 0 && errno != EINTR) {
+                    exit.completeExceptionally(new IOException("waitpid " + pid + ": " + libc.strerror(errno)));
+                    return;
+                }
+            }
+        }
+
+        @Override
+        public OutputStream getOutputStream() {
+            return OutputStream.nullOutputStream();
+        }
+
+        @Override
+        public InputStream getInputStream() {
+            return out;
+        }
+
+        @Override
+        public InputStream getErrorStream() {
+            return err;
+        }
+
+        @Override
+        public int waitFor() throws InterruptedException {
+            try {
+                return exit.get();
+            } catch (ExecutionException e) {
+                throw new IllegalStateException(e.getCause());
+            }
+        }
+
+        @Override
+        public boolean waitFor(long timeout, TimeUnit unit) throws InterruptedException {
+            try {
+                exit.get(timeout, unit);
+                return true;
+            } catch (TimeoutException e) {
+                return false;
+            } catch (ExecutionException e) {
+                throw new IllegalStateException(e.getCause());
+            }
+        }
+
+        @Override
+        public int exitValue() {
+            if (!exit.isDone()) {
+                throw new IllegalThreadStateException("process " + pid + " has not exited");
+            }
+            return exit.join();
+        }
+
+        @Override
+        public void destroy() {
+            // once reaped the pid may belong to another process: signal only while it is ours
+            if (!exit.isDone()) {
+                libc.kill(pid, SIGTERM);
+            }
+        }
+
+        @Override
+        public Process destroyForcibly() {
+            if (!exit.isDone()) {
+                libc.kill(pid, SIGKILL);
+            }
+            return this;
+        }
+
+        @Override
+        public boolean isAlive() {
+            return !exit.isDone();
+        }
+
+        @Override
+        public long pid() {
+            return pid;
+        }
+
+        @Override
+        public CompletableFuture<Process> onExit() {
+            return exit.handle((status, failure) -> this);
+        }
+
+        @Override
+        public ProcessHandle toHandle() {
+            return ProcessHandle.of(pid).orElseThrow(() -> new IllegalStateException("process " + pid + " has ended"));
+        }
+
+        @Override
+        public Stream<ProcessHandle> descendants() {
+            return ProcessHandle.of(pid).map(ProcessHandle::descendants).orElseGet(Stream::empty);
+        }
+
+        @Override
+        public String toString() {
+            return "Process[pid=" + pid + ", spawned natively, " + (exit.isDone() ? "exitValue=" + exit.join() : "alive")
+                    + "]";
+        }
+    }
+}
