@@ -55,6 +55,7 @@ final class NativeSpawn {
     private static final int O_RDONLY = 0;
     private static final int O_CLOEXEC = 0x80000;
     private static final int EINTR = 4;
+    private static final int ESRCH = 3;
     static final int SIGTERM = 15;
     static final int SIGKILL = 9;
 
@@ -258,6 +259,15 @@ final class NativeSpawn {
      */
     boolean signal(long pid, int signal) {
         return libc.kill((int) pid, signal) == 0;
+    }
+
+    /**
+     * @param pgid a process group id
+     * @return {@code true} when no process at all (not even a zombie) is in the group:
+     *         {@code kill(-pgid, 0)} failed with ESRCH
+     */
+    boolean groupEmpty(long pgid) {
+        return libc.kill((int) -pgid, 0) != 0 && Native.getLastError() == ESRCH;
     }
 
     private int[] pipe() throws IOException {

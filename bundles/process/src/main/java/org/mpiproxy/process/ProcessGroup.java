@@ -97,8 +97,10 @@ public final class ProcessGroup {
     public static boolean kill(long pgid, java.time.Duration timeout) {
         long deadline = System.nanoTime() + timeout.toNanos();
         try {
-            // a group whose leader has ended usually has no member left: then no kill is spawned
-            if (!hasMembers(pgid)) {
+            // a group whose leader has ended usually has no member left: then nothing is signalled,
+            // and /proc is not even read when kill(-pgid, 0) says the group is empty
+            NativeSpawn spawn = RankProcessStarter.nativeSpawn();
+            if ((spawn != null && spawn.groupEmpty(pgid)) || !hasMembers(pgid)) {
                 return true;
             }
             while (true) {

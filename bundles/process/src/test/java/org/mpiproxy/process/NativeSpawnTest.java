@@ -137,6 +137,22 @@ class NativeSpawnTest {
     }
 
     @Test
+    void shouldSeeTheGroupOfAnEndedRankWithoutChildrenAsEmpty() throws Exception {
+        SpawnedRankProcess p = start(TestScripts.write(temp, "quick", "exit 0\n"), Map.of(), -1);
+        assertEquals(0, exit(p));
+        assertTrue(NativeSpawn.instance().groupEmpty(p.pid()), "the rank was reaped, nothing else was in its group");
+        assertTrue(ProcessGroup.kill(p.pid(), Duration.ofSeconds(1)));
+    }
+
+    @Test
+    void shouldSeeAGroupWithAMemberAsNotEmpty() throws Exception {
+        SpawnedRankProcess p = start(TestScripts.write(temp, "sleeper", "exec sleep 30\n"), Map.of(), -1);
+        assertFalse(NativeSpawn.instance().groupEmpty(p.pid()));
+        assertTrue(ProcessGroup.kill(p.pid(), Duration.ofSeconds(TIMEOUT_SECONDS)));
+        assertEquals(137, exit(p));
+    }
+
+    @Test
     void shouldSpawnThroughProcessBuilderWhenAsked() throws Exception {
         System.setProperty("mpiproxy.spawn.processbuilder", "true");
         try {

@@ -201,9 +201,9 @@ final class V2Dispatcher {
                 dispatch(datagram, source, replies);
             } catch (RuntimeException e) {
                 count(V2Counter.ERRORS);
-                if (permit(V2Counter.ERRORS)) {
+                if (log.permit(V2Counter.ERRORS)) {
                     LOG.error("failed to handle a v2 datagram from {} ({} similar failures suppressed)", source,
-                            takeSuppressed(V2Counter.ERRORS), e);
+                            log.takeSuppressed(V2Counter.ERRORS), e);
                 }
             }
         }
@@ -445,18 +445,10 @@ final class V2Dispatcher {
 
     private void invalid(V2Counter reason, InetSocketAddress source, int length) {
         count(reason);
-        if (permit(reason)) {
+        if (log.permit(reason)) {
             LOG.warn("dropped a {}-byte v2 datagram from {}: {} ({} similar lines suppressed)", length,
-                    Job.ownerText(source), reason.key(), takeSuppressed(reason));
+                    Job.ownerText(source), reason.key(), log.takeSuppressed(reason));
         }
-    }
-
-    private boolean permit(V2Counter reason) {
-        return log.permit(reason);
-    }
-
-    private long takeSuppressed(V2Counter reason) {
-        return log.takeSuppressed(reason);
     }
 
     // ------------------------------------------------------------------ any thread
