@@ -86,6 +86,28 @@ public final class ProcessGroup {
         }
     }
 
+    /** Linux's numbers (x86 and arm64) of the signals {@link #send} knows, by name without {@code SIG}. */
+    private static final java.util.Map<String, Integer> NUMBERS = java.util.Map.of("HUP", 1, "INT", 2, "QUIT", 3,
+            "KILL", 9, "USR1", 10, "USR2", 12, "TERM", 15, "CONT", 18, "STOP", 19);
+
+    /**
+     * Sends a signal by name with {@code kill(2)}, without spawning a program, when the native
+     * spawner is available.
+     *
+     * @param target a pid, or minus a process group id
+     * @param name   HUP, INT, QUIT, KILL, USR1, USR2, TERM, CONT or STOP
+     * @return whether it was delivered, or empty when it could not be tried here (no native
+     *         access, or a signal name it does not know): the caller runs {@code kill} instead
+     */
+    public static java.util.Optional<Boolean> send(long target, String name) {
+        Integer number = NUMBERS.get(name);
+        NativeSpawn spawn = RankProcessStarter.nativeSpawn();
+        if (number == null || spawn == null || target == 0 || target == -1 || target == 1) {
+            return java.util.Optional.empty();
+        }
+        return java.util.Optional.of(spawn.signal(target, number));
+    }
+
     /**
      * Kills every process of a group and waits until none runs (zombies count as ended), sending
      * SIGKILL again to members that a dying process forked meanwhile; blocks the caller.

@@ -11,7 +11,7 @@
  * unprivileged user ranks run as ({@link org.mpiproxy.process.RankUser}).
  */
 @Export
-@Version("0.2.0")
+@Version("0.3.0")
 package org.mpiproxy.process;
 
 import org.osgi.annotation.bundle.Export;

@@ -153,6 +153,22 @@ class NativeSpawnTest {
     }
 
     @Test
+    void shouldSendANamedSignalToTheGroupWithoutSpawningKill() throws Exception {
+        SpawnedRankProcess p = start(TestScripts.write(temp, "sleeper", "exec sleep 30\n"), Map.of(), -1);
+        assertEquals(java.util.Optional.of(true), ProcessGroup.send(-p.pid(), "STOP"));
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS);
+        while (ProcStat.read(p.pid()).orElseThrow().state() != 'T' && System.nanoTime() < deadline) {
+            Thread.sleep(5);
+        }
+        assertEquals('T', ProcStat.read(p.pid()).orElseThrow().state(), "stopped");
+        assertEquals(java.util.Optional.of(true), ProcessGroup.send(-p.pid(), "CONT"));
+        assertEquals(java.util.Optional.empty(), ProcessGroup.send(-p.pid(), "WINCH"), "a name it does not map");
+        assertEquals(java.util.Optional.empty(), ProcessGroup.send(-1, "KILL"), "never every process");
+        assertEquals(java.util.Optional.of(true), ProcessGroup.send(-p.pid(), "TERM"));
+        assertEquals(143, exit(p));
+    }
+
+    @Test
     void shouldSpawnThroughProcessBuilderWhenAsked() throws Exception {
         System.setProperty("mpiproxy.spawn.processbuilder", "true");
         try {

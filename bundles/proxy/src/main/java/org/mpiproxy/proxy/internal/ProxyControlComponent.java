@@ -121,6 +121,8 @@ public class ProxyControlComponent implements ProxyControl {
             throw new IllegalArgumentException("job " + Job.hex(jobId) + " has no rank " + rankId);
         }
         List<Integer> signalled = new ArrayList<>();
+        // back to back (kill(2), microseconds apart): a rank the first signal ends makes supervision
+        // stop the others (abort.on.failure), which must not find them gone first
         for (RankInfo rank : targets) {
             if (rank.state() != RankInfo.State.RUNNING && rank.state() != RankInfo.State.TERMINATING) {
                 continue;

@@ -6,10 +6,12 @@ import java.util.Locale;
 import java.util.concurrent.TimeUnit;
 
 import org.mpiproxy.process.ProcStat;
+import org.mpiproxy.process.ProcessGroup;
 
 /**
- * Sends a named signal to a rank. Ranks run under {@code setsid}, so a rank's pid is also its
- * process group id: the signal goes to the whole group ({@code kill -s SIG -- -pgid}), children
+ * Sends a named signal to a rank. Ranks lead their own session, so a rank's pid is also its
+ * process group id: the signal goes to the whole group ({@code kill(-pgid)}, or the
+ * {@code kill} program without native access: {@code kill -s SIG -- -pgid}), children
  * and grandchildren included, as supervision's stop does. A process that does not lead its own
  * group (not started by a launcher) gets the signal alone. Thread-safe.
  */
@@ -69,6 +71,10 @@ final class RankSignals {
             return false;
         }
         String target = leadsItsGroup(pid) ? "-" + pid : Long.toString(pid);
+        java.util.Optional<Boolean> sent = ProcessGroup.send(Long.parseLong(target), normalize(signal));
+        if (sent.isPresent()) {
+            return sent.get();
+        }
         Process kill = new ProcessBuilder(killCommand, "-s", normalize(signal), "--", target)
                 .redirectErrorStream(true).redirectOutput(ProcessBuilder.Redirect.DISCARD).start();
         try {
