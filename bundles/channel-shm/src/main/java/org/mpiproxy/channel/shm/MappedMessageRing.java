@@ -41,6 +41,12 @@ import org.mpiproxy.api.MessageRing;
  * clears an 8-byte end mark instead of the consumer zeroing what it read), no byte counters are
  * kept (the positions are the counts), the element size is a shift for the sizes of MPI
  * datatypes, and a poll publishes the head once for all the records it took.
+ * <p>
+ * Longer than 500 lines for a reason: it is both halves of one memory-ordering protocol over one
+ * layout (the producer's tail and end marks, the consumer's head and its offset inside a record);
+ * every ordered read and write of the shared positions is in this file, so that the pairing of
+ * each release with its acquire can be checked in one place, as the ring's tests and
+ * docs/ring-layout.md describe it.
  */
 public final class MappedMessageRing implements MessageRing {
 
