@@ -38,12 +38,14 @@ class NativeSpawnTest {
     @BeforeEach
     void nativeSpawnOnLinux() {
         assumeTrue(System.getProperty("os.name").toLowerCase().contains("linux"), "Linux only");
-        // glibc 2.34 or later and JNA on the class path: the product's default on a Debian 12 node
+        System.setProperty(NativeSpawn.ENABLE_PROPERTY, "true");
+        // glibc 2.34 or later and JNA on the class path, as on a Debian 12 node
         assertNull(NativeSpawn.instance().unavailableReason(), "native spawn is not available");
     }
 
     @AfterEach
     void killLeftovers() {
+        System.clearProperty(NativeSpawn.ENABLE_PROPERTY);
         if (process != null && process.isAlive()) {
             process.stop(Duration.ZERO);
         }
@@ -170,7 +172,7 @@ class NativeSpawnTest {
 
     @Test
     void shouldSpawnThroughProcessBuilderWhenAsked() throws Exception {
-        System.setProperty("mpiproxy.spawn.processbuilder", "true");
+        System.setProperty(NativeSpawn.ENABLE_PROPERTY, "false");
         try {
             assertFalse(NativeSpawn.instance().available());
             SpawnedRankProcess p = start(TestScripts.write(temp, "sleeper", "exec sleep 30\n"), Map.of(), -1);
@@ -183,7 +185,7 @@ class NativeSpawnTest {
             ProcStat stat = ProcStat.read(p.pid()).orElseThrow();
             assertEquals(p.pid(), stat.session(), "setsid still makes the session");
         } finally {
-            System.clearProperty("mpiproxy.spawn.processbuilder");
+            System.setProperty(NativeSpawn.ENABLE_PROPERTY, "true");
         }
     }
 
