@@ -73,7 +73,13 @@ class NativeSpawnTest {
         assertEquals(p.pid(), stat.pgrp(), "process group");
         assertEquals(p.pid(), stat.session(), "session");
         assertEquals(ProcessHandle.current().pid(), stat.ppid(), "spawned by the JVM itself, no setsid in between");
-        String first = Files.readString(Path.of("/proc", Long.toString(p.pid()), "cmdline"));
+        Path cmdline = Path.of("/proc", Long.toString(p.pid()), "cmdline");
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS);
+        // empty for a moment while the kernel sets up the new program
+        while (Files.readString(cmdline).isEmpty() && System.nanoTime() < deadline) {
+            Thread.sleep(1);
+        }
+        String first = Files.readString(cmdline);
         assertTrue(first.startsWith("/bin/sh") || first.startsWith("sleep"), "the script itself, not a helper: " + first);
     }
 
