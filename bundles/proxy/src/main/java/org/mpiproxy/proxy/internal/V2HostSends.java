@@ -91,16 +91,11 @@ final class V2HostSends {
                     problem = MpiErrors.ERR_COUNT;
                 }
                 if (stored) {
-                    expected = s + 1;
-                    ring.producerMark(expected);
-                    rank.bytesIn += payload;
-                    rank.messageBytesIn = last ? 0 : rank.messageBytesIn + payload;
-                    counters.increment(V2Counter.SEND_STORED);
+                    expected = stored(rank, ring, s, payload, last);
+                    expected = drainHeld(rank, ring, expected);
                     if (RankDoorbells.ringIfArmed(ring, replies)) {
                         counters.increment(V2Counter.DOORBELLS_RUNG);
                     }
-                    counters.add(V2Counter.SEND_BYTES, payload);
-                    expected = drainHeld(rank, ring, replies, expected);
                 } else if (problem == MpiErrors.SUCCESS) {
                     counters.increment(V2Counter.SEND_RING_FULL);
                     refused = true;
@@ -149,13 +144,12 @@ final class V2HostSends {
      * Stores the held fragments that follow {@code expected} in sequence, as far as the ring takes
      * them; @return the next fragment expected after them.
      */
-    private long drainHeld(V2Rank rank, MessageRing ring, DatagramTransport replies, long expected) {
+    private long drainHeld(V2Rank rank, MessageRing ring, long expected) {
         HeldFragments held = rank.held;
         if (held == null || held.size() == 0) {
             return expected;
         }
         held.releaseBefore(expected);
-        boolean any = false;
         while (held.holds(expected)) {
             long s = expected;
             int length = held.length(s);
@@ -176,19 +170,21 @@ final class V2HostSends {
             if (!stored) {
                 break; // the ring is full: it stays held
             }
+            boolean last = (held.tagWord(s) & MessageRing.MORE_RECORDS) == 0;
             held.release(s);
-            expected = s + 1;
-            ring.producerMark(expected);
-            rank.bytesIn += length;
-            rank.messageBytesIn = (held.tagWord(s) & MessageRing.MORE_RECORDS) == 0 ? 0 : rank.messageBytesIn + length;
-            counters.increment(V2Counter.SEND_STORED);
-            counters.add(V2Counter.SEND_BYTES, length);
-            any = true;
-        }
-        if (any && RankDoorbells.ringIfArmed(ring, replies)) {
-            counters.increment(V2Counter.DOORBELLS_RUNG);
+            expected = stored(rank, ring, s, length, last);
         }
         return expected;
+    }
+
+    /** Bookkeeping of fragment {@code sequence}, just stored in the ring; @return the next expected. */
+    private long stored(V2Rank rank, MessageRing ring, long sequence, int payload, boolean last) {
+        ring.producerMark(sequence + 1);
+        rank.bytesIn += payload;
+        rank.messageBytesIn = last ? 0 : rank.messageBytesIn + payload;
+        counters.increment(V2Counter.SEND_STORED);
+        counters.add(V2Counter.SEND_BYTES, payload);
+        return sequence + 1;
     }
 
     /** Sends the window updates ranks have made room for; returns how many. */
