@@ -90,7 +90,9 @@ final class KarafNode {
                 .redirectErrorStream(true)
                 .redirectOutput(home.resolve("karaf.out").toFile());
         builder.environment().put("KARAF_EXEC", "exec");
-        builder.environment().put("EXTRA_JAVA_OPTS", "-Xms32m -Xmx128m");
+        String spawnNative = System.getProperty(MpiProxyTestSupport.SPAWN_NATIVE, "");
+        builder.environment().put("EXTRA_JAVA_OPTS", "-Xms32m -Xmx128m"
+                + (spawnNative.isBlank() ? "" : " -Dmpiproxy.spawn.native=" + spawnNative));
         builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
         karaf = builder.start();
     }

@@ -49,6 +49,7 @@ import javax.inject.Inject;
 import org.apache.karaf.shell.api.console.Session;
 import org.apache.karaf.shell.api.console.SessionFactory;
 import org.junit.Before;
+import org.junit.Rule;
 import org.junit.runner.RunWith;
 import org.mpiproxy.api.JobInfo;
 import org.mpiproxy.api.ProxyStatus;
@@ -110,6 +111,9 @@ public abstract class MpiProxyTestSupport {
     private static final String SSH_PORT = "mpiproxy.itest.ssh.port";
     private static final String CHANNEL_DIRECTORY = "mpiproxy.itest.channel.directory";
     private static final String FILE_MODES = "mpiproxy.itest.file.modes";
+    private static final String TARGET = "mpiproxy.itest.target";
+    /** Set (true or false) to choose how the proxy spawns ranks; unset keeps the product's default. */
+    static final String SPAWN_NATIVE = "mpiproxy.itest.spawn.native";
 
     private static final String LOCALHOST = "127.0.0.1";
 
@@ -118,6 +122,11 @@ public abstract class MpiProxyTestSupport {
 
     @Inject
     protected BundleContext bundleContext;
+
+    /** A failed test leaves its threads and the log's tail in {@code target/itest-failures}. */
+    @Rule
+    public final FailureReport failureReport = new FailureReport(
+            Paths.get(System.getProperty(TARGET, "target"), "itest-failures"));
 
     /**
      * Options of the runtime under test. Runs in the test JVM, before Karaf exists.
@@ -176,7 +185,12 @@ public abstract class MpiProxyTestSupport {
                 systemProperty(UDP_PORT).value(Integer.toString(udpPort)),
                 systemProperty(SSH_PORT).value(Integer.toString(sshPort)),
                 systemProperty(CHANNEL_DIRECTORY).value(channels.toString()),
-                systemProperty(FILE_MODES).value(programModes(distribution))));
+                systemProperty(FILE_MODES).value(programModes(distribution)),
+                systemProperty(TARGET).value(target.toString())));
+        String spawnNative = System.getProperty(SPAWN_NATIVE, "");
+        if (!spawnNative.isBlank()) {
+            options.add(systemProperty("mpiproxy.spawn.native").value(spawnNative));
+        }
         if (keep) {
             options.add(keepRuntimeFolder());
         }
