@@ -35,9 +35,9 @@ import com.sun.jna.ptr.IntByReference;
  * exit is learnt by {@code waitpid} on a reaper thread and reported as Java does: the exit code,
  * or 128 + the signal number.
  * <p>
- * {@link #available()} says whether it is on ({@value #ENABLE_PROPERTY}{@code =true}) and works
- * here (Linux with glibc 2.34 or later, JNA loaded); otherwise {@link RankProcessStarter} spawns
- * through {@code ProcessBuilder} as before.
+ * {@link #available()} says whether it works here (Linux with glibc 2.34 or later, JNA loaded) and
+ * is not turned off ({@value #ENABLE_PROPERTY}{@code =false}); otherwise {@link RankProcessStarter}
+ * spawns through {@code ProcessBuilder} with {@code setsid} and {@code taskset}.
  * {@link #signal} sends a signal with {@code kill(2)}, so stopping a process group spawns no
  * {@code kill} program. Thread-safe.
  */
@@ -55,10 +55,7 @@ final class NativeSpawn {
     private static final int SET_BYTES = 128;
     private static final int O_RDONLY = 0;
     private static final int O_CLOEXEC = 0x80000;
-    /**
-     * The system property that turns the native path on ({@code true}); off by default until an
-     * EXEC left unanswered once in a full integration run with it is explained.
-     */
+    /** The system property that turns the native path off ({@code false}); on when unset. */
     static final String ENABLE_PROPERTY = "mpiproxy.spawn.native";
     private static final int EINTR = 4;
     private static final int ESRCH = 3;
@@ -157,12 +154,12 @@ final class NativeSpawn {
 
     /** @return whether ranks can be spawned (and groups signalled) natively here */
     boolean available() {
-        return why == null && Boolean.getBoolean(ENABLE_PROPERTY);
+        return why == null && !"false".equalsIgnoreCase(System.getProperty(ENABLE_PROPERTY, "").trim());
     }
 
     /** @return why {@link #available()} is false, or {@code null} */
     String unavailableReason() {
-        return why != null ? why : available() ? null : ENABLE_PROPERTY + " is not true";
+        return why != null ? why : available() ? null : ENABLE_PROPERTY + " is false";
     }
 
     /**

@@ -172,6 +172,23 @@ public final class RankProcessStarter {
         return new SpawnedRankProcess(process, coreId, true, CompletableFuture.allOf(out, err));
     }
 
+    /**
+     * @return how ranks are spawned here, for the log: {@code posix_spawnp}, or {@code ProcessBuilder}
+     *         with the reason the native path is not used
+     */
+    public static String spawnMethod() {
+        if (nativeSpawn() != null) {
+            return "posix_spawnp (one exec per rank)";
+        }
+        String why;
+        try {
+            why = NativeSpawn.instance().unavailableReason();
+        } catch (LinkageError e) {
+            why = "JNA cannot be loaded: " + e;
+        }
+        return "ProcessBuilder with setsid and taskset (" + why + ")";
+    }
+
     /** @return the native spawner, or {@code null} when it cannot be used (JNA missing included) */
     static NativeSpawn nativeSpawn() {
         try {

@@ -11,6 +11,7 @@ import org.mpiproxy.api.RankOutputListener;
 import org.mpiproxy.api.config.CheckedConfiguration;
 import org.mpiproxy.process.OutputListeners;
 import org.mpiproxy.process.RankEnvironment;
+import org.mpiproxy.process.RankProcessStarter;
 import org.mpiproxy.process.RankUser;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -107,7 +108,8 @@ public final class LocalLauncherComponent implements ProcessLauncher {
         this.configurations = configurations;
         this.problems = problems;
         launcher = create(LocalLauncherSettings.of(config, System::getProperty, RankUser.isRoot()));
-        LOG.info("Local launcher started, programs in {}", launcher.programDirectory());
+        LOG.info("Local launcher started, programs in {}; ranks spawn with {}", launcher.programDirectory(),
+                RankProcessStarter.spawnMethod());
     }
 
     /**
