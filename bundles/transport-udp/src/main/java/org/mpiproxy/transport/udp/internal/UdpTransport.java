@@ -17,6 +17,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
+import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Supplier;
 
 import org.mpiproxy.api.DatagramHandler;
@@ -37,6 +38,13 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
      */
     static final long RUNG_WAIT_MILLIS = 250;
 
+    /**
+     * Longest sleep while no handler is bound: datagrams then wait in the socket, for the next
+     * handler (a proxy being updated takes over its predecessor's jobs), and {@link #wakeup}
+     * ends the sleep when one binds.
+     */
+    static final long NO_HANDLER_WAIT_NANOS = TimeUnit.MILLISECONDS.toNanos(10);
+
     /** Most datagrams received in one pass before the handler's {@code doWork} runs. */
     static final int RECEIVE_BATCH = 32;
 
@@ -56,9 +64,10 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
     private final LongAdder datagramsOut = new LongAdder();
     private final LongAdder bytesOut = new LongAdder();
     private final LongAdder sendFailures = new LongAdder();
-    private final LongAdder unhandled = new LongAdder();
     private final LongAdder loopErrors = new LongAdder();
     private final LongAdder doorbellWaits = new LongAdder();
+    /** Held by the receive thread while it is inside the handler (one pass of its loop). */
+    private final ReentrantLock pass = new ReentrantLock();
     private final long doorbell;
 
     private long lastLoopErrorLog = System.nanoTime() - ERROR_LOG_INTERVAL_NANOS;
@@ -175,26 +184,40 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
         Backoff backoff = new Backoff();
         while (running) {
             try {
-                DatagramHandler handler = handlers.get();
-                int work = receiveBatch(buffer, handler);
-                if (handler != null) {
-                    work += handler.doWork(this);
+                DatagramHandler handler;
+                int work = 0;
+                boolean pending = false;
+                int sleep = DatagramHandler.SLEEP_AS_USUAL;
+                // one pass through the handler under the pass lock: releasing the handler waits for it
+                pass.lock();
+                try {
+                    handler = handlers.get();
+                    if (handler != null) {
+                        work = receiveBatch(buffer, handler) + handler.doWork(this);
+                        if (work == 0) {
+                            pending = handler.hasPendingWork();
+                            if (pending && backoff.sleepsLongNext()) {
+                                sleep = handler.armDoorbells(doorbell, this);
+                            }
+                        }
+                    }
+                } finally {
+                    pass.unlock();
                 }
-                if (work > 0) {
+                if (handler == null) {
+                    LockSupport.parkNanos(NO_HANDLER_WAIT_NANOS);
+                } else if (work > 0) {
                     backoff.reset();
-                } else if (handler != null && handler.hasPendingWork()) {
-                    if (backoff.sleepsLongNext()) {
-                        int sleep = handler.armDoorbells(doorbell, this);
-                        if (sleep == DatagramHandler.DO_NOT_SLEEP) {
-                            continue;
-                        }
-                        if (sleep == DatagramHandler.SLEEP_UNTIL_RUNG) {
-                            // every ring waited on rings this socket: the timeout is only a safety net
-                            doorbellWaits.increment();
-                            selector.select(RUNG_WAIT_MILLIS);
-                            selector.selectedKeys().clear();
-                            continue;
-                        }
+                } else if (pending) {
+                    if (sleep == DatagramHandler.DO_NOT_SLEEP) {
+                        continue;
+                    }
+                    if (sleep == DatagramHandler.SLEEP_UNTIL_RUNG) {
+                        // every ring waited on rings this socket: the timeout is only a safety net
+                        doorbellWaits.increment();
+                        selector.select(RUNG_WAIT_MILLIS);
+                        selector.selectedKeys().clear();
+                        continue;
                     }
                     backoff.idle(selector);
                 } else {
@@ -228,11 +251,7 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
             received++;
             datagramsIn.increment();
             bytesIn.add(buffer.remaining());
-            if (handler != null) {
-                handler.onDatagram(buffer, (InetSocketAddress) source, this);
-            } else {
-                unhandled.increment();
-            }
+            handler.onDatagram(buffer, (InetSocketAddress) source, this);
         }
         return received;
     }
@@ -289,6 +308,16 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
         LockSupport.unpark(thread);
     }
 
+    /**
+     * Waits until the receive thread is out of the handler it was in: after a new handler (or none)
+     * is published, the old one is never called again once this returns. Any thread but the
+     * receive thread.
+     */
+    void awaitPass() {
+        pass.lock();
+        pass.unlock();
+    }
+
     /** @return counters by name, a snapshot; any thread */
     public Map<String, Long> counters() {
         Map<String, Long> m = new LinkedHashMap<>();
@@ -297,7 +326,6 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
         m.put("bytes.in", bytesIn.sum());
         m.put("bytes.out", bytesOut.sum());
         m.put("send.failures", sendFailures.sum());
-        m.put("datagrams.unhandled", unhandled.sum());
         m.put("errors", loopErrors.sum());
         m.put("doorbell.waits", doorbellWaits.sum());
         return m;

@@ -55,8 +55,7 @@ public class UdpTransportComponent implements DatagramTransport {
         int max_datagram_size() default 65507;
     }
 
-    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
-            policyOption = ReferencePolicyOption.GREEDY)
+    /** The proxy; while none is bound, datagrams wait in the socket for the next one. */
     private volatile DatagramHandler handler;
 
     private static final Logger LOG = LoggerFactory.getLogger(UdpTransportComponent.class);
@@ -175,6 +174,39 @@ public class UdpTransportComponent implements DatagramTransport {
             LOG.info("{}: reconfigured on {}", PID, replacement.localAddress());
         } else {
             LOG.info("{}: moved from {} to {}", PID, old.localAddress(), replacement.localAddress());
+        }
+    }
+
+    /**
+     * A handler (the proxy) bound: the receive thread, which waits while there is none, starts
+     * feeding it at once, beginning with what queued in the socket meanwhile.
+     *
+     * @param bound the handler
+     */
+    @Reference(name = "handler", cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY, unbind = "unbindHandler")
+    void bindHandler(DatagramHandler bound) {
+        handler = bound;
+        UdpTransport t = transport;
+        if (t != null) {
+            t.wakeup();
+        }
+    }
+
+    /**
+     * The handler goes (its bundle stops or is updated): returns once the receive thread has left
+     * it, so that it is never called while it hands its jobs over; datagrams wait in the socket
+     * for the next one.
+     *
+     * @param unbound the handler
+     */
+    void unbindHandler(DatagramHandler unbound) {
+        if (handler == unbound) {
+            handler = null;
+        }
+        UdpTransport t = transport;
+        if (t != null && Thread.currentThread() != t.receiveThread()) {
+            t.awaitPass();
         }
     }
 

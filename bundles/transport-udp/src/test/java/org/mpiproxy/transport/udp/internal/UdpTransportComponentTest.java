@@ -56,9 +56,7 @@ class UdpTransportComponentTest {
         component.start(TestConfigs.of(UdpTransportComponent.Config.class, Map.of("port", 0)));
         try (DatagramChannel client = DatagramChannel.open()) {
             RecordingHandler handler = new RecordingHandler();
-            java.lang.reflect.Field f = UdpTransportComponent.class.getDeclaredField("handler");
-            f.setAccessible(true);
-            f.set(component, handler);
+            component.bindHandler(handler);
             component.wakeup();
             client.send(ByteBuffer.wrap(new byte[] {42}), component.localAddress());
             RecordingHandler.Received r = handler.received.poll(5, TimeUnit.SECONDS);

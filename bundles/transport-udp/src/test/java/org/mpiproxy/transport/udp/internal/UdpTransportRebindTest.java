@@ -34,9 +34,7 @@ class UdpTransportRebindTest {
     void setUp() throws Exception {
         component = new UdpTransportComponent();
         component.start(config("port", 0));
-        java.lang.reflect.Field f = UdpTransportComponent.class.getDeclaredField("handler");
-        f.setAccessible(true);
-        f.set(component, handler);
+        component.bindHandler(handler);
         client = DatagramChannel.open();
     }
 
@@ -92,9 +90,7 @@ class UdpTransportRebindTest {
         int port = freePort();
         fixed.start(config("port", port));
         try {
-            java.lang.reflect.Field f = UdpTransportComponent.class.getDeclaredField("handler");
-            f.setAccessible(true);
-            f.set(fixed, handler);
+            fixed.bindHandler(handler);
             InetSocketAddress address = fixed.localAddress();
             assertDelivered(address, (byte) 5);
 
@@ -166,9 +162,7 @@ class UdpTransportRebindTest {
                 return true;
             }
         };
-        java.lang.reflect.Field f = UdpTransportComponent.class.getDeclaredField("handler");
-        f.setAccessible(true);
-        f.set(component, busy);
+        component.bindHandler(busy);
 
         for (int move = 0; move < 20; move++) {
             int before = calls.get();

@@ -18,9 +18,11 @@ import java.nio.channels.DatagramChannel;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
+import org.mpiproxy.api.DatagramHandler;
 
 class UdpTransportTest {
 
@@ -162,15 +164,23 @@ class UdpTransportTest {
     }
 
     @Test
-    void shouldCountDatagramWithoutHandlerAsUnhandled() throws Exception {
-        transport = new UdpTransport(UdpTransportSettings.of("127.0.0.1", 0, 65536, 65536, 1448), () -> null);
+    void shouldKeepDatagramsInTheSocketUntilAHandlerIsBound() throws Exception {
+        AtomicReference<DatagramHandler> bound = new AtomicReference<>();
+        transport = new UdpTransport(UdpTransportSettings.of("127.0.0.1", 0, 65536, 65536, 1448), bound::get);
         client = DatagramChannel.open();
-        client.send(ByteBuffer.wrap(new byte[] {1}), transport.localAddress());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(AWAIT_SECONDS);
-        while (transport.counters().get("datagrams.unhandled") == 0 && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
+        for (byte b = 1; b <= 3; b++) {
+            client.send(ByteBuffer.wrap(new byte[] {b}), transport.localAddress());
         }
-        assertEquals(1L, transport.counters().get("datagrams.unhandled"));
+        Thread.sleep(3 * TimeUnit.NANOSECONDS.toMillis(UdpTransport.NO_HANDLER_WAIT_NANOS));
+        assertEquals(0L, transport.counters().get("datagrams.in"), "read while no handler was bound");
+        RecordingHandler handler = new RecordingHandler();
+        bound.set(handler);
+        transport.wakeup();
+        for (byte b = 1; b <= 3; b++) {
+            RecordingHandler.Received received = handler.received.poll(AWAIT_SECONDS, TimeUnit.SECONDS);
+            assertNotNull(received, "datagram " + b + " lost while no handler was bound");
+            assertEquals(b, received.bytes()[0]);
+        }
     }
 
     @Test
