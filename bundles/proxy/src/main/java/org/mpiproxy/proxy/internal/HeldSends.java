@@ -114,4 +114,33 @@ final class HeldSends {
         heldBytes = 0;
         records = 0;
     }
+
+    /** @return the held records as one array (each: datatype, count, length, payload), for a hand-over */
+    byte[] export() {
+        byte[] records = new byte[tail - head];
+        buffer.get(head, records);
+        return records;
+    }
+
+    /**
+     * Holds again what {@link #export} gave, after what is held already.
+     *
+     * @param records the exported records
+     * @throws IllegalArgumentException when they are not well formed
+     */
+    void restore(byte[] records) {
+        ByteBuffer in = ByteBuffer.wrap(records).order(ByteOrder.LITTLE_ENDIAN);
+        int at = 0;
+        while (at < records.length) {
+            if (records.length - at < RECORD_HEADER_LENGTH) {
+                throw new IllegalArgumentException("held SEND records cut short at byte " + at);
+            }
+            int length = in.getInt(at + 8);
+            if (length < 0 || length > records.length - at - RECORD_HEADER_LENGTH) {
+                throw new IllegalArgumentException("held SEND record at byte " + at + " has length " + length);
+            }
+            add(in.getInt(at), in.getInt(at + 4), in, at + RECORD_HEADER_LENGTH, length, Long.MAX_VALUE);
+            at += RECORD_HEADER_LENGTH + length;
+        }
+    }
 }

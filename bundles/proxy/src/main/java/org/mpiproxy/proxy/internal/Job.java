@@ -106,6 +106,11 @@ final class Job {
         return owner.getAddress().getHostAddress() + ":" + owner.getPort();
     }
 
+    /** @return the descriptions of the ranks that were removed, oldest first */
+    List<RankInfo> finished() {
+        return finished;
+    }
+
     JobInfo info() {
         List<RankInfo> all = new ArrayList<>(finished);
         for (Rank r : ranks) {

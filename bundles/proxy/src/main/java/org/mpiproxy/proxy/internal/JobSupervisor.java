@@ -80,6 +80,31 @@ final class JobSupervisor {
     }
 
     /** The host of a job sent a request. */
+    /**
+     * A job a previous revision of the proxy handed over: its timeout counts from its start, its
+     * host's silence from when the host was last heard; both with the settings in force now.
+     */
+    void onJobAdopted(Job job, long nowNanos) {
+        SupervisionSettings s = settings;
+        if (!s.jobTimeout().isZero()) {
+            Duration left = s.jobTimeout().minus(Duration.between(job.started, java.time.Instant.now()));
+            job.timeoutTimer = schedule(left.isNegative() ? Duration.ZERO : left,
+                    () -> post.accept(r -> onTimeout(job, s.jobTimeout())));
+        }
+        if (!s.hostSilence().isZero()) {
+            long silent = Math.max(0, nowNanos - job.lastHeardNanos);
+            scheduleSilenceCheck(job, s.hostSilence(), Duration.ofNanos(Math.max(0, s.hostSilence().toNanos() - silent)));
+        }
+    }
+
+    /** Before a hand-over: the job's timers stop here (the taker arms its own). */
+    static void forget(Job job) {
+        cancel(job.timeoutTimer);
+        cancel(job.silenceTimer);
+        job.timeoutTimer = null;
+        job.silenceTimer = null;
+    }
+
     static void onHostHeard(Job job, long nowNanos) {
         job.lastHeardNanos = nowNanos;
     }

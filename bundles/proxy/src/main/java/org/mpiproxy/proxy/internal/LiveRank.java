@@ -48,8 +48,8 @@ abstract class LiveRank {
         this.worldSize = worldSize;
         this.program = program;
         this.channel = channel;
-        this.toRank = channel.toRank();
-        this.fromRank = channel.fromRank();
+        this.toRank = channel != null ? channel.toRank() : null;
+        this.fromRank = channel != null ? channel.fromRank() : null;
     }
 
     /** @return the id of the rank's job */

@@ -76,4 +76,20 @@ final class PendingRecvQueue {
         head = 0;
         size = 0;
     }
+
+    /** @return the queued requests in order, each {@code datatype << 32 | remaining count}, for a hand-over */
+    long[] export() {
+        long[] out = new long[size];
+        for (int i = 0; i < size; i++) {
+            out[i] = entries[(head + i) & (entries.length - 1)];
+        }
+        return out;
+    }
+
+    /** @param exported what {@link #export} gave: queued again, after what is queued already */
+    void restore(long[] exported) {
+        for (long e : exported) {
+            offer((int) (e >>> 32), e & REMAINING_MASK);
+        }
+    }
 }

@@ -133,6 +133,19 @@ final class ProtocolFront implements DatagramHandler {
         return all;
     }
 
+    /**
+     * Closes v2 (its jobs end), then hands v1's jobs over (see {@link V1Dispatcher#handOver()}).
+     *
+     * @return v1's state for the next revision of the proxy
+     */
+    Map<String, Object> handOver() {
+        V2Dispatcher d = v2;
+        if (d != null) {
+            d.close();
+        }
+        return v1.handOver();
+    }
+
     /** Closes v2, then v1 (which stops the shared launch and timer threads). */
     void close() {
         V2Dispatcher d = v2;

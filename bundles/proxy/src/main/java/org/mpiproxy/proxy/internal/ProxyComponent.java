@@ -4,6 +4,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
 import java.util.concurrent.ThreadFactory;
@@ -21,6 +22,8 @@ import org.mpiproxy.api.ProxyStatus;
 import org.mpiproxy.api.RankOutputListener;
 import org.mpiproxy.api.config.CheckedConfiguration;
 import org.mpiproxy.api.config.RejectedConfigurationException;
+import org.osgi.framework.Bundle;
+import org.osgi.framework.BundleContext;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
@@ -73,6 +76,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     private final V1Dispatcher dispatcher;
     private final RankLedger ledger;
     private final AtomicBoolean swept = new AtomicBoolean();
+    /** Jobs a previous revision handed over: running, so the ledger's sweep leaves them. */
+    private final Set<Long> adopted;
     private final ProtocolFront front;
     private volatile String v2Problem;
     /** The key files v2 serves with, the signing key first. */
@@ -147,6 +152,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             this.dispatcher = null;
             this.ledger = null;
             this.front = null;
+            this.adopted = Set.of();
             return;
         }
         ProxyConfig config = accepted.config();
@@ -165,6 +171,10 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         dispatcher.supervision(ProxyConfigs.supervision(config));
         this.ledger = new RankLedger(ProxyConfigs.stateDirectory(config));
         dispatcher.ledger(ledger);
+        Map<String, Object> handedOver = HandOver.take();
+        this.adopted = handedOver != null ? dispatcher.adopt(handedOver) : Set.of();
+        // the node was serving a moment ago: no start-up wait, which would drop the adopted jobs' data
+        this.ready = handedOver != null;
         this.front = new ProtocolFront(dispatcher, config.v1_enabled(), null);
         front.v2Enabled(config.v2_enabled());
         if (config.v2_enabled()) {
@@ -254,7 +264,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             policyOption = ReferencePolicyOption.GREEDY, unbind = "unbindChannels")
     void bindChannels(ChannelManager manager) {
         if (rejected == null && swept.compareAndSet(false, true)) {
-            ledger.sweep(manager);
+            ledger.sweep(manager, adopted);
         }
         channels = manager;
     }
@@ -407,11 +417,47 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         }
     }
 
-    /** Stops every rank, removes the channels and stops the proxy's threads. */
+    /**
+     * Stops the proxy's threads. When the framework keeps running (an update of this bundle, a
+     * restart of this component) and {@code handover.seconds} is not 0, v1's jobs are left running
+     * for the next revision ({@link HandOver}), which takes them over; otherwise, and for v2's
+     * jobs, every rank is stopped and the channels removed.
+     *
+     * @param context this bundle's context
+     */
     @Deactivate
+    void deactivate(BundleContext context) {
+        ProxyConfig config = inForce;
+        if (front == null) {
+            return;
+        }
+        if (config.handover_seconds() == 0 || context.getBundle(0).getState() == Bundle.STOPPING) {
+            front.close();
+            return;
+        }
+        Map<String, Object> state = front.handOver();
+        java.time.Duration grace = java.time.Duration.ofSeconds(config.stop_grace_seconds());
+        Runnable stop = () -> stopHandedOver(state, grace);
+        if (!HandOver.offer(state, java.time.Duration.ofSeconds(config.handover_seconds()), stop)) {
+            stop.run();
+        }
+    }
+
+    /** Stops every rank, removes the channels and stops the proxy's threads. */
     void deactivate() {
         if (front != null) {
             front.close();
+        }
+    }
+
+    /**
+     * The ranks of jobs nobody took over are stopped; their job directories stay recorded in the
+     * state directory, so the next proxy's sweep removes them.
+     */
+    private static void stopHandedOver(Map<String, Object> state, java.time.Duration grace) {
+        Object jobs = state.get("jobs");
+        for (Object job : jobs instanceof List ? (List<?>) jobs : List.of()) {
+            V1HandOver.stopAll(V1HandOver.asMap(job), grace);
         }
     }
 

@@ -40,6 +40,12 @@ public @interface ProxyConfig {
             description = "Seconds between SIGTERM and SIGKILL when a rank is stopped.", min = "0")
     int stop_grace_seconds() default 10;
 
+    @AttributeDefinition(name = "Hand-over window",
+            description = "Seconds the running v1 jobs of a stopped proxy wait for the next one to take them over"
+                    + " (an update of the proxy bundle, a restart of its component); then they are stopped."
+                    + " 0 stops them at once. A shutdown of Karaf always stops them.", min = "0")
+    int handover_seconds() default 30;
+
     @AttributeDefinition(name = "Abort on failure",
             description = "When a rank of a v1 job exits with a non-zero status or cannot be started, stop the"
                     + " job's other ranks.")

@@ -66,6 +66,9 @@ final class ProxyConfigs {
         if (config.stop_grace_seconds() < 0) {
             throw new IllegalArgumentException("stop.grace.seconds=" + config.stop_grace_seconds() + " must be >= 0");
         }
+        if (config.handover_seconds() < 0) {
+            throw new IllegalArgumentException("handover.seconds=" + config.handover_seconds() + " must be >= 0");
+        }
         return new ProxySettings(ProxySettings.resolveLogDirectory(config.log_directory()),
                 config.hold_limit_bytes(), Duration.ofSeconds(config.terminate_timeout_seconds()),
                 Duration.ofSeconds(config.stop_grace_seconds()));

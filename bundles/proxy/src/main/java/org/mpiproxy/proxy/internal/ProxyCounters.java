@@ -31,6 +31,16 @@ final class ProxyCounters<C extends Enum<C> & CounterKey> {
         return values[counter.ordinal()];
     }
 
+    /** @param counts counts by name (a {@link #snapshot()}), added to these; unknown names are ignored */
+    void addAll(Map<String, Long> counts) {
+        for (C c : all) {
+            Long v = counts.get(c.key());
+            if (v != null) {
+                values[c.ordinal()] += v;
+            }
+        }
+    }
+
     Map<String, Long> snapshot() {
         Map<String, Long> m = new LinkedHashMap<>();
         for (C c : all) {

@@ -88,9 +88,10 @@ final class RankLedger {
      * shared-memory directories, then forgets them.
      *
      * @param channels removes the jobs' directories
+     * @param keep     jobs still running here (taken over from a previous revision): left alone
      * @return what was found
      */
-    Sweep sweep(ChannelManager channels) {
+    Sweep sweep(ChannelManager channels, java.util.Set<Long> keep) {
         if (!Files.isDirectory(directory)) {
             return new Sweep(0, 0);
         }
@@ -104,6 +105,9 @@ final class RankLedger {
                     jobId = Long.parseUnsignedLong(name.substring(4, name.length() - SUFFIX.length()), 16);
                 } catch (NumberFormatException e) {
                     LOG.warn("ignoring {}: not a job's record", file);
+                    continue;
+                }
+                if (keep.contains(jobId)) {
                     continue;
                 }
                 jobs++;

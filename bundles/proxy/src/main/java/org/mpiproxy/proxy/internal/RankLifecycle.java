@@ -179,12 +179,35 @@ final class RankLifecycle {
         log.info("{} {} rank {}: {} started on core {} (pid {})", jobWord, Job.hex(rank.jobId()), rank.rankId,
                 rank.program, rank.coreId, process.pid());
         steps.started(replies, rank);
-        process.onExit().whenComplete((status, error) -> relay.post(r -> onExited(r, rank,
-                status != null ? status : -1, steps)));
+        watchExit(rank, steps);
         if (rank.stopRequested) {
             stopNow(rank);
         } else if (rank.terminateRequested) {
             startTerminateTimer(rank);
+        }
+    }
+
+    private <R extends LiveRank> void watchExit(R rank, Steps<R> steps) {
+        rank.process.onExit().whenComplete((status, error) -> relay.post(r -> onExited(r, rank,
+                status != null ? status : -1, steps)));
+    }
+
+    /**
+     * A running rank a previous revision of the proxy started and handed over: its exit is watched
+     * here from now on (at once when it ended meanwhile), and a TERMINATE it was waiting under
+     * goes on: a stop asked for is made, the terminate timeout starts again.
+     */
+    <R extends LiveRank> void adopt(R rank, Steps<R> steps) {
+        if (rank.process == null || rank.isDone()) {
+            return;
+        }
+        watchExit(rank, steps);
+        if (rank.phase == Rank.Phase.TERMINATING && !rank.stopped) {
+            if (rank.stopRequested) {
+                stopNow(rank);
+            } else {
+                startTerminateTimer(rank);
+            }
         }
     }
 

@@ -1,6 +1,9 @@
 package org.mpiproxy.proxy.internal;
 
+import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -41,6 +44,31 @@ final class RelayQueue implements RankLifecycle.Relay {
         this.wakeup = wakeup;
         this.hasActiveRanks = hasActiveRanks;
         this.failed = failed;
+    }
+
+    /** One datagram's handling by a protocol, on the relay thread. */
+    @FunctionalInterface
+    interface DatagramStep {
+        void handle(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies);
+    }
+
+    /**
+     * Handles a datagram under the handler's lock, unless the handler is closed; a
+     * {@link RuntimeException} it throws is handed to {@code failed} (to count and log it) and the
+     * relay thread carries on with the next datagram.
+     */
+    void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies, DatagramStep step,
+                    BiConsumer<InetSocketAddress, RuntimeException> failed) {
+        synchronized (lock) {
+            if (closed) {
+                return;
+            }
+            try {
+                step.handle(datagram, source, replies);
+            } catch (RuntimeException e) {
+                failed.accept(source, e);
+            }
+        }
     }
 
     /** @param replies the transport the latest EXEC came through: launch threads answer through it */

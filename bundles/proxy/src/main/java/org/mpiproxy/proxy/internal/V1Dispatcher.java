@@ -17,6 +17,7 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 
 import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.DatagramHandler;
@@ -51,6 +52,9 @@ final class V1Dispatcher implements DatagramHandler {
     private final ScheduledExecutorService timer;
     private volatile ProxySettings settings;
     private final RelayQueue relay;
+    /** This handler's steps, made once: the receive path allocates nothing. */
+    private final RelayQueue.DatagramStep dispatch = this::dispatch;
+    private final BiConsumer<InetSocketAddress, RuntimeException> failed = this::failed;
 
     // guarded by lock
     private final ProxyCounters<ProxyCounter> counters = new ProxyCounters<>(ProxyCounter.class);
@@ -59,6 +63,8 @@ final class V1Dispatcher implements DatagramHandler {
     private final V1Replies replies = new V1Replies(counters);
     private final V1DataPath data;
     private final V1RankRequests ranks;
+    /** Replies a previous revision of the proxy could not send any more: sent by the next {@link #doWork}. */
+    private final DeferredReplies deferred = new DeferredReplies();
 
     /**
      * @param channels       creates and removes channels
@@ -124,19 +130,14 @@ final class V1Dispatcher implements DatagramHandler {
 
     @Override
     public void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
-        synchronized (lock) {
-            if (relay.closed()) {
-                return;
-            }
-            try {
-                dispatch(datagram, source, replies);
-            } catch (RuntimeException e) {
-                counters.increment(ProxyCounter.ERRORS);
-                if (invalidLog.permit(ProxyCounter.ERRORS)) {
-                    LOG.error("failed to handle a datagram from {} ({} similar failures suppressed)", source,
-                            invalidLog.takeSuppressed(ProxyCounter.ERRORS), e);
-                }
-            }
+        relay.onDatagram(datagram, source, replies, dispatch, failed);
+    }
+
+    private void failed(InetSocketAddress source, RuntimeException e) {
+        counters.increment(ProxyCounter.ERRORS);
+        if (invalidLog.permit(ProxyCounter.ERRORS)) {
+            LOG.error("failed to handle a datagram from {} ({} similar failures suppressed)", source,
+                    invalidLog.takeSuppressed(ProxyCounter.ERRORS), e);
         }
     }
 
@@ -180,6 +181,9 @@ final class V1Dispatcher implements DatagramHandler {
                 return 0;
             }
             int work = relay.drain(replies);
+            if (!deferred.isEmpty()) {
+                work += deferred.sendAll(replies);
+            }
             work += data.pump(replies);
             return work;
         }
@@ -236,12 +240,70 @@ final class V1Dispatcher implements DatagramHandler {
     }
 
     /**
+     * Instead of {@link #close()}, when the next revision of the proxy takes over: waits for the
+     * launches under way, applies what the launch and exit completions queued (their replies kept
+     * for the next revision to send), then hands every job over, its ranks running and its
+     * channels open. Later calls of the handler methods do nothing.
+     *
+     * @return the jobs ({@code jobs}), the recently finished jobs ({@code history}), the counters
+     *         ({@code counters}) and the replies not sent ({@code replies}): JDK types and api
+     *         handles only, for {@link HandOver}
+     */
+    Map<String, Object> handOver() {
+        relay.close();
+        timer.shutdownNow();
+        awaitLaunches();
+        synchronized (lock) {
+            DeferredReplies unsent = new DeferredReplies();
+            relay.drain(unsent);
+            Map<String, Object> state = new java.util.HashMap<>();
+            state.put("jobs", ranks.handOver());
+            state.put("history", ranks.history());
+            state.put("counters", counters.snapshot());
+            unsent.addAll(deferred);
+            state.put("replies", unsent.export());
+            data.clear();
+            return state;
+        }
+    }
+
+    /**
+     * Takes over what a previous revision's {@link #handOver()} gave; before the first datagram.
+     *
+     * @return the ids of the jobs taken over
+     */
+    java.util.Set<Long> adopt(Map<String, Object> state) {
+        synchronized (lock) {
+            Object counts = state.get("counters");
+            if (counts instanceof Map) {
+                @SuppressWarnings("unchecked")
+                Map<String, Long> byName = (Map<String, Long>) counts;
+                counters.addAll(byName);
+            }
+            deferred.restore(state.get("replies"));
+            Object jobs = state.get("jobs");
+            Object history = state.get("history");
+            return ranks.adopt(jobs instanceof List ? (List<?>) jobs : List.of(),
+                    history instanceof List ? (List<?>) history : List.of());
+        }
+    }
+
+    /**
      * Stops every rank, closes and removes channels, releases job directories and stops the
      * launch and timer threads. Later calls of the handler methods do nothing.
      */
     void close() {
         relay.close();
         timer.shutdownNow();
+        awaitLaunches();
+        synchronized (lock) {
+            ranks.closeAll();
+            data.clear();
+            relay.drain(null);
+        }
+    }
+
+    private void awaitLaunches() {
         if (launchExecutor instanceof ExecutorService) {
             ExecutorService executor = (ExecutorService) launchExecutor;
             executor.shutdown();
@@ -252,11 +314,6 @@ final class V1Dispatcher implements DatagramHandler {
             } catch (InterruptedException e) {
                 Thread.currentThread().interrupt();
             }
-        }
-        synchronized (lock) {
-            ranks.closeAll();
-            data.clear();
-            relay.drain(null);
         }
     }
 }

@@ -11,8 +11,10 @@ import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
+import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
@@ -351,6 +353,78 @@ final class V1RankRequests {
         for (Job job : jobs.values()) {
             into.add(job.info());
         }
+    }
+
+    /**
+     * Hands every job over to the next revision of the proxy ({@link HandOver}): each as plain
+     * values, its ranks running, its channels open, its job directory and ledger record kept.
+     * This instance forgets them.
+     *
+     * @return the jobs, then the recently finished jobs' descriptions
+     */
+    List<Map<String, Object>> handOver() {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (Job job : jobs.values()) {
+            JobSupervisor.forget(job);
+            for (Rank rank : job.ranks()) {
+                if (rank.terminateTimer != null) {
+                    rank.terminateTimer.cancel(false);
+                    rank.terminateTimer = null;
+                }
+            }
+            out.add(V1HandOver.export(job));
+        }
+        jobs.clear();
+        return out;
+    }
+
+    /** @return the recently finished jobs' descriptions, oldest first */
+    List<JobInfo> history() {
+        return new ArrayList<>(history);
+    }
+
+    /**
+     * Takes over the jobs a previous revision handed over: their ranks' exits are watched, their
+     * held SENDs and queued RECVs are served, their timers armed again. A job that cannot be
+     * restored (a value of another type: the api bundle was refreshed in between) is stopped:
+     * its rank processes are killed by pid.
+     *
+     * @param exported what {@link #handOver()} gave
+     * @param finished the recently finished jobs' descriptions that came with them
+     * @return the ids of the jobs taken over
+     */
+    Set<Long> adopt(List<?> exported, List<?> finished) {
+        for (Object info : finished) {
+            if (info instanceof JobInfo) {
+                history.addLast((JobInfo) info);
+            }
+        }
+        Set<Long> adopted = new HashSet<>();
+        long now = System.nanoTime();
+        for (Object o : exported) {
+            Map<String, Object> m = V1HandOver.asMap(o);
+            Job job;
+            try {
+                job = V1HandOver.restore(m);
+            } catch (IllegalArgumentException e) {
+                List<Long> pids = V1HandOver.stopAll(m, settings.get().stopGrace());
+                log.error("cannot take over v1 job {} from the previous revision of the proxy ({}); stopped its ranks,"
+                        + " pids {}", Job.hex(V1HandOver.jobId(m)), e.getMessage(), pids);
+                continue;
+            }
+            jobs.put(job.owner, job);
+            adopted.add(job.jobId);
+            supervisor.onJobAdopted(job, now);
+            for (Rank rank : job.ranks()) {
+                lifecycle.adopt(rank, steps);
+                if (rank.hasPendingWork()) {
+                    data.activate(rank);
+                }
+            }
+            log.info("job {} of {} taken over from the previous revision of the proxy: {} ranks", Job.hex(job.jobId),
+                    Job.ownerText(job.owner), job.ranks().size());
+        }
+        return adopted;
     }
 
     /** Stops every rank and removes it with its channel and, with the last, its job. */

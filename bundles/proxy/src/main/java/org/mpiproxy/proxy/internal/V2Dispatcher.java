@@ -20,6 +20,7 @@ import java.util.SplittableRandom;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
+import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 
 import org.mpiproxy.api.ChannelManager;
@@ -77,6 +78,9 @@ final class V2Dispatcher {
     private final V2Replies answers;
     private long lastPurgeNanos;
     private final RelayQueue relay;
+    /** This handler's steps, made once: the receive path allocates nothing. */
+    private final RelayQueue.DatagramStep dispatch = this::dispatch;
+    private final BiConsumer<InetSocketAddress, RuntimeException> failed = this::failed;
     private final V2RankStreams streams;
     private final V2HostSends sends;
     private final V2RankRequests ranks;
@@ -193,19 +197,14 @@ final class V2Dispatcher {
 
     /** Handles a datagram whose first byte is the v2 magic. */
     void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
-        synchronized (lock) {
-            if (relay.closed()) {
-                return;
-            }
-            try {
-                dispatch(datagram, source, replies);
-            } catch (RuntimeException e) {
-                count(V2Counter.ERRORS);
-                if (log.permit(V2Counter.ERRORS)) {
-                    LOG.error("failed to handle a v2 datagram from {} ({} similar failures suppressed)", source,
-                            log.takeSuppressed(V2Counter.ERRORS), e);
-                }
-            }
+        relay.onDatagram(datagram, source, replies, dispatch, failed);
+    }
+
+    private void failed(InetSocketAddress source, RuntimeException e) {
+        count(V2Counter.ERRORS);
+        if (log.permit(V2Counter.ERRORS)) {
+            LOG.error("failed to handle a v2 datagram from {} ({} similar failures suppressed)", source,
+                    log.takeSuppressed(V2Counter.ERRORS), e);
         }
     }
 

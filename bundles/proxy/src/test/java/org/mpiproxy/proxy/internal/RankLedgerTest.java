@@ -79,7 +79,7 @@ class RankLedgerTest {
         long child = Long.parseLong(Files.readString(childFile).trim());
         long childStart = ProcStat.read(child).orElseThrow().startTime();
 
-        RankLedger.Sweep sweep = new RankLedger(state).sweep(channels);
+        RankLedger.Sweep sweep = new RankLedger(state).sweep(channels, java.util.Set.of());
 
         assertEquals(new RankLedger.Sweep(2, 1), sweep);
         assertFalse(ProcStat.isRunning(first.pid(), ProcStat.read(first.pid()).map(ProcStat::startTime).orElse(-1L)),
@@ -89,6 +89,6 @@ class RankLedgerTest {
         assertTrue(channels.released.contains(JOB) && channels.released.contains(JOB + 1), "job directories removed");
         assertFalse(Files.exists(previousRun.file(JOB)));
         assertFalse(Files.exists(previousRun.file(JOB + 1)));
-        assertEquals(new RankLedger.Sweep(0, 0), new RankLedger(state).sweep(channels), "nothing left to sweep");
+        assertEquals(new RankLedger.Sweep(0, 0), new RankLedger(state).sweep(channels, java.util.Set.of()), "nothing left to sweep");
     }
 }
