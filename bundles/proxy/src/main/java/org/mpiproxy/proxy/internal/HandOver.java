@@ -94,6 +94,27 @@ final class HandOver {
     }
 
     /**
+     * Leaves a stopping proxy's jobs for the next revision; when nobody takes them within the
+     * window, or they cannot be left at all, their ranks are stopped (their job directories stay
+     * recorded in the state directory, so the next proxy's sweep removes them).
+     *
+     * @param state  what {@link ProtocolFront#handOver()} gave
+     * @param window {@code handover.seconds}
+     * @param grace  {@code stop.grace.seconds}
+     */
+    static void leave(Map<String, Object> state, Duration window, Duration grace) {
+        Runnable stop = () -> {
+            Object jobs = state.get("jobs");
+            for (Object job : jobs instanceof java.util.List ? (java.util.List<?>) jobs : java.util.List.of()) {
+                V1HandOver.stopAll(V1HandOver.asMap(job), grace);
+            }
+        };
+        if (!offer(state, window, stop)) {
+            stop.run();
+        }
+    }
+
+    /**
      * Takes what a previous revision left, once.
      *
      * @return the state, or {@code null} when there is none (or it expired)

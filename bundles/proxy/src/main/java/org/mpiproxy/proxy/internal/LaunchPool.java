@@ -39,7 +39,7 @@ final class LaunchPool {
      */
     static ThreadPoolExecutor create(int threads, String namePrefix) {
         ThreadPoolExecutor executor = new ThreadPoolExecutor(threads, threads, 30, TimeUnit.SECONDS,
-                new LinkedBlockingQueue<>(), ProxyComponent.daemonThreads(namePrefix));
+                new LinkedBlockingQueue<>(), daemonThreads(namePrefix));
         executor.allowCoreThreadTimeOut(true);
         return executor;
     }
@@ -58,5 +58,23 @@ final class LaunchPool {
             pool.setCorePoolSize(threads);
             pool.setMaximumPoolSize(threads);
         }
+    }
+
+    /** @return a timer of one daemon thread whose cancelled tasks leave its queue at once */
+    static java.util.concurrent.ScheduledThreadPoolExecutor timer(String namePrefix) {
+        java.util.concurrent.ScheduledThreadPoolExecutor timer =
+                new java.util.concurrent.ScheduledThreadPoolExecutor(1, daemonThreads(namePrefix));
+        timer.setRemoveOnCancelPolicy(true);
+        return timer;
+    }
+
+    /** @return a factory of daemon threads named {@code namePrefix} and a counter */
+    static java.util.concurrent.ThreadFactory daemonThreads(String namePrefix) {
+        java.util.concurrent.atomic.AtomicInteger n = new java.util.concurrent.atomic.AtomicInteger();
+        return r -> {
+            Thread t = new Thread(r, namePrefix + n.incrementAndGet());
+            t.setDaemon(true);
+            return t;
+        };
     }
 }

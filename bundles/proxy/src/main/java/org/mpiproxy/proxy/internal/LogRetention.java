@@ -16,11 +16,18 @@ import java.util.List;
 import java.util.Set;
 import java.util.function.Supplier;
 
+import org.mpiproxy.api.JobInfo;
+import org.mpiproxy.api.RankInfo;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
 /**
  * Deletes the rank log directories {@code job-<16 hex>} of finished jobs that are older than
  * an age or beyond a total size, oldest first; a job with a live rank keeps its logs.
  */
 final class LogRetention {
+
+    private static final Logger LOG = LoggerFactory.getLogger(LogRetention.class);
 
     /** Bytes in the megabyte of {@code log.retention.megabytes}. */
     static final long MEGABYTE = 1024L * 1024L;
@@ -158,5 +165,38 @@ final class LogRetention {
                 return FileVisitResult.CONTINUE;
             }
         });
+    }
+
+    /**
+     * One sweep of the proxy's timer: deletes the output of finished jobs beyond the limits and
+     * logs what went; a failure is logged and the next sweep tries again.
+     *
+     * @param directory the rank output directory
+     * @param limits    the retention limits
+     * @param jobs      the proxy's jobs now: the output of a job with a live rank is kept
+     */
+    static void sweepFinished(Path directory, Limits limits, Supplier<List<JobInfo>> jobs) {
+        try {
+            List<Path> deleted = sweep(directory, limits, () -> liveJobs(jobs.get()), Instant.now());
+            if (!deleted.isEmpty()) {
+                LOG.info("deleted the output of {} finished jobs beyond log.retention.days={} or"
+                        + " log.retention.megabytes={}: {}", deleted.size(), limits.maxAge().toDays(),
+                        limits.maxBytes() / MEGABYTE, deleted);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.warn("cannot apply the log retention to {}: {}", directory, e.toString());
+        }
+    }
+
+    private static Set<Long> liveJobs(List<JobInfo> jobs) {
+        Set<Long> live = new java.util.HashSet<>();
+        for (JobInfo job : jobs) {
+            for (RankInfo r : job.ranks()) {
+                if (r.state() != RankInfo.State.EXITED && r.state() != RankInfo.State.FAILED) {
+                    live.add(job.jobId());
+                }
+            }
+        }
+        return live;
     }
 }

@@ -7,10 +7,8 @@ import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.ThreadPoolExecutor;
-import java.util.concurrent.ThreadFactory;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
-import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.Consumer;
 
 import org.mpiproxy.api.ChannelManager;
@@ -83,10 +81,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     /** The key files v2 serves with, the signing key first. */
     private volatile List<java.nio.file.Path> v2KeyFiles = List.of();
     private volatile RankOutputListener outputBridge;
-    private final long startedNanos = System.nanoTime();
-    private final long startupWaitNanos;
-    private volatile boolean ready;
-    private volatile long beforeReady;
+    private final StartupGate startup;
 
     /**
      * Checks the raw configuration: bad values are logged in one line, and the proxy then starts
@@ -145,7 +140,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             // nothing starts: no threads, no ledger sweep, no socket use; activate() refuses
             this.configurations = configurations;
             this.problems = problems;
-            this.startupWaitNanos = 0;
+            this.startup = null;
             this.launches = null;
             this.timer = null;
             this.current = null;
@@ -160,11 +155,10 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         this.configurations = configurations;
         this.problems = problems;
         this.inForce = config;
-        this.startupWaitNanos = TimeUnit.SECONDS.toNanos(config.startup_wait_seconds());
         this.launches = LaunchPool.create(
                 LaunchPool.threads(config.launch_threads(), Runtime.getRuntime().availableProcessors()),
                 "mpiproxy-launch-");
-        this.timer = timer();
+        this.timer = LaunchPool.timer("mpiproxy-terminate-");
         this.current = new CurrentChannelManager(() -> channels);
         this.dispatcher = new V1Dispatcher(current, ProxyConfigs.settings(config), this::launcher, this::wakeup, launches,
                 timer);
@@ -174,7 +168,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         Map<String, Object> handedOver = HandOver.take();
         this.adopted = handedOver != null ? dispatcher.adopt(handedOver) : Set.of();
         // the node was serving a moment ago: no start-up wait, which would drop the adopted jobs' data
-        this.ready = handedOver != null;
+        this.startup = new StartupGate(TimeUnit.SECONDS.toNanos(config.startup_wait_seconds()), () -> channels != null,
+                () -> launchers.forCore(0) != null, handedOver != null);
         this.front = new ProtocolFront(dispatcher, config.v1_enabled(), null);
         front.v2Enabled(config.v2_enabled());
         if (config.v2_enabled()) {
@@ -209,35 +204,10 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     void sweepLogs() {
         ProxyConfig config = inForce;
         ProtocolFront f = front;
-        if (config == null || f == null) {
-            return;
+        if (config != null && f != null) {
+            LogRetention.sweepFinished(dispatcher.settingsInForce().getKey().logDirectory(),
+                    LogRetention.Limits.of(config.log_retention_days(), config.log_retention_megabytes()), f::jobs);
         }
-        java.nio.file.Path directory = dispatcher.settingsInForce().getKey().logDirectory();
-        try {
-            List<java.nio.file.Path> deleted = LogRetention.sweep(directory,
-                    LogRetention.Limits.of(config.log_retention_days(), config.log_retention_megabytes()),
-                    () -> liveJobs(f), java.time.Instant.now());
-            if (!deleted.isEmpty()) {
-                LOG.info("deleted the output of {} finished jobs beyond log.retention.days={} or"
-                        + " log.retention.megabytes={}: {}", deleted.size(), config.log_retention_days(),
-                        config.log_retention_megabytes(), deleted);
-            }
-        } catch (java.io.IOException | RuntimeException e) {
-            LOG.warn("cannot apply the log retention to {}: {}", directory, e.toString());
-        }
-    }
-
-    private static java.util.Set<Long> liveJobs(ProtocolFront front) {
-        java.util.Set<Long> live = new java.util.HashSet<>();
-        for (JobInfo job : front.jobs()) {
-            for (org.mpiproxy.api.RankInfo r : job.ranks()) {
-                if (r.state() != org.mpiproxy.api.RankInfo.State.EXITED
-                        && r.state() != org.mpiproxy.api.RankInfo.State.FAILED) {
-                    live.add(job.jobId());
-                }
-            }
-        }
-        return live;
     }
 
     /** @return the configuration in force */
@@ -435,29 +405,14 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             front.close();
             return;
         }
-        Map<String, Object> state = front.handOver();
-        java.time.Duration grace = java.time.Duration.ofSeconds(config.stop_grace_seconds());
-        Runnable stop = () -> stopHandedOver(state, grace);
-        if (!HandOver.offer(state, java.time.Duration.ofSeconds(config.handover_seconds()), stop)) {
-            stop.run();
-        }
+        HandOver.leave(front.handOver(), java.time.Duration.ofSeconds(config.handover_seconds()),
+                java.time.Duration.ofSeconds(config.stop_grace_seconds()));
     }
 
     /** Stops every rank, removes the channels and stops the proxy's threads. */
     void deactivate() {
         if (front != null) {
             front.close();
-        }
-    }
-
-    /**
-     * The ranks of jobs nobody took over are stopped; their job directories stay recorded in the
-     * state directory, so the next proxy's sweep removes them.
-     */
-    private static void stopHandedOver(Map<String, Object> state, java.time.Duration grace) {
-        Object jobs = state.get("jobs");
-        for (Object job : jobs instanceof List ? (List<?>) jobs : List.of()) {
-            V1HandOver.stopAll(V1HandOver.asMap(job), grace);
         }
     }
 
@@ -472,50 +427,11 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         }
     }
 
-    private static ScheduledThreadPoolExecutor timer() {
-        ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1, daemonThreads("mpiproxy-terminate-"));
-        timer.setRemoveOnCancelPolicy(true);
-        return timer;
-    }
-
-    static ThreadFactory daemonThreads(String prefix) {
-        AtomicInteger n = new AtomicInteger();
-        return r -> {
-            Thread t = new Thread(r, prefix + n.incrementAndGet());
-            t.setDaemon(true);
-            return t;
-        };
-    }
-
     @Override
     public void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
-        if (!ready && !becameReady()) {
-            beforeReady++;
-            return;
+        if (startup.admits()) {
+            front.onDatagram(datagram, source, replies);
         }
-        front.onDatagram(datagram, source, replies);
-    }
-
-    /**
-     * The proxy serves once the channel manager (after its start-up sweep) and a launcher for core 0
-     * are bound, or when the start-up wait is over without them. Later absences, such as a
-     * launcher being updated, are answered with errors rather than silence.
-     */
-    private boolean becameReady() {
-        boolean complete = channels != null && launchers.forCore(0) != null;
-        if (!complete && System.nanoTime() - startedNanos < startupWaitNanos) {
-            return false;
-        }
-        ready = true;
-        org.slf4j.Logger log = org.slf4j.LoggerFactory.getLogger(ProxyComponent.class);
-        if (complete) {
-            log.info("serving requests ({} datagrams dropped while starting)", beforeReady);
-        } else {
-            log.warn("serving requests without {} after waiting {} s for it ({} datagrams dropped while starting)",
-                    channels == null ? "a channel manager" : "a launcher for core 0",
-                    TimeUnit.NANOSECONDS.toSeconds(startupWaitNanos), beforeReady);
-        }
-        return true;
     }
 
     @Override
@@ -566,7 +482,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     @Override
     public Map<String, Long> counters() {
         Map<String, Long> all = front.counters();
-        all.put("datagrams.before.ready", beforeReady);
+        all.put("datagrams.before.ready", startup.droppedBeforeReady());
         return all;
     }
 }
