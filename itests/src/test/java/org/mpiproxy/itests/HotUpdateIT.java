@@ -51,7 +51,7 @@ public class HotUpdateIT extends MpiProxyTestSupport {
     /** The commands register a moment after the bundles start: wait for every one used here. */
     @Before
     public void awaitCommands() {
-        for (String command : List.of("bundle:update", "mpi:jobs")) {
+        for (String command : List.of("bundle:update", "bundle:stop", "bundle:start", "config:property-set", "mpi:jobs")) {
             awaitCondition(() -> runs(command + " --help"), TIMEOUT, () -> command + " not registered");
         }
     }
@@ -126,6 +126,59 @@ public class HotUpdateIT extends MpiProxyTestSupport {
             host.sendInts(1, 0xaabbccdd);
             assertEquals(0x12345678, host.recvInt(1));
             assertEquals(0, host.terminate(1, 1).result);
+        }
+    }
+
+    /**
+     * {@code bundle:stop} of the proxy under a running v1 job: the job waits {@code handover.seconds}
+     * for a new revision (its rank alive, the hand-over MBean waiting), then the stopped revision
+     * stops the rank; the next start of the proxy removes what the job left.
+     */
+    @Test
+    public void shouldStopTheRanksOfAStoppedProxyAfterItsHandOverWindow() throws Exception {
+        awaitService(ProxyStatus.class, null);
+        Bundle proxy = bundle("org.mpiproxy.proxy");
+        admin("config:property-set -p org.mpiproxy.proxy handover.seconds 3");
+        try (FreeNosHost host = new FreeNosHost(udpPort(), (int) TIMEOUT.toMillis())) {
+            assertEquals(0, host.exec(1, 0, 2, "mpiping").result);
+            String owner = "127.0.0.1:" + host.localPort();
+            JobInfo job = awaitService(ProxyStatus.class, null).jobs().stream().filter(j -> owner.equals(j.owner()))
+                    .findFirst().orElseThrow(() -> new AssertionError("no job of " + owner));
+            long pid = job.ranks().get(0).pid();
+            Path jobDirectory = jobDirectory(job.jobId());
+            // the new window reaches the proxy through Config Admin's events; the default one (30 s) also ends
+            Thread.sleep(500);
+
+            admin("bundle:stop " + proxy.getBundleId());
+            assertTrue("the rank was stopped with the proxy", ProcessHandle.of(pid).map(ProcessHandle::isAlive)
+                    .orElse(false));
+            javax.management.ObjectName box = new javax.management.ObjectName("org.mpiproxy:type=HandOver");
+            javax.management.MBeanServer jmx = java.lang.management.ManagementFactory.getPlatformMBeanServer();
+            assertEquals("the job waits for a new revision", Boolean.TRUE, jmx.getAttribute(box, "Waiting"));
+
+            awaitCondition(() -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true), TIMEOUT,
+                    () -> "rank " + pid + " still runs after the hand-over window");
+            assertFalse("the expired hand-over is gone", jmx.isRegistered(box));
+            assertTrue(jobDirectory + " is left for the next start's sweep", Files.exists(jobDirectory));
+
+            admin("bundle:start " + proxy.getBundleId());
+            awaitService(ProxyStatus.class, null);
+            awaitCondition(() -> !Files.exists(jobDirectory), TIMEOUT,
+                    () -> jobDirectory + " not removed by the next start");
+            assertTrue("the next proxy did not take the stopped job over",
+                    awaitService(ProxyStatus.class, null).jobs().stream().noneMatch(j -> j.jobId() == job.jobId()));
+        } finally {
+            if (proxy.getState() != Bundle.ACTIVE) {
+                proxy.start();
+            }
+            admin("config:property-set -p org.mpiproxy.proxy handover.seconds 30");
+        }
+        // the proxy serves new jobs
+        try (FreeNosHost host = new FreeNosHost(udpPort(), (int) TIMEOUT.toMillis())) {
+            assertEquals(0, host.exec(1, 0, 2, "mpiping").result);
+            host.sendInts(1, 0xaabbccdd);
+            assertEquals(0x12345678, host.recvInt(1));
+            assertEquals(0, host.terminate(1, 0).result);
         }
     }
 
