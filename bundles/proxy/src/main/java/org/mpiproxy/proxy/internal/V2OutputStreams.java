@@ -1,7 +1,6 @@
 package org.mpiproxy.proxy.internal;
 
 import java.nio.charset.StandardCharsets;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
@@ -32,7 +31,8 @@ import org.slf4j.LoggerFactory;
  * the job's unsent lines are dropped and counted, and so is every new line until the host
  * acknowledges again; the next fragment sent tells the host how many lines of its stream were
  * dropped. Everything else ({@link #pump}, {@link #onAck}, {@link #open}, {@link #close}) runs
- * on the relay thread. Thread-safe: each job is guarded by its own monitor.
+ * on the relay thread; each stream's window and retransmission is a {@link V2OutputStream}.
+ * Thread-safe: each job is guarded by its own monitor.
  */
 final class V2OutputStreams implements RankOutputListener {
 
@@ -67,59 +67,10 @@ final class V2OutputStreams implements RankOutputListener {
                   byte[] text, int offset, int length);
     }
 
-    /** A piece of a line no longer than the largest payload. */
-    private static final class Fragment {
-        final byte[] text;
-        final int offset;
-        final int length;
-        final boolean lineStart;
-        final boolean endOfLine;
-        final boolean partial;
-        long sequence;
-
-        Fragment(byte[] text, int offset, int length, boolean lineStart, boolean endOfLine, boolean partial) {
-            this.text = text;
-            this.offset = offset;
-            this.length = length;
-            this.lineStart = lineStart;
-            this.endOfLine = endOfLine;
-            this.partial = partial;
-        }
-
-        int cost() {
-            return length + LINE_OVERHEAD;
-        }
-    }
-
-    /** One stream of one rank; guarded by its job's monitor. */
-    private static final class Stream {
-        final int code;
-        final ArrayDeque<Fragment> unsent = new ArrayDeque<>();
-        final ArrayDeque<Fragment> inFlight = new ArrayDeque<>();
-        long next;
-        long dropped;
-        boolean started;
-        boolean ended;
-        long rto = INITIAL_RTO_NANOS;
-        long timerStart;
-        /** After a timeout: fragments below {@code recoverPoint} are sent again one per acknowledgement. */
-        boolean recovering;
-        long recoverPoint;
-        boolean resendHead;
-
-        Stream(int code) {
-            this.code = code;
-        }
-
-        boolean idle() {
-            return unsent.isEmpty() && inFlight.isEmpty();
-        }
-    }
-
     /** The output of one job; its monitor guards everything in it. */
     private static final class JobOutput {
         final long jobId;
-        final Map<Integer, Stream[]> ranks = new HashMap<>();
+        final Map<Integer, V2OutputStream[]> ranks = new HashMap<>();
         long buffered;
         boolean closed;
         boolean stalled;
@@ -182,8 +133,8 @@ final class V2OutputStreams implements RankOutputListener {
     void open(long jobId, int rankId) {
         JobOutput job = jobs.computeIfAbsent(jobId, id -> new JobOutput(id, stallNanos));
         synchronized (job) {
-            job.ranks.computeIfAbsent(rankId, r -> new Stream[] {
-                new Stream(V2HeaderDescriptor.STREAM_STDOUT), new Stream(V2HeaderDescriptor.STREAM_STDERR),
+            job.ranks.computeIfAbsent(rankId, r -> new V2OutputStream[] {
+                new V2OutputStream(V2HeaderDescriptor.STREAM_STDOUT), new V2OutputStream(V2HeaderDescriptor.STREAM_STDERR),
                 pmiStream()});
         }
     }
@@ -221,25 +172,16 @@ final class V2OutputStreams implements RankOutputListener {
             return false;
         }
         synchronized (job) {
-            Stream[] streams = job.ranks.get((int) rankId);
-            Stream stream = streams == null ? null : streamOf(streams, streamCode);
+            V2OutputStream[] streams = job.ranks.get((int) rankId);
+            V2OutputStream stream = streams == null ? null : streamOf(streams, streamCode);
             if (stream == null || next > stream.next) {
                 return false;
             }
             acks.increment();
             long now = nanoClock.getAsLong();
-            boolean advanced = false;
-            while (!stream.inFlight.isEmpty() && stream.inFlight.peekFirst().sequence < next) {
-                job.buffered -= stream.inFlight.pollFirst().cost();
-                advanced = true;
-            }
-            if (advanced) {
-                stream.rto = INITIAL_RTO_NANOS;
-                stream.timerStart = now;
-                if (stream.recovering) {
-                    stream.recovering = next < stream.recoverPoint;
-                    stream.resendHead = stream.recovering;
-                }
+            long freed = stream.acknowledge(next, now);
+            if (freed > 0) {
+                job.buffered -= freed;
                 job.lastProgress = now;
                 if (job.stalled) {
                     job.stalled = false;
@@ -277,9 +219,9 @@ final class V2OutputStreams implements RankOutputListener {
                     continue;
                 }
                 boolean waiting = false;
-                for (Map.Entry<Integer, Stream[]> e : job.ranks.entrySet()) {
-                    for (Stream stream : e.getValue()) {
-                        sent += pump(sender, job, e.getKey(), stream, now);
+                for (Map.Entry<Integer, V2OutputStream[]> e : job.ranks.entrySet()) {
+                    for (V2OutputStream stream : e.getValue()) {
+                        sent += stream.pump(sender, job.jobId, e.getKey(), now, fragments, resent);
                         waiting |= !stream.idle();
                     }
                 }
@@ -303,53 +245,16 @@ final class V2OutputStreams implements RankOutputListener {
         return sent;
     }
 
-    private int pump(Sender sender, JobOutput job, int rankId, Stream stream, long now) {
-        int sent = 0;
-        if (stream.inFlight.isEmpty()) {
-            stream.recovering = false;
-            stream.resendHead = false;
-        } else if (now - stream.timerStart >= stream.rto) {
-            stream.recovering = true;
-            stream.recoverPoint = stream.next;
-            stream.resendHead = true;
-            stream.timerStart = now;
-            stream.rto = Math.min(stream.rto * 2, MAX_RTO_NANOS);
-        }
-        if (stream.resendHead) {
-            stream.resendHead = false;
-            send(sender, job, rankId, stream, stream.inFlight.peekFirst());
-            resent.increment();
-            sent++;
-        }
-        while (!stream.unsent.isEmpty() && stream.inFlight.size() < WINDOW) {
-            Fragment f = stream.unsent.pollFirst();
-            f.sequence = stream.next++;
-            if (stream.inFlight.isEmpty()) {
-                stream.timerStart = now;
-            }
-            stream.inFlight.addLast(f);
-            send(sender, job, rankId, stream, f);
-            fragments.increment();
-            sent++;
-        }
-        return sent;
-    }
-
-    private static void send(Sender sender, JobOutput job, int rankId, Stream stream, Fragment f) {
-        sender.send(job.jobId, rankId, stream.code, f.sequence, stream.dropped, f.endOfLine, f.partial, f.text,
-                f.offset, f.length);
-    }
-
     private void stall(JobOutput job) {
         job.stalled = true;
         stalls.increment();
         long lost = 0;
-        for (Stream[] streams : job.ranks.values()) {
-            for (Stream stream : streams) {
+        for (V2OutputStream[] streams : job.ranks.values()) {
+            for (V2OutputStream stream : streams) {
                 // whole lines only: the rest of a line whose first fragment went out is kept
                 boolean keeping = true;
-                for (java.util.Iterator<Fragment> it = stream.unsent.iterator(); it.hasNext();) {
-                    Fragment f = it.next();
+                for (java.util.Iterator<V2OutputStream.Fragment> it = stream.unsent.iterator(); it.hasNext();) {
+                    V2OutputStream.Fragment f = it.next();
                     keeping &= !f.lineStart;
                     if (!keeping) {
                         it.remove();
@@ -393,11 +298,11 @@ final class V2OutputStreams implements RankOutputListener {
             return true;
         }
         synchronized (job) {
-            Stream[] streams = job.ranks.get(rankId);
+            V2OutputStream[] streams = job.ranks.get(rankId);
             if (streams == null || job.stalled) {
                 return true;
             }
-            for (Stream s : streams) {
+            for (V2OutputStream s : streams) {
                 if (!s.idle() || (s.started && !s.ended)) {
                     return false;
                 }
@@ -426,8 +331,8 @@ final class V2OutputStreams implements RankOutputListener {
         }
         for (JobOutput job : jobs.values()) {
             synchronized (job) {
-                for (Stream[] streams : job.ranks.values()) {
-                    for (Stream s : streams) {
+                for (V2OutputStream[] streams : job.ranks.values()) {
+                    for (V2OutputStream s : streams) {
                         if (!s.idle()) {
                             return true;
                         }
@@ -467,11 +372,11 @@ final class V2OutputStreams implements RankOutputListener {
         long cost = (long) bytes.length + (long) pieces * LINE_OVERHEAD;
         boolean wake;
         synchronized (job) {
-            Stream[] streams = job.ranks.get(rankId);
+            V2OutputStream[] streams = job.ranks.get(rankId);
             if (streams == null) {
                 return;
             }
-            Stream stream = streams[index];
+            V2OutputStream stream = streams[index];
             stream.started = true;
             // a line larger than the whole buffer is still taken once the buffer is empty
             while (!job.closed && !job.stalled && job.buffered > 0 && job.buffered + cost > bufferBytes) {
@@ -498,7 +403,7 @@ final class V2OutputStreams implements RankOutputListener {
             for (int i = 0; i < pieces; i++) {
                 int from = i * maxPayload;
                 int length = Math.min(maxPayload, bytes.length - from);
-                stream.unsent.addLast(new Fragment(bytes, from, length, i == 0, i == pieces - 1, partial));
+                stream.unsent.addLast(new V2OutputStream.Fragment(bytes, from, length, i == 0, i == pieces - 1, partial));
             }
             job.buffered += cost;
         }
@@ -514,7 +419,7 @@ final class V2OutputStreams implements RankOutputListener {
             return;
         }
         synchronized (job) {
-            Stream[] streams = job.ranks.get(rankId);
+            V2OutputStream[] streams = job.ranks.get(rankId);
             if (streams != null) {
                 streams[which == RankOutputListener.Stream.STDOUT ? 0 : 1].ended = true;
             }
@@ -522,7 +427,7 @@ final class V2OutputStreams implements RankOutputListener {
         wakeup.run();
     }
 
-    private static Stream streamOf(Stream[] streams, int code) {
+    private static V2OutputStream streamOf(V2OutputStream[] streams, int code) {
         switch (code) {
             case V2HeaderDescriptor.STREAM_STDOUT:
                 return streams[0];
@@ -536,8 +441,8 @@ final class V2OutputStreams implements RankOutputListener {
     }
 
     /** The PMI stream has no end of its own: it is drained whenever its lines are acknowledged. */
-    private static Stream pmiStream() {
-        Stream pmi = new Stream(V2HeaderDescriptor.STREAM_PMI);
+    private static V2OutputStream pmiStream() {
+        V2OutputStream pmi = new V2OutputStream(V2HeaderDescriptor.STREAM_PMI);
         pmi.ended = true;
         return pmi;
     }
