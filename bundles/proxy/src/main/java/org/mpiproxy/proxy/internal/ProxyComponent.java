@@ -76,6 +76,9 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     private final AtomicBoolean swept = new AtomicBoolean();
     /** Jobs a previous revision handed over: running, so the ledger's sweep leaves them. */
     private final Set<Long> adopted;
+    /** What a previous revision handed over, until it is taken over (once a channel manager is bound). */
+    private final java.util.concurrent.atomic.AtomicReference<Map<String, Object>> handedOver =
+            new java.util.concurrent.atomic.AtomicReference<>();
     private final ProtocolFront front;
     private volatile String v2Problem;
     /** The key files v2 serves with, the signing key first. */
@@ -165,11 +168,12 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         dispatcher.supervision(ProxyConfigs.supervision(config));
         this.ledger = new RankLedger(ProxyConfigs.stateDirectory(config));
         dispatcher.ledger(ledger);
-        Map<String, Object> handedOver = HandOver.take();
-        this.adopted = handedOver != null ? dispatcher.adopt(handedOver) : Set.of();
-        // the node was serving a moment ago: no start-up wait, which would drop the adopted jobs' data
+        Map<String, Object> state = HandOver.take();
+        this.adopted = state != null ? V1HandOver.jobIds(state) : Set.of();
+        handedOver.set(state);
+        // the node was serving a moment ago: no start-up wait once the jobs are taken over
         this.startup = new StartupGate(TimeUnit.SECONDS.toNanos(config.startup_wait_seconds()), () -> channels != null,
-                () -> launchers.forCore(0) != null, handedOver != null);
+                () -> launchers.forCore(0) != null, state != null);
         this.front = new ProtocolFront(dispatcher, config.v1_enabled(), null);
         front.v2Enabled(config.v2_enabled());
         if (config.v2_enabled()) {
@@ -237,6 +241,19 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             ledger.sweep(manager, adopted);
         }
         channels = manager;
+        takeOver();
+    }
+
+    /**
+     * Takes over the jobs a previous revision handed over, once: when the channel manager is bound
+     * (a channel of another api revision is mapped again through it), or when the start-up wait
+     * ended without one.
+     */
+    private void takeOver() {
+        Map<String, Object> state = handedOver.getAndSet(null);
+        if (state != null) {
+            dispatcher.adopt(state);
+        }
     }
 
     /**
@@ -429,6 +446,13 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
 
     @Override
     public void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
+        if (handedOver.get() != null) {
+            if (!startup.waitedLongEnough()) {
+                startup.dropped();
+                return;
+            }
+            takeOver();
+        }
         if (startup.admits()) {
             front.onDatagram(datagram, source, replies);
         }

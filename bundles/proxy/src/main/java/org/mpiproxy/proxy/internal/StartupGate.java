@@ -64,6 +64,16 @@ final class StartupGate {
         return true;
     }
 
+    /** @return whether the start-up wait is over */
+    boolean waitedLongEnough() {
+        return System.nanoTime() - startedNanos >= waitNanos;
+    }
+
+    /** Counts a datagram not served while the proxy starts. */
+    void dropped() {
+        beforeReady++;
+    }
+
     /** @return datagrams dropped before the proxy served */
     long droppedBeforeReady() {
         return beforeReady;

@@ -405,7 +405,7 @@ final class V1RankRequests {
             Map<String, Object> m = V1HandOver.asMap(o);
             Job job;
             try {
-                job = V1HandOver.restore(m);
+                job = V1HandOver.restore(m, channels);
             } catch (IllegalArgumentException e) {
                 List<Long> pids = V1HandOver.stopAll(m, settings.get().stopGrace());
                 log.error("cannot take over v1 job {} from the previous revision of the proxy ({}); stopped its ranks,"

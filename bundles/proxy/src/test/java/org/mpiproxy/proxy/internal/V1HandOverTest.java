@@ -176,6 +176,37 @@ class V1HandOverTest {
     }
 
     @Test
+    void shouldTakeOverHandlesOfAnotherApiRevisionThroughTheirJdkTypedParts() {
+        V1Dispatcher old = proxy();
+        FakeChannel before = start(old, channels, launcher, transport, 1);
+        long jobId = launcher.requests.get(0).jobId();
+        Map<String, Object> state = new HashMap<>(old.handOver());
+        // what a taker sees after a refresh of the api bundle: handles it cannot cast
+        @SuppressWarnings("unchecked")
+        Map<String, Object> job = new HashMap<>((Map<String, Object>) ((List<?>) state.get("jobs")).get(0));
+        @SuppressWarnings("unchecked")
+        Map<String, Object> rank = new HashMap<>((Map<String, Object>) ((List<?>) job.get("ranks")).get(0));
+        rank.put("channel", new Object());
+        rank.put("process", new Object());
+        job.put("ranks", List.of(rank));
+        state.put("jobs", List.of(job));
+
+        V1Dispatcher next = proxy();
+        assertEquals(Set.of(jobId), next.adopt(state));
+        FakeChannel again = channels.channel(jobId, 1);
+        assertTrue(again != before, "the channel was mapped again through the channel manager");
+        next.onDatagram(sendInts(1, 5), HOST, transport);
+        assertArrayEquals(new int[] {5}, again.toRank.pollInts(4));
+
+        next.onDatagram(V1Datagrams.terminate(1, 0), HOST, transport);
+        launcher.processes.get(0).exit.complete(9);
+        next.doWork(transport);
+        Sent terminated = single();
+        assertEquals(9, terminated.header.datacount(), "the exit, through the handed-over future");
+        assertTrue(launcher.processes.get(0).stops.isEmpty());
+    }
+
+    @Test
     void shouldTakeTheBoxOnceAndRunItsExpiryWhenNobodyTakesIt() throws Exception {
         CountDownLatch takenExpiry = new CountDownLatch(1);
         assertTrue(HandOver.offer(Map.of("jobs", List.of()), Duration.ofMillis(200), takenExpiry::countDown));
