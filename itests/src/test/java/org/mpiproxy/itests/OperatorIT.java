@@ -59,9 +59,35 @@ public class OperatorIT extends MpiProxyTestSupport {
         return String.format("%016x", id);
     }
 
-    /** Changes one configuration value as an operator would, from the console. */
+    /**
+     * Changes one configuration value as an operator would, from the console. Karaf keeps
+     * {@code etc/<pid>.cfg} and the configuration in step, and a file scan that read the file
+     * just before the write can put the previous value back a moment later; so the value is set
+     * again until the configuration has held it over several scans.
+     */
     private void updateConfiguration(String pid, String key, Object value) throws Exception {
-        admin("config:property-set -p " + pid + " " + key + " " + value);
+        String set = "config:property-set -p " + pid + " " + key + " " + value;
+        admin(set);
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        int held = 0;
+        while (held < 4) {
+            if (System.nanoTime() - deadline > 0) {
+                throw new AssertionError(pid + " does not keep " + key + " = " + value + ": "
+                        + admin("config:property-list -p " + pid));
+            }
+            Thread.sleep(400);
+            if (holds(pid, key, value)) {
+                held++;
+            } else {
+                held = 0;
+                admin(set);
+            }
+        }
+    }
+
+    private boolean holds(String pid, String key, Object value) throws Exception {
+        String wanted = key + " = " + value;
+        return admin("config:property-list -p " + pid).lines().map(String::trim).anyMatch(wanted::equals);
     }
 
     /** Runs a command as the shipped operator (roles admin, manager, viewer), ACLs applied. */
