@@ -77,7 +77,8 @@ class OperatorControlTest {
 
     @Test
     void shouldSendTheChosenSignalToARunningRank() throws Exception {
-        sleeper = new ProcessBuilder("sleep", "60").start();
+        // SIGINT as the default whatever this JVM inherited (a background job ignores it, and so would sleep)
+        sleeper = new ProcessBuilder("env", "--default-signal=INT", "sleep", "60").start();
         JobInfo job = new JobInfo(7, "v1", "127.0.0.1:1", Instant.EPOCH, List.of(
                 new RankInfo(1, 0, "sleep", sleeper.pid(), RankInfo.State.RUNNING, -1, 0, 0, 0, 0),
                 new RankInfo(2, 0, "sleep", 1, RankInfo.State.EXITED, 0, 0, 0, 0, 0)));
