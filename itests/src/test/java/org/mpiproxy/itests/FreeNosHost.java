@@ -68,10 +68,15 @@ final class FreeNosHost implements AutoCloseable {
     private final byte[] receiveBuffer = new byte[65536];
 
     FreeNosHost(int proxyPort, int timeoutMillis) throws IOException {
+        this(new InetSocketAddress(InetAddress.getLoopbackAddress(), proxyPort), timeoutMillis);
+    }
+
+    /** @param proxy the proxy's address and port (a node of a test cluster) */
+    FreeNosHost(InetSocketAddress proxy, int timeoutMillis) throws IOException {
         this.socket = new DatagramSocket(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
         this.socket.setSoTimeout(timeoutMillis);
         this.socket.setReceiveBufferSize(4 << 20);
-        this.proxy = new InetSocketAddress(InetAddress.getLoopbackAddress(), proxyPort);
+        this.proxy = proxy;
     }
 
     static byte[] header(int op, int result, int rankId, int coreId, int typeOrCount, long datacount, int payload) {

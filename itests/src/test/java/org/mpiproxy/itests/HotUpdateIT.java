@@ -5,8 +5,6 @@ import static org.junit.Assert.assertEquals;
 import static org.junit.Assert.assertFalse;
 import static org.junit.Assert.assertTrue;
 
-import java.io.ByteArrayOutputStream;
-import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.util.ArrayList;
@@ -37,11 +35,8 @@ public class HotUpdateIT extends MpiProxyTestSupport {
     /** mpiprime's range; with two ranks (host and one rank) the rank computes about N/2 flags. */
     private static final int N = 4_000_000;
     private static final int WORLD = 2;
-    /** Elements asked for by one RECV. */
-    private static final long REQUEST = 100_000;
     /** Silence after which a RECV is considered lost (it may have reached a socket being replaced). */
     private static final int SILENCE_MILLIS = 1000;
-    private static final int SILENT_ROUNDS_BEFORE_RESEND = 3;
 
     /** Runs a command as the shipped operator (roles admin, manager, viewer), ACLs applied. */
     private String admin(String command) throws Exception {
@@ -72,7 +67,7 @@ public class HotUpdateIT extends MpiProxyTestSupport {
         int rounded = N % WORLD != 0 ? N + WORLD - N % WORLD : N;
         int root = (int) Math.sqrt(rounded);
         int per = (rounded - root) / WORLD;
-        byte[] expected = primeFlags(root + per, per);
+        byte[] expected = PrimeStream.primeFlags(root + per, per);
 
         List<String> updated = new ArrayList<>();
         try (FreeNosHost host = new FreeNosHost(udpPort(), SILENCE_MILLIS)) {
@@ -85,7 +80,7 @@ public class HotUpdateIT extends MpiProxyTestSupport {
                     .map(JobInfo::jobId).orElseThrow(() -> new AssertionError("no job of " + owner));
             Path jobDirectory = jobDirectory(jobId);
 
-            Stream stream = new Stream(host, per);
+            PrimeStream stream = new PrimeStream(host, per, TIMEOUT);
             stream.receive(per / 5);
             update("org.mpiproxy.transport.udp", updated);
             awaitService(DatagramTransport.class, null);
@@ -227,77 +222,5 @@ public class HotUpdateIT extends MpiProxyTestSupport {
         awaitService(type, null);
         ServiceReference<?> ref = bundleContext.getServiceReference(type);
         return (Long) ref.getProperty(Constants.SERVICE_ID);
-    }
-
-    /**
-     * The host side of a RECV stream that tolerates a lost request: after a few silent rounds
-     * it asks again for what is missing. Elements are never asked for twice in a way that could
-     * duplicate them: each one leaves the rank's ring once, in order.
-     */
-    private static final class Stream {
-        final FreeNosHost host;
-        final long total;
-        final ByteArrayOutputStream bytes = new ByteArrayOutputStream();
-        long requested;
-        long received;
-
-        Stream(FreeNosHost host, long total) {
-            this.host = host;
-            this.total = total;
-        }
-
-        void receive(long upTo) throws IOException {
-            long deadline = System.nanoTime() + TIMEOUT.toNanos();
-            int silent = 0;
-            while (received < upTo) {
-                if (requested <= received) {
-                    long want = Math.min(REQUEST, total - received);
-                    host.sendRaw(FreeNosHost.header(FreeNosHost.RECV, 0, 1, 0, FreeNosHost.MPI_UNSIGNED_CHAR, want, 0));
-                    requested = received + want;
-                }
-                FreeNosHost.Reply r = host.receiveOrNull();
-                if (r == null) {
-                    if (System.nanoTime() - deadline > 0) {
-                        throw new AssertionError("stream stalled at " + received + " of " + total);
-                    }
-                    if (++silent >= SILENT_ROUNDS_BEFORE_RESEND) {
-                        requested = received;
-                        silent = 0;
-                    }
-                    continue;
-                }
-                silent = 0;
-                if (r.op != FreeNosHost.RECV || r.result != 0 || r.rankId != 1) {
-                    throw new AssertionError("unexpected reply " + r + " at " + received);
-                }
-                bytes.write(r.payload, 0, r.payload.length);
-                received += r.datacount;
-                if (received > total) {
-                    throw new AssertionError("received " + received + " elements, the rank sends " + total);
-                }
-            }
-        }
-    }
-
-    /** flag j = 1 when first + j is prime (sieve). */
-    private static byte[] primeFlags(int first, int count) {
-        int limit = first + count;
-        boolean[] composite = new boolean[limit];
-        composite[0] = true;
-        if (limit > 1) {
-            composite[1] = true;
-        }
-        for (long i = 2; i * i < limit; i++) {
-            if (!composite[(int) i]) {
-                for (long k = i * i; k < limit; k += i) {
-                    composite[(int) k] = true;
-                }
-            }
-        }
-        byte[] flags = new byte[count];
-        for (int j = 0; j < count; j++) {
-            flags[j] = (byte) (composite[first + j] ? 0 : 1);
-        }
-        return flags;
     }
 }

@@ -25,6 +25,21 @@ public interface ChannelManager {
     RankChannel open(long jobId, int rankId) throws IOException;
 
     /**
+     * Maps the channel of a rank of a running job again, its rings as they are: a new revision
+     * of the proxy takes over a job whose channels another revision (of the proxy, or of this
+     * manager) created. The job's directory becomes this manager's own, removed by
+     * {@link #release}. The default re-opens through {@link #open}.
+     *
+     * @param jobId  the job
+     * @param rankId the rank, &gt;= 1
+     * @return the mapped channel; the caller closes it
+     * @throws IOException when the job directory or the channel file is missing or not the rank's
+     */
+    default RankChannel reopen(long jobId, int rankId) throws IOException {
+        return open(jobId, rankId);
+    }
+
+    /**
      * Removes one rank's channel file.
      *
      * @param jobId  the job

@@ -3,7 +3,7 @@
  * channels, process launchers, the datagram transport and the read-only view of jobs.
  */
 @Export
-@Version("0.8.0")
+@Version("0.9.0")
 package org.mpiproxy.api;
 
 import org.osgi.annotation.bundle.Export;

@@ -21,6 +21,14 @@ import org.mpiproxy.api.RankProcess;
  */
 public final class SpawnedRankProcess implements RankProcess {
 
+    static {
+        // A rank outlives a refresh of this bundle: the next revision of the proxy takes its
+        // process over, and a refreshed bundle's class loader loads no class any more. What the
+        // exit and stop() run is loaded and initialized now, while this revision's wiring is valid.
+        preload(ProcessGroup.class, ProcessGroup.Signal.class, StopTimer.class, ProcStat.class, Kill.class,
+                RankProcessStarter.class);
+    }
+
     /** Longest wait, at the rank's exit, for the rest of its group to die. */
     private static final Duration GROUP_KILL_WAIT = Duration.ofSeconds(5);
 
@@ -134,7 +142,31 @@ public final class SpawnedRankProcess implements RankProcess {
         }
         process.destroy();
         tree.forEach(ProcessHandle::destroy);
-        StopTimer.schedule(() -> kill(tree), grace.isNegative() ? Duration.ZERO : grace);
+        StopTimer.schedule(new Kill(tree), grace.isNegative() ? Duration.ZERO : grace);
+    }
+
+    /** The SIGKILL after the grace; a class of its own so that it is loaded with this one. */
+    private final class Kill implements Runnable {
+        private final List<ProcessHandle> earlierTree;
+
+        Kill(List<ProcessHandle> earlierTree) {
+            this.earlierTree = earlierTree;
+        }
+
+        @Override
+        public void run() {
+            kill(earlierTree);
+        }
+    }
+
+    private static void preload(Class<?>... types) {
+        for (Class<?> type : types) {
+            try {
+                Class.forName(type.getName(), true, type.getClassLoader());
+            } catch (ClassNotFoundException | LinkageError e) {
+                // loaded when first used, as without this
+            }
+        }
     }
 
     private void kill(List<ProcessHandle> earlierTree) {

@@ -165,7 +165,7 @@ public final class PmiServer implements AutoCloseable {
         }
     };
 
-    private final Relay relay;
+    private volatile Relay relay;
     private final Consumer<String> problems;
     private final Identity identity;
     private final SecureRandom random = new SecureRandom();
@@ -213,6 +213,16 @@ public final class PmiServer implements AutoCloseable {
     /** @return the port MPICH programs connect to */
     public int port() {
         return port;
+    }
+
+    /**
+     * Sends the ranks' job-wide lines elsewhere from now on: a new revision of the proxy that took
+     * over the running jobs, and this server with them, relays them through its own streams.
+     *
+     * @param relay where a rank's job-wide lines go from now on
+     */
+    public void relay(Relay relay) {
+        this.relay = java.util.Objects.requireNonNull(relay, "relay");
     }
 
     /**

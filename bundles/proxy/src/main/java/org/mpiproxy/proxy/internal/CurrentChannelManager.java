@@ -46,8 +46,17 @@ final class CurrentChannelManager implements ChannelManager {
 
     @Override
     public RankChannel open(long jobId, int rankId) throws IOException {
+        return map(jobId, rankId, false);
+    }
+
+    @Override
+    public RankChannel reopen(long jobId, int rankId) throws IOException {
+        return map(jobId, rankId, true);
+    }
+
+    private RankChannel map(long jobId, int rankId, boolean again) throws IOException {
         ChannelManager m = forJob(jobId);
-        RankChannel channel = m.open(jobId, rankId);
+        RankChannel channel = again ? m.reopen(jobId, rankId) : m.open(jobId, rankId);
         openedBy.putIfAbsent(jobId, m);
         return channel;
     }

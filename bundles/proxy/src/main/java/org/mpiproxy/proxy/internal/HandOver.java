@@ -104,13 +104,63 @@ final class HandOver {
      */
     static void leave(Map<String, Object> state, Duration window, Duration grace) {
         Runnable stop = () -> {
-            Object jobs = state.get("jobs");
-            for (Object job : jobs instanceof java.util.List ? (java.util.List<?>) jobs : java.util.List.of()) {
-                V1HandOver.stopAll(V1HandOver.asMap(job), grace);
+            RankHandOver.stopJobs(state.get("jobs"), grace);
+            Object v2 = state.get("v2");
+            if (v2 instanceof Map) {
+                RankHandOver.stopJobs(((Map<?, ?>) v2).get("jobs"), grace);
+                close(((Map<?, ?>) v2).get("pmi"));
             }
         };
         if (!offer(state, window, stop)) {
             stop.run();
+        }
+    }
+
+    /** @return the ids of the jobs of both protocols in a hand-over ({@link ProtocolFront#handOver()}'s state) */
+    static java.util.Set<Long> jobIds(Map<String, Object> state) {
+        java.util.Set<Long> ids = RankHandOver.jobIds(state.get("jobs"));
+        Object v2 = state.get("v2");
+        if (v2 instanceof Map) {
+            ids.addAll(RankHandOver.jobIds(((Map<?, ?>) v2).get("jobs")));
+        }
+        return ids;
+    }
+
+    /**
+     * Gives v2's part of a hand-over to the v2 dispatcher in force; without one (v2 is disabled
+     * now, or could not start), v2's ranks are stopped.
+     *
+     * @param state what {@link ProtocolFront#handOver()} gave
+     * @param v2    the v2 dispatcher, or {@code null}
+     * @param grace {@code stop.grace.seconds}
+     */
+    static void takeV2(Map<String, Object> state, V2Dispatcher v2, Duration grace) {
+        Object handed = state.get("v2");
+        if (!(handed instanceof Map)) {
+            return;
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> v2State = (Map<String, Object>) handed;
+        if (v2 != null) {
+            v2.adopt(v2State);
+            return;
+        }
+        java.util.Set<Long> ids = RankHandOver.jobIds(v2State.get("jobs"));
+        RankHandOver.stopJobs(v2State.get("jobs"), grace);
+        close(v2State.get("pmi"));
+        if (!ids.isEmpty()) {
+            LOG.error("protocol v2 is not served by this revision of the proxy: the ranks of the v2 jobs it was"
+                    + " handed ({}) were stopped", ids.stream().map(Job::hex).toList());
+        }
+    }
+
+    private static void close(Object resource) {
+        if (resource instanceof AutoCloseable) {
+            try {
+                ((AutoCloseable) resource).close();
+            } catch (Exception e) {
+                LOG.debug("closing what a hand-over held", e);
+            }
         }
     }
 

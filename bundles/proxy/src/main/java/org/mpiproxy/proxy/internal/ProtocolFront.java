@@ -134,16 +134,22 @@ final class ProtocolFront implements DatagramHandler {
     }
 
     /**
-     * Closes v2 (its jobs end), then hands v1's jobs over (see {@link V1Dispatcher#handOver()}).
+     * Hands both protocols' jobs over: v2 stops handling datagrams, v1 hands its jobs over once the
+     * launches under way (shared by both) ended ({@link V1Dispatcher#handOver()}), then v2 does
+     * ({@link V2Dispatcher#handOver()}).
      *
-     * @return v1's state for the next revision of the proxy
+     * @return v1's state, with v2's under {@code v2}, for the next revision of the proxy
      */
     Map<String, Object> handOver() {
         V2Dispatcher d = v2;
         if (d != null) {
-            d.close();
+            d.closeRelay();
         }
-        return v1.handOver();
+        Map<String, Object> state = v1.handOver();
+        if (d != null) {
+            state.put("v2", d.handOver());
+        }
+        return state;
     }
 
     /** Closes v2, then v1 (which stops the shared launch and timer threads). */

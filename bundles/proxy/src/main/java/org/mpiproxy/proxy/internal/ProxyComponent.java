@@ -107,7 +107,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
      */
     ProxyComponent(Map<String, Object> properties, CheckedConfiguration<ProxyConfig> configurations,
                    Consumer<String> problems) {
-        this(accept(properties, configurations, problems), configurations, problems);
+        this(ProxyConfigs.accept(properties, configurations, problems), configurations, problems);
     }
 
     /**
@@ -115,29 +115,10 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
      * @throws IllegalArgumentException when a value is bad, naming its key and the value
      */
     ProxyComponent(ProxyConfig config) {
-        this(new Accepted(config, null), new CheckedConfiguration<>(ProxyConfig.class), LOG::error);
+        this(new ProxyConfigs.Accepted(config, null), new CheckedConfiguration<>(ProxyConfig.class), LOG::error);
     }
 
-    /**
-     * The outcome of checking an activation's configuration.
-     *
-     * @param config   the configuration to run with, {@code null} when rejected
-     * @param rejected why the proxy does not start, {@code null} when it does
-     */
-    private record Accepted(ProxyConfig config, RejectedConfigurationException rejected) {
-    }
-
-    private static Accepted accept(Map<String, Object> properties, CheckedConfiguration<ProxyConfig> configurations,
-                                   Consumer<String> problems) {
-        try {
-            return new Accepted(configurations.activation(properties, ProxyConfigs::validate,
-                    line -> problems.accept(PID + ": " + line)), null);
-        } catch (RejectedConfigurationException e) {
-            return new Accepted(null, e);
-        }
-    }
-
-    private ProxyComponent(Accepted accepted, CheckedConfiguration<ProxyConfig> configurations, Consumer<String> problems) {
+    private ProxyComponent(ProxyConfigs.Accepted accepted, CheckedConfiguration<ProxyConfig> configurations, Consumer<String> problems) {
         this.rejected = accepted.rejected();
         if (rejected != null) {
             // nothing starts: no threads, no ledger sweep, no socket use; activate() refuses
@@ -169,7 +150,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         this.ledger = new RankLedger(ProxyConfigs.stateDirectory(config));
         dispatcher.ledger(ledger);
         Map<String, Object> state = HandOver.take();
-        this.adopted = state != null ? V1HandOver.jobIds(state) : Set.of();
+        this.adopted = state != null ? HandOver.jobIds(state) : Set.of();
         handedOver.set(state);
         // the node was serving a moment ago: no start-up wait once the jobs are taken over
         this.startup = new StartupGate(TimeUnit.SECONDS.toNanos(config.startup_wait_seconds()), () -> channels != null,
@@ -253,6 +234,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         Map<String, Object> state = handedOver.getAndSet(null);
         if (state != null) {
             dispatcher.adopt(state);
+            HandOver.takeV2(state, front.v2(), java.time.Duration.ofSeconds(inForce.stop_grace_seconds()));
         }
     }
 
@@ -406,9 +388,9 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
 
     /**
      * Stops the proxy's threads. When the framework keeps running (an update of this bundle, a
-     * restart of this component) and {@code handover.seconds} is not 0, v1's jobs are left running
-     * for the next revision ({@link HandOver}), which takes them over; otherwise, and for v2's
-     * jobs, every rank is stopped and the channels removed.
+     * restart of this component) and {@code handover.seconds} is not 0, the jobs of both protocols
+     * are left running for the next revision ({@link HandOver}), which takes them over; otherwise
+     * every rank is stopped and the channels removed.
      *
      * @param context this bundle's context
      */

@@ -1,6 +1,11 @@
 package org.mpiproxy.proxy.internal;
 
 import java.time.Duration;
+import java.util.Map;
+import java.util.function.Consumer;
+
+import org.mpiproxy.api.config.CheckedConfiguration;
+import org.mpiproxy.api.config.RejectedConfigurationException;
 
 /**
  * Turns the proxy's configuration ({@link ProxyConfig}) into the settings its parts use, checking
@@ -72,5 +77,28 @@ final class ProxyConfigs {
         return new ProxySettings(ProxySettings.resolveLogDirectory(config.log_directory()),
                 config.hold_limit_bytes(), Duration.ofSeconds(config.terminate_timeout_seconds()),
                 Duration.ofSeconds(config.stop_grace_seconds()));
+    }
+
+    /**
+     * The outcome of checking an activation's configuration.
+     *
+     * @param config   the configuration to run with, {@code null} when rejected
+     * @param rejected why the proxy does not start, {@code null} when it does
+     */
+    record Accepted(ProxyConfig config, RejectedConfigurationException rejected) {
+    }
+
+    /**
+     * Checks an activation's raw configuration: bad values are given to {@code problems} in one
+     * line each, and the last good configuration is used instead; with none, the proxy does not start.
+     */
+    static Accepted accept(Map<String, Object> properties, CheckedConfiguration<ProxyConfig> configurations,
+                           Consumer<String> problems) {
+        try {
+            return new Accepted(configurations.activation(properties, ProxyConfigs::validate,
+                    line -> problems.accept(ProxyComponent.PID + ": " + line)), null);
+        } catch (RejectedConfigurationException e) {
+            return new Accepted(null, e);
+        }
     }
 }

@@ -195,10 +195,20 @@ final class RankLifecycle {
     /**
      * A running rank a previous revision of the proxy started and handed over: its exit is watched
      * here from now on (at once when it ended meanwhile), and a TERMINATE it was waiting under
-     * goes on: a stop asked for is made, the terminate timeout starts again.
+     * goes on: a stop asked for is made, the terminate timeout starts again. A rank that had
+     * ended goes on from its end on the relay thread: its TERMINATE is answered (once its output
+     * is acknowledged), or the requests that wait for its data are served.
      */
     <R extends LiveRank> void adopt(R rank, Steps<R> steps) {
-        if (rank.process == null || rank.isDone()) {
+        if (rank.isDone()) {
+            relay.post(r -> {
+                if (!rank.removed) {
+                    afterEnd(r, rank, steps);
+                }
+            });
+            return;
+        }
+        if (rank.process == null) {
             return;
         }
         watchExit(rank, steps);

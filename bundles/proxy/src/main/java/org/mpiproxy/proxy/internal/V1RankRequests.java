@@ -402,14 +402,15 @@ final class V1RankRequests {
         Set<Long> adopted = new HashSet<>();
         long now = System.nanoTime();
         for (Object o : exported) {
-            Map<String, Object> m = V1HandOver.asMap(o);
+            Map<String, Object> m = RankHandOver.asMap(o);
             Job job;
             try {
                 job = V1HandOver.restore(m, channels);
             } catch (IllegalArgumentException e) {
-                List<Long> pids = V1HandOver.stopAll(m, settings.get().stopGrace());
-                log.error("cannot take over v1 job {} from the previous revision of the proxy ({}); stopped its ranks,"
-                        + " pids {}", Job.hex(V1HandOver.jobId(m)), e.getMessage(), pids);
+                log.error("cannot take over v1 job {} from the previous revision of the proxy ({}); stopping its ranks",
+                        Job.hex(RankHandOver.jobId(m)), e.getMessage());
+                log.error("v1 job {}: ranks stopped, pids {}", Job.hex(RankHandOver.jobId(m)),
+                        RankHandOver.stopAll(m, settings.get().stopGrace()));
                 continue;
             }
             jobs.put(job.owner, job);

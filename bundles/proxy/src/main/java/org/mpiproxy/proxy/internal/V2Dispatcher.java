@@ -89,6 +89,8 @@ final class V2Dispatcher {
     private final V2OutputStreams.Sender outputSender = this::sendOutput;
     private DatagramTransport outputReplies;
     private final V2StatusReport statusReport = new V2StatusReport();
+    /** Replies a previous revision of the proxy could not send any more: sent by the first {@link #doWork}. */
+    private final DeferredReplies deferred = new DeferredReplies();
 
     /**
      * @param channels       creates and removes channels
@@ -173,23 +175,12 @@ final class V2Dispatcher {
     List<String> reconfigure(V2Settings next) {
         synchronized (lock) {
             V2Settings current = v2;
-            List<String> later = new ArrayList<>();
-            if (!next.skew().equals(current.skew())) {
-                later.add("v2.skew.seconds");
-            }
-            if (next.replayCacheSize() != current.replayCacheSize()) {
-                later.add("v2.replay.cache.size");
-            }
-            if (next.datagramSize() != current.datagramSize()) {
-                later.add("v2.datagram.size");
-            }
             if (!next.keys().equals(current.keys()) || !next.nodeName().equals(current.nodeName())) {
                 answers.rekey(next.keys(), next.nodeId());
                 LOG.info("v2 now uses keys {} (node {})", next.keys(), next.nodeName());
             }
-            v2 = new V2Settings(next.keys(), next.nodeName(), current.skew(), current.replayCacheSize(),
-                    current.datagramSize(), next.jobLinger(), next.maxMessageBytes());
-            return later;
+            v2 = current.applyLive(next);
+            return current.waitingForStart(next);
         }
     }
 
@@ -252,7 +243,7 @@ final class V2Dispatcher {
                 onOutputAck(header, source, replies, length);
                 break;
             case OP_STATUS:
-                onStatus(header, source, replies);
+                ranks.onStatus(header, source, replies);
                 break;
             case V2HeaderDescriptor.OP_PMI:
                 onPmi(header, source, replies);
@@ -325,30 +316,6 @@ final class V2Dispatcher {
         services.onPmi(header, job, source, replies);
     }
 
-    /** A job's ranks on this node (docs/protocol-v2.md 5.6); any key holder may ask, the reply goes to the source. */
-    private void onStatus(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
-        count(V2Counter.STATUS_REQUESTS);
-        if (header.jobId() == 0) {
-            // job id 0 names no job: the probe of hosts and launchers (is a proxy there, with our key?)
-            answers.refuse(replies, header, source, UNKNOWN_JOB, V2Counter.STATUS_PROBES);
-            return;
-        }
-        V2Job job = jobs.get(header.jobId());
-        if (job == null) {
-            answers.refuse(replies, header, source, UNKNOWN_JOB, V2Counter.UNKNOWN_JOB);
-            return;
-        }
-        int length = statusReport.write(job, header.rank(), header.sequence(), answers.buffer(), HEADER_LENGTH,
-                v2.maxPayload());
-        if (length < 0) {
-            answers.refuse(replies, header, source, MpiErrors.ERR_RANK, V2Counter.UNKNOWN_RANK);
-            return;
-        }
-        answers.to(header).rank(header.rank()).sequence(header.sequence()).argument(statusReport.entries)
-                .ack(statusReport.next);
-        answers.send(replies, length, source);
-    }
-
     private void sendOutput(long jobId, int rankId, int stream, long sequence, long dropped, boolean endOfLine,
                             boolean partial, byte[] text, int offset, int length) {
         V2Job job = jobs.get(jobId);
@@ -390,6 +357,9 @@ final class V2Dispatcher {
                 return 0;
             }
             int work = relay.drain(replies);
+            if (!deferred.isEmpty()) {
+                work += deferred.sendAll(replies);
+            }
             outputReplies = replies;
             work += output.pump(outputSender);
             for (int i = active.size() - 1; i >= 0; i--) {
@@ -474,6 +444,38 @@ final class V2Dispatcher {
     long counter(V2Counter counter) {
         synchronized (lock) {
             return counters.get(counter);
+        }
+    }
+
+    /**
+     * Stops handling datagrams and completions: the first step of a hand-over ({@link #handOver()}),
+     * taken before the launches under way are awaited.
+     */
+    void closeRelay() {
+        relay.close();
+    }
+
+    /**
+     * Instead of {@link #close()}, once no launch runs any more: applies the queued completions
+     * (their replies kept for the next revision), then hands everything over ({@link V2RankRequests#handOver}).
+     */
+    Map<String, Object> handOver() {
+        relay.close();
+        synchronized (lock) {
+            DeferredReplies unsent = new DeferredReplies();
+            unsent.addAll(deferred);
+            relay.drain(unsent);
+            active.clear();
+            sends.clear();
+            return ranks.handOver(unsent);
+        }
+    }
+
+    /** @return the ids of the jobs taken over from what {@link #handOver()} gave; before the first datagram */
+    java.util.Set<Long> adopt(Map<String, Object> state) {
+        synchronized (lock) {
+            deferred.restore(state.get("replies"));
+            return ranks.adopt(state, sends);
         }
     }
 

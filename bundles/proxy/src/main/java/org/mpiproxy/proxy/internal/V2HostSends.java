@@ -201,6 +201,13 @@ final class V2HostSends {
         return !stalled.isEmpty();
     }
 
+    /** A rank taken over from a previous revision whose host waits for a window update. */
+    void stalled(V2Rank rank) {
+        if (rank.sendStalled && !stalled.contains(rank)) {
+            stalled.add(rank);
+        }
+    }
+
     /** Forgets every stalled rank (the dispatcher closes). */
     void clear() {
         stalled.clear();

@@ -126,6 +126,45 @@ final class V2NodeServices {
         }
     }
 
+    /**
+     * Instead of {@link #close()}, when the next revision of the proxy takes over: the PMI server
+     * with its connections and job spaces goes on serving the running MPICH ranks. Programs being
+     * staged are not handed over: their hosts stage them again.
+     *
+     * @return the PMI server, or {@code null}
+     */
+    Object handOver() {
+        PmiServer server = pmi;
+        pmi = null;
+        return server;
+    }
+
+    /**
+     * Takes over the PMI server a previous revision handed over; before the first datagram. A
+     * server of another revision of the protocol bundle (a refresh came in between) cannot be
+     * driven: it is closed, and the MPICH ranks connected to it lose their process manager.
+     *
+     * @return whether a server was handed over and is served again
+     */
+    boolean adopt(Object handedOver) {
+        if (handedOver instanceof PmiServer) {
+            pmi = (PmiServer) handedOver;
+            pmi.relay(pmiLines);
+            log.info("PMI server on 127.0.0.1:{} taken over from the previous revision of the proxy", pmi.port());
+            return true;
+        }
+        if (handedOver instanceof AutoCloseable) {
+            try {
+                ((AutoCloseable) handedOver).close();
+            } catch (Exception e) {
+                log.debug("closing the PMI server of another revision", e);
+            }
+            log.warn("the PMI server of the previous revision of the proxy is of a protocol bundle since refreshed and"
+                    + " was closed: MPICH ranks still connected to it lose their process manager");
+        }
+        return false;
+    }
+
     void close() {
         if (pmi != null) {
             pmi.close();

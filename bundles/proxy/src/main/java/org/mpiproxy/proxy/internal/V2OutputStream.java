@@ -1,6 +1,10 @@
 package org.mpiproxy.proxy.internal;
 
 import java.util.ArrayDeque;
+import java.util.ArrayList;
+import java.util.HashMap;
+import java.util.List;
+import java.util.Map;
 import java.util.concurrent.atomic.LongAdder;
 
 /**
@@ -45,6 +49,11 @@ final class V2OutputStream {
     long dropped;
     boolean started;
     boolean ended;
+    /**
+     * Taken over from a previous revision of the proxy: the end of the stream may have been told
+     * to nobody while the revisions changed, so it is not waited for.
+     */
+    boolean adopted;
     private long rto = V2OutputStreams.INITIAL_RTO_NANOS;
     private long timerStart;
     /** After a timeout: fragments below {@code recoverPoint} are sent again one per acknowledgement. */
@@ -128,5 +137,57 @@ final class V2OutputStream {
 
     private void send(V2OutputStreams.Sender sender, long jobId, int rankId, Fragment f) {
         sender.send(jobId, rankId, code, f.sequence, dropped, f.endOfLine, f.partial, f.text, f.offset, f.length);
+    }
+
+    /**
+     * @return the stream as plain values, for the next revision of the proxy ({@link HandOver}):
+     *         its counters and every fragment not yet acknowledged, in flight first
+     */
+    Map<String, Object> export() {
+        Map<String, Object> m = new HashMap<>();
+        m.put("code", code);
+        m.put("next", next);
+        m.put("dropped", dropped);
+        m.put("started", started);
+        m.put("ended", ended);
+        List<Object[]> fragments = new ArrayList<>();
+        for (Fragment f : inFlight) {
+            fragments.add(export(f, f.sequence));
+        }
+        for (Fragment f : unsent) {
+            fragments.add(export(f, -1));
+        }
+        m.put("fragments", fragments);
+        return m;
+    }
+
+    private static Object[] export(Fragment f, long sequence) {
+        byte[] text = java.util.Arrays.copyOfRange(f.text, f.offset, f.offset + f.length);
+        return new Object[] {text, sequence, new boolean[] {f.lineStart, f.endOfLine, f.partial}};
+    }
+
+    /**
+     * @param m what {@link #export()} gave
+     * @return the stream, its fragments in flight due for retransmission at once
+     * @throws ClassCastException when a value is of another type
+     */
+    static V2OutputStream restore(Map<String, Object> m) {
+        V2OutputStream s = new V2OutputStream((Integer) m.get("code"));
+        s.next = (Long) m.get("next");
+        s.dropped = (Long) m.get("dropped");
+        s.started = (Boolean) m.get("started");
+        s.ended = (Boolean) m.get("ended");
+        s.adopted = true;
+        for (Object o : (List<?>) m.get("fragments")) {
+            Object[] a = (Object[]) o;
+            byte[] text = (byte[]) a[0];
+            long sequence = (Long) a[1];
+            boolean[] flags = (boolean[]) a[2];
+            Fragment f = new Fragment(text, 0, text.length, flags[0], flags[1], flags[2]);
+            f.sequence = sequence;
+            (sequence >= 0 ? s.inFlight : s.unsent).addLast(f);
+        }
+        // the timer starts at 0: the oldest fragment in flight is sent again on the first pump
+        return s;
     }
 }

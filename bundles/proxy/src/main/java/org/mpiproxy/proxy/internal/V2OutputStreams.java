@@ -2,7 +2,6 @@ package org.mpiproxy.proxy.internal;
 
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
@@ -67,25 +66,7 @@ final class V2OutputStreams implements RankOutputListener {
                   byte[] text, int offset, int length);
     }
 
-    /** The output of one job; its monitor guards everything in it. */
-    private static final class JobOutput {
-        final long jobId;
-        final Map<Integer, V2OutputStream[]> ranks = new HashMap<>();
-        long buffered;
-        boolean closed;
-        boolean stalled;
-        /** Nanos of the host's last acknowledgement that advanced a stream, or of the first line waiting. */
-        long lastProgress;
-        /** The host silence after which this job's waiting lines are dropped (shorter once it is stopped). */
-        long stallNanos;
-
-        JobOutput(long jobId, long stallNanos) {
-            this.jobId = jobId;
-            this.stallNanos = stallNanos;
-        }
-    }
-
-    private final ConcurrentHashMap<Long, JobOutput> jobs = new ConcurrentHashMap<>();
+    private final ConcurrentHashMap<Long, V2JobOutput> jobs = new ConcurrentHashMap<>();
     private final int maxPayload;
     private final Runnable wakeup;
     private final LongSupplier nanoClock;
@@ -131,7 +112,7 @@ final class V2OutputStreams implements RankOutputListener {
 
     /** Streams the output of a rank of a job from now on. */
     void open(long jobId, int rankId) {
-        JobOutput job = jobs.computeIfAbsent(jobId, id -> new JobOutput(id, stallNanos));
+        V2JobOutput job = jobs.computeIfAbsent(jobId, id -> new V2JobOutput(id, stallNanos));
         synchronized (job) {
             job.ranks.computeIfAbsent(rankId, r -> new V2OutputStream[] {
                 new V2OutputStream(V2HeaderDescriptor.STREAM_STDOUT), new V2OutputStream(V2HeaderDescriptor.STREAM_STDERR),
@@ -141,7 +122,7 @@ final class V2OutputStreams implements RankOutputListener {
 
     /** Forgets a job: what it buffered is discarded and its waiting writers return. */
     void close(long jobId) {
-        JobOutput job = jobs.remove(jobId);
+        V2JobOutput job = jobs.remove(jobId);
         if (job == null) {
             return;
         }
@@ -161,13 +142,53 @@ final class V2OutputStreams implements RankOutputListener {
     }
 
     /**
+     * Instead of {@link #closeAll()}, when the next revision of the proxy takes over: every job's
+     * streams as plain values ({@link V2OutputStream#export()}). The jobs are closed here: writers
+     * waiting for room return, and lines that come later are not taken.
+     *
+     * @return each job's {@link V2JobOutput#export()}
+     */
+    List<Map<String, Object>> handOver() {
+        List<Map<String, Object>> out = new ArrayList<>();
+        for (V2JobOutput job : jobs.values()) {
+            synchronized (job) {
+                out.add(job.export());
+                job.closed = true;
+                job.notifyAll();
+            }
+        }
+        jobs.clear();
+        waiters.clear();
+        return out;
+    }
+
+    /**
+     * Takes over the streams a previous revision's {@link #handOver()} gave; before the first pump.
+     *
+     * @return the ids of the jobs whose streams could not be taken over (values of another type)
+     */
+    List<Long> adopt(List<?> exported) {
+        List<Long> lost = new ArrayList<>();
+        for (Object o : exported) {
+            Map<String, Object> m = RankHandOver.asMap(o);
+            try {
+                V2JobOutput job = V2JobOutput.restore(m, nanoClock.getAsLong());
+                jobs.put(job.jobId, job);
+            } catch (ClassCastException | NullPointerException | IllegalArgumentException e) {
+                lost.add(m.get("jobId") instanceof Long ? (Long) m.get("jobId") : -1L);
+            }
+        }
+        return lost;
+    }
+
+    /**
      * A host's acknowledgement: every fragment of the stream below {@code next} arrived.
      *
      * @return {@code false} when the job, rank or stream is not streamed, or {@code next} is
      *         beyond what was sent
      */
     boolean onAck(long jobId, long rankId, int streamCode, long next) {
-        JobOutput job = jobs.get(jobId);
+        V2JobOutput job = jobs.get(jobId);
         if (job == null || rankId < 0 || rankId > Integer.MAX_VALUE) {
             return false;
         }
@@ -213,7 +234,7 @@ final class V2OutputStreams implements RankOutputListener {
         }
         int sent = 0;
         long now = nanoClock.getAsLong();
-        for (JobOutput job : jobs.values()) {
+        for (V2JobOutput job : jobs.values()) {
             synchronized (job) {
                 if (job.closed) {
                     continue;
@@ -245,7 +266,7 @@ final class V2OutputStreams implements RankOutputListener {
         return sent;
     }
 
-    private void stall(JobOutput job) {
+    private void stall(V2JobOutput job) {
         job.stalled = true;
         stalls.increment();
         long lost = 0;
@@ -280,7 +301,7 @@ final class V2OutputStreams implements RankOutputListener {
      * loses nothing.
      */
     void hurry(long jobId, long nanos) {
-        JobOutput job = jobs.get(jobId);
+        V2JobOutput job = jobs.get(jobId);
         if (job != null) {
             synchronized (job) {
                 job.stallNanos = Math.min(job.stallNanos, nanos);
@@ -293,7 +314,7 @@ final class V2OutputStreams implements RankOutputListener {
      *         never started) and holds nothing, or the job's host stalled, or the rank is not streamed
      */
     boolean drained(long jobId, int rankId) {
-        JobOutput job = jobs.get(jobId);
+        V2JobOutput job = jobs.get(jobId);
         if (job == null) {
             return true;
         }
@@ -303,7 +324,7 @@ final class V2OutputStreams implements RankOutputListener {
                 return true;
             }
             for (V2OutputStream s : streams) {
-                if (!s.idle() || (s.started && !s.ended)) {
+                if (!s.idle() || (s.started && !s.ended && !s.adopted)) {
                     return false;
                 }
             }
@@ -329,7 +350,7 @@ final class V2OutputStreams implements RankOutputListener {
         if (!waiters.isEmpty()) {
             return true;
         }
-        for (JobOutput job : jobs.values()) {
+        for (V2JobOutput job : jobs.values()) {
             synchronized (job) {
                 for (V2OutputStream[] streams : job.ranks.values()) {
                     for (V2OutputStream s : streams) {
@@ -359,14 +380,14 @@ final class V2OutputStreams implements RankOutputListener {
 
     @Override
     public void onOutput(long jobId, int rankId, RankOutputListener.Stream which, String text, boolean partial) {
-        JobOutput job = jobs.get(jobId);
+        V2JobOutput job = jobs.get(jobId);
         if (job == null) {
             return;
         }
         append(job, rankId, which == RankOutputListener.Stream.STDOUT ? 0 : 1, text, partial);
     }
 
-    private void append(JobOutput job, int rankId, int index, String text, boolean partial) {
+    private void append(V2JobOutput job, int rankId, int index, String text, boolean partial) {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         int pieces = Math.max(1, (bytes.length + maxPayload - 1) / maxPayload);
         long cost = (long) bytes.length + (long) pieces * LINE_OVERHEAD;
@@ -414,7 +435,7 @@ final class V2OutputStreams implements RankOutputListener {
 
     @Override
     public void onEnd(long jobId, int rankId, RankOutputListener.Stream which) {
-        JobOutput job = jobs.get(jobId);
+        V2JobOutput job = jobs.get(jobId);
         if (job == null) {
             return;
         }
@@ -458,7 +479,7 @@ final class V2OutputStreams implements RankOutputListener {
      * @return {@code false} when the rank's output is not streamed (its EXEC did not ask for it)
      */
     boolean onPmiLine(long jobId, int rankId, String line) {
-        JobOutput job = jobs.get(jobId);
+        V2JobOutput job = jobs.get(jobId);
         if (job == null) {
             return false;
         }

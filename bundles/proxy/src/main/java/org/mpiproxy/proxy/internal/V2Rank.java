@@ -58,7 +58,7 @@ final class V2Rank extends LiveRank {
         this.slotSize = datagramSize;
         this.slots = Math.max(1, Math.min(MAX_RETAINED, RETAIN_BYTES / datagramSize));
         // after a bundle refresh the stream continues where the rings say
-        this.next = fromRank.consumerMark();
+        this.next = fromRank != null ? fromRank.consumerMark() : 0;
         this.acked = next;
         this.pullEnd = next;
     }

@@ -11,7 +11,11 @@ import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.time.Instant;
+import java.util.ArrayList;
+import java.util.HashSet;
+import java.util.List;
 import java.util.Map;
+import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.function.Consumer;
@@ -251,6 +255,30 @@ final class V2RankRequests {
         lifecycle.terminate(transport, rank, stop, steps);
     }
 
+    /** A job's ranks on this node (docs/protocol-v2.md 5.6); any key holder may ask, the reply goes to the source. */
+    void onStatus(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport transport) {
+        counters.increment(V2Counter.STATUS_REQUESTS);
+        if (header.jobId() == 0) {
+            // job id 0 names no job: the probe of hosts and launchers (is a proxy there, with our key?)
+            replies.refuse(transport, header, source, V2Dispatcher.UNKNOWN_JOB, V2Counter.STATUS_PROBES);
+            return;
+        }
+        V2Job job = jobs.get(header.jobId());
+        if (job == null) {
+            replies.refuse(transport, header, source, V2Dispatcher.UNKNOWN_JOB, V2Counter.UNKNOWN_JOB);
+            return;
+        }
+        int length = statusReport.write(job, header.rank(), header.sequence(), replies.buffer(), HEADER_LENGTH,
+                v2.get().maxPayload());
+        if (length < 0) {
+            replies.refuse(transport, header, source, MpiErrors.ERR_RANK, V2Counter.UNKNOWN_RANK);
+            return;
+        }
+        replies.to(header).rank(header.rank()).sequence(header.sequence()).argument(statusReport.entries)
+                .ack(statusReport.next);
+        replies.send(transport, length, source);
+    }
+
     /**
      * Answers a repeated TERMINATE of a rank still being terminated with the interim reply
      * (docs/protocol-v2.md 5.4): a STATUS reply for the rank, so its host hears that the node is alive.
@@ -334,6 +362,93 @@ final class V2RankRequests {
         remove(rank, new V2Job.Finished(result, status, rank.coreId, rank.info()));
         replies.about(OP_TERMINATE, 0, rank.job, rank.rankId, rank.coreId).result(result).argument(status);
         replies.send(transport, 0, rank.job.owner);
+    }
+
+    // ------------------------------------------------------------------ hand-over
+
+    /**
+     * Instead of stopping the ranks, when the next revision of the proxy takes over: cancels the
+     * timers and gives every job as plain values ({@link V2HandOver}), with its output streams, the
+     * PMI server and the replay caches; the jobs are forgotten here.
+     *
+     * @param unsent the replies the completions applied last could not send
+     * @return the jobs ({@code jobs}), their output ({@code output}), the PMI server ({@code pmi}),
+     *         the authenticator ({@code authenticator}), the counters ({@code counters}) and the
+     *         replies not sent ({@code replies}): JDK types, api handles and objects of the
+     *         protocol bundle (taken only by a taker wired to the same revision of it)
+     */
+    Map<String, Object> handOver(DeferredReplies unsent) {
+        List<Map<String, Object>> exported = new ArrayList<>();
+        for (V2Job job : jobs.values()) {
+            for (V2Rank rank : job.ranks()) {
+                if (rank.terminateTimer != null) {
+                    rank.terminateTimer.cancel(false);
+                    rank.terminateTimer = null;
+                }
+            }
+            exported.add(V2HandOver.export(job));
+        }
+        jobs.clear();
+        Map<String, Object> state = new java.util.HashMap<>();
+        state.put("jobs", exported);
+        state.put("output", output.handOver());
+        state.put("pmi", services.handOver());
+        state.put("authenticator", replies.authenticator());
+        state.put("counters", counters.snapshot());
+        state.put("replies", unsent.export());
+        return state;
+    }
+
+    /**
+     * Takes over what a previous revision's {@link #handOver} gave: the ranks' exits are watched,
+     * their TERMINATEs go on, their hosts' windows are served. A job that cannot be restored is
+     * stopped.
+     *
+     * @param sends where ranks whose host waits for a window update are kept
+     * @return the ids of the jobs taken over
+     */
+    Set<Long> adopt(Map<String, Object> state, V2HostSends sends) {
+        if (state.get("counters") instanceof Map) {
+            @SuppressWarnings("unchecked")
+            Map<String, Long> byName = (Map<String, Long>) state.get("counters");
+            counters.addAll(byName);
+        }
+        Object authenticator = state.get("authenticator");
+        if (!replies.adopt(authenticator, v2.get().keys(), v2.get().nodeId()) && authenticator != null) {
+            log.info("the replay caches of the previous revision of the proxy are of another protocol bundle: they"
+                    + " start empty");
+        }
+        services.adopt(state.get("pmi"));
+        List<Long> lost = output.adopt(state.get("output") instanceof List<?> l ? l : List.of());
+        if (!lost.isEmpty()) {
+            log.warn("the output streams of v2 jobs {} could not be taken over", lost);
+        }
+        Set<Long> adopted = new HashSet<>();
+        for (Object o : state.get("jobs") instanceof List<?> l ? l : List.of()) {
+            Map<String, Object> m = RankHandOver.asMap(o);
+            V2Job job;
+            try {
+                job = V2HandOver.restore(m, channels, v2.get().datagramSize());
+            } catch (IllegalArgumentException e) {
+                log.error("cannot take over v2 job {} from the previous revision of the proxy ({}); stopping its ranks",
+                        Job.hex(RankHandOver.jobId(m)), e.getMessage());
+                log.error("v2 job {}: ranks stopped, pids {}", Job.hex(RankHandOver.jobId(m)),
+                        RankHandOver.stopAll(m, settings.get().stopGrace()));
+                continue;
+            }
+            jobs.put(job.jobId, job);
+            adopted.add(job.jobId);
+            for (V2Rank rank : job.ranks()) {
+                lifecycle.adopt(rank, steps);
+                if (rank.wantsData()) {
+                    steps.activate(rank);
+                }
+                sends.stalled(rank);
+            }
+            log.info("v2 job {} of {} taken over from the previous revision of the proxy: {} ranks", Job.hex(job.jobId),
+                    Job.ownerText(job.owner), job.ranks().size());
+        }
+        return adopted;
     }
 
     /** Releases the rank's channel and keeps its outcome; the last rank of a job ends the job here. */

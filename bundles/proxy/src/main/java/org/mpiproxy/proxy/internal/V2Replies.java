@@ -58,6 +58,21 @@ final class V2Replies {
     }
 
     /** Uses new keys (or a new node name) for verifying and signing from now on. */
+    /**
+     * Goes on with the authenticator a previous revision of the proxy handed over (its replay
+     * caches keep refusing the requests it accepted), under the keys in force; one of another
+     * revision of the protocol bundle cannot be used and is ignored.
+     *
+     * @return whether it was taken
+     */
+    boolean adopt(Object handedOver, ClusterKeys keys, long nodeId) {
+        if (!(handedOver instanceof V2Authenticator)) {
+            return false;
+        }
+        authenticator = ((V2Authenticator) handedOver).rekey(keys, nodeId);
+        return true;
+    }
+
     void rekey(ClusterKeys keys, long nodeId) {
         authenticator = authenticator.rekey(keys, nodeId);
     }

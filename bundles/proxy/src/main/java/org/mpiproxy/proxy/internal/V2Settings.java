@@ -61,4 +61,33 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
     int maxPayload() {
         return V2HeaderDescriptor.maxPayload(datagramSize);
     }
+
+    /**
+     * @param next changed settings
+     * @return these settings with what takes effect while jobs run taken from {@code next}: keys,
+     *         node name, job linger and maximum message size
+     */
+    V2Settings applyLive(V2Settings next) {
+        return new V2Settings(next.keys(), next.nodeName(), skew, replayCacheSize, datagramSize, next.jobLinger(),
+                next.maxMessageBytes());
+    }
+
+    /**
+     * @param next changed settings
+     * @return the configuration keys whose new values wait for the next start (they size buffers and
+     *         caches of running jobs): the clock skew, the replay cache size, the datagram size
+     */
+    java.util.List<String> waitingForStart(V2Settings next) {
+        java.util.List<String> later = new java.util.ArrayList<>();
+        if (!next.skew().equals(skew)) {
+            later.add("v2.skew.seconds");
+        }
+        if (next.replayCacheSize() != replayCacheSize) {
+            later.add("v2.replay.cache.size");
+        }
+        if (next.datagramSize() != datagramSize) {
+            later.add("v2.datagram.size");
+        }
+        return later;
+    }
 }

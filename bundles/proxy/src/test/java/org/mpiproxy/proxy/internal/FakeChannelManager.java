@@ -31,6 +31,15 @@ final class FakeChannelManager implements ChannelManager {
             this.fromRank = new HeapMessageRing(capacity);
         }
 
+        /** The same file mapped again: a new channel over the same rings. */
+        FakeChannel(FakeChannel mapped) {
+            this.jobId = mapped.jobId;
+            this.rankId = mapped.rankId;
+            this.path = mapped.path;
+            this.toRank = mapped.toRank;
+            this.fromRank = mapped.fromRank;
+        }
+
         @Override
         public long jobId() {
             return jobId;
@@ -86,6 +95,18 @@ final class FakeChannelManager implements ChannelManager {
                 ringCapacity);
         open.put(key(jobId, rankId), c);
         return c;
+    }
+
+    /** The same file mapped again: a new channel over the rings of the one open, or a new channel. */
+    @Override
+    public RankChannel reopen(long jobId, int rankId) throws IOException {
+        FakeChannel c = open.get(key(jobId, rankId));
+        if (c == null) {
+            return open(jobId, rankId);
+        }
+        FakeChannel again = new FakeChannel(c);
+        open.put(key(jobId, rankId), again);
+        return again;
     }
 
     @Override

@@ -119,7 +119,7 @@ class V1HandOverTest {
         assertEquals(V1HeaderDescriptor.OP_TERMINATE, terminated.header.operation());
         assertEquals(MpiErrors.SUCCESS, terminated.header.result());
         assertEquals(3, terminated.header.datacount(), "the exit status, watched by the taker");
-        assertTrue(one.closed);
+        assertTrue(channels.channel(jobId, 1).closed, "the channel, mapped again by the taker, is closed by it");
     }
 
     @Test

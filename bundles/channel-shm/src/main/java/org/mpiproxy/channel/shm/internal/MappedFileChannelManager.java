@@ -239,6 +239,19 @@ public final class MappedFileChannelManager implements ChannelManager {
     }
 
     @Override
+    public synchronized RankChannel reopen(long jobId, int rankId) throws IOException {
+        if (rankId < 1) {
+            throw new IllegalArgumentException("rankId=" + rankId + " must be >= 1");
+        }
+        Path jobDirectory = jobDirectory(jobId);
+        if (Files.isSymbolicLink(jobDirectory) || !Files.isDirectory(jobDirectory, LinkOption.NOFOLLOW_LINKS)) {
+            throw new IOException("job directory " + jobDirectory + " is gone or is not a directory");
+        }
+        created.putIfAbsent(jobId, settings);
+        return mapExisting(jobDirectory.resolve(ChannelDescriptor.fileName(rankId)), jobId, rankId);
+    }
+
+    @Override
     public synchronized void remove(long jobId, int rankId) throws IOException {
         Files.deleteIfExists(jobDirectory(jobId).resolve(ChannelDescriptor.fileName(rankId)));
     }

@@ -61,6 +61,29 @@ class MappedFileChannelManagerTest {
     }
 
     @Test
+    void shouldReopenTheChannelsOfARunningJobThatAnotherManagerCreated() throws IOException {
+        MappedFileChannelManager before = new MappedFileChannelManager(dir, 4096);
+        ByteBuffer buf = ByteBuffer.allocate(16).order(ByteOrder.LITTLE_ENDIAN).putInt(0, 77);
+        RankChannel first = before.open(JOB, 1);
+        assertTrue(first.fromRank().offer(3, 1, buf, 0, 4));
+        first.fromRank().consumerMark(5);
+
+        MappedFileChannelManager after = new MappedFileChannelManager(dir, 4096);
+        IOException refused = assertThrows(IOException.class, () -> after.open(JOB, 1));
+        assertTrue(refused.getMessage().contains("exists already"), refused.getMessage());
+        try (RankChannel again = after.reopen(JOB, 1)) {
+            assertEquals(5, again.fromRank().consumerMark());
+            assertEquals(1, again.fromRank().poll(3, buf, 4, 1));
+            assertEquals(77, buf.getInt(4));
+        }
+        first.close();
+        after.release(JOB);
+        assertFalse(Files.exists(after.jobDirectory(JOB)), "the reopened job's directory is the new manager's to remove");
+        IOException gone = assertThrows(IOException.class, () -> after.reopen(JOB, 1));
+        assertTrue(gone.getMessage().contains("is gone"), gone.getMessage());
+    }
+
+    @Test
     void shouldRefuseAnExistingFileOfAnotherRank() throws IOException {
         MappedFileChannelManager manager = new MappedFileChannelManager(dir, 4096);
         manager.open(JOB, 1).close();
