@@ -219,7 +219,7 @@ final class JobRunner {
         }
         org.mpiproxy.protocol.pmi.PmiServer local = pmi;
         fence = new PmiFence(size, (epoch, pairs) -> {
-            session.fence(epoch, org.mpiproxy.protocol.pmi.PmiSpace.encode(pairs, V2Session.fencePayload()));
+            session.fence(epoch, org.mpiproxy.protocol.pmi.PmiSpace.encode(pairs, V2Fences.fencePayload()));
             byte[] all = org.mpiproxy.protocol.pmi.PmiSpace.encode(pairs, Integer.MAX_VALUE).get(0);
             local.onFence(jobId, epoch, 0, 1, java.nio.ByteBuffer.wrap(all), 0, all.length);
         }, this::wake);
