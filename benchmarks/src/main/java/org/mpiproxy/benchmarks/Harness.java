@@ -41,6 +41,11 @@ import org.openjdk.jmh.runner.options.TimeValue;
  * contain one of the comma-separated entries (e.g. {@code --only launch,8-rank}; the names are
  * listed in the generated page's "How to run"). {@code --loss-child <programs>} is the part that runs inside a
  * network namespace.
+ * <p>
+ * Longer than 500 lines for a reason: it is the run's list of phases, one method per phase in
+ * the order of the page, each setting up its fixture (proxies, rings, MPICH, a network
+ * namespace), calling the measurement and handing the figures to {@link Report}; the
+ * measurements themselves are in the {@code *Benchmarks}, {@code *SideBySide} and anchor classes.
  */
 public final class Harness {
 

@@ -8,7 +8,13 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 
-/** Collects the figures of one harness run and renders docs/benchmarks.md. */
+/**
+ * Collects the figures of one harness run and renders docs/benchmarks.md.
+ * <p>
+ * Longer than 500 lines for a reason: it holds the wording of the whole generated page, one
+ * method per section in the page's order (each a table and the sentences that read it); the
+ * measurements are elsewhere, so splitting it would cut one page's text into pieces.
+ */
 final class Report {
 
     /** Anchors of /work-independent record: the figures of anchors measured once on this kind of machine. */

@@ -58,6 +58,11 @@ import org.mpiproxy.api.MessageRing;
  * {@code Unsafe}, or with the system property {@code org.mpiproxy.channel.shm.unsafe=false},
  * the same code goes through the {@code ByteBuffer} VarHandles. Both produce the same bytes
  * (layout 2.0) and may be mixed across processes.
+ * <p>
+ * Longer than 500 lines for a reason: like the product's {@code MappedMessageRing}, it is both
+ * halves of one memory-ordering protocol over one layout (the producer's tail and end marks, the
+ * consumer's head and its offset inside a record), kept in one file so that each release can be
+ * checked against its acquire, and whole so that it measures as one ring against the others.
  */
 public final class RingUnsafe20 implements MessageRing {
 

@@ -4,9 +4,7 @@ import java.io.IOException;
 import java.io.OutputStream;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
-import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.time.Duration;
 import java.util.ArrayList;
@@ -36,6 +34,12 @@ import java.util.concurrent.TimeUnit;
  * that ends without it is a plain program (such as {@code hostname}). Over v1 that means its
  * ranks never started: the launcher says so once and exits non-zero, since the N copies an
  * {@code mpiexec} user expects did not run.
+ * <p>
+ * Longer than 500 lines for a reason: it is one job's life in the launcher, step after step
+ * (rank 0's environment, the v2 start of the other ranks, the wait, the stop, the terminate of
+ * what is left), and every step reads or changes the same signal state, v2 session and PMI
+ * fence; what needs none of them is in {@link JobEnd}, {@link V2Session}, {@link V2Control}
+ * and {@link PmiFence}.
  */
 final class JobRunner {
 
@@ -90,8 +94,8 @@ final class JobRunner {
     private String firstSignal;
     /** Set before the launcher stops rank 0: its output's last partial line was cut. */
     private volatile boolean stopping;
-    /** Why a rank's node did not answer the probe, by rank (status {@link V1Control#NODE_DOWN}). */
-    private final Map<Integer, String> nodeProblems = new java.util.HashMap<>();
+    /** The ranks' exit statuses reported and the job file's end recorded. */
+    private final JobEnd end;
     /** Over v2 with ranks 1..N-1: the launcher's side of the job (their start, output and states). */
     private V2Session session;
     /** Over v2 with ranks 1..N-1: rank 0's PMI server and the job's PMI fence. */
@@ -114,6 +118,7 @@ final class JobRunner {
         this.out = out;
         this.err = err;
         this.slurmNames = !RankWorld.inSlurmStep(System.getenv());
+        this.end = new JobEnd(settings.jobFile(), err);
     }
 
     int run() throws IOException, InterruptedException {
@@ -214,7 +219,7 @@ final class JobRunner {
         }
         org.mpiproxy.protocol.pmi.PmiServer local = pmi;
         fence = new PmiFence(size, (epoch, pairs) -> {
-            session.fence(epoch, org.mpiproxy.protocol.pmi.PmiSpace.encode(pairs, V2Session.fencePayload()));
+            session.fence(epoch, org.mpiproxy.protocol.pmi.PmiSpace.encode(pairs, V2Fences.fencePayload()));
             byte[] all = org.mpiproxy.protocol.pmi.PmiSpace.encode(pairs, Integer.MAX_VALUE).get(0);
             local.onFence(jobId, epoch, 0, 1, java.nio.ByteBuffer.wrap(all), 0, all.length);
         }, this::wake);
@@ -300,7 +305,7 @@ final class JobRunner {
         for (V2Session.Failure f : failures) {
             // an EXEC refused by its proxy names the error; otherwise the node did not answer as a proxy
             statuses[f.rank()] = f.reason().startsWith("MPI_ERR") ? V1Control.FAILED_TO_START : V1Control.NODE_DOWN;
-            nodeProblems.put(f.rank(), f.reason());
+            end.nodeProblem(f.rank(), f.reason());
         }
         if (execed) {
             int[] reported = statuses.clone();
@@ -310,8 +315,8 @@ final class JobRunner {
                 statuses[f.rank()] = reported[f.rank()];
             }
         }
-        report(statuses, ranks, null);
-        recordEnd(jobFile(0, null, hostPort, ranks, jobId), statuses, EXIT_CANNOT_START, FAILURE);
+        end.report(statuses, ranks, null, fence, session);
+        end.record(jobFile(0, null, hostPort, ranks, jobId), statuses, EXIT_CANNOT_START, FAILURE);
         return EXIT_CANNOT_START;
     }
 
@@ -331,7 +336,7 @@ final class JobRunner {
                 V2Control.terminate(hostPort, jobId, keys, ranks, statuses, true, Duration.ofSeconds(10),
                         V2Control.DEAD_AFTER, () -> signalCount() >= 2, this::lateLine);
             }
-            recordEnd(jobFile(0, null, hostPort, ranks, jobId), statuses, EXIT_CANNOT_START, null);
+            end.record(jobFile(0, null, hostPort, ranks, jobId), statuses, EXIT_CANNOT_START, null);
             return EXIT_CANNOT_START;
         }
         process.onExit().thenRun(this::wake);
@@ -368,7 +373,7 @@ final class JobRunner {
         int[] statuses = new int[size];
         Arrays.fill(statuses, V1Control.NO_REPLY);
         statuses[0] = process.exitValue();
-        boolean finalized = readStatuses(statusFile, statuses);
+        boolean finalized = JobEnd.readStatuses(statusFile, statuses);
         boolean library = Files.exists(initFile);
         boolean plainProgram = size > 1 && !library;
         if (session != null && stopReason == null && plainProgram && statuses[0] == 0) {
@@ -392,7 +397,7 @@ final class JobRunner {
         if (session != null) {
             session.fill(statuses);
         }
-        if ((settings.v2() || !plainProgram) && hasUnknown(statuses)) {
+        if ((settings.v2() || !plainProgram) && JobEnd.hasUnknown(statuses)) {
             boolean immediate = signalCount() >= 2;
             // a stopped job, a failed rank 0, or a rank 0 gone without finalizing: nobody waits for the ranks' results
             boolean stopNow = stopReason != null || (library ? !finalized : statuses[0] != 0);
@@ -404,11 +409,11 @@ final class JobRunner {
             }
             try {
                 if (settings.v2()) {
-                    markUnreachableNodes(ranks, statuses, keys);
+                    end.markUnreachableNodes(ranks, statuses, keys);
                     V2Control.terminate(hostPort, jobId, keys, ranks, statuses, stopNow, wait, V2Control.DEAD_AFTER,
                             () -> !immediate && signalCount() >= 2, this::lateLine);
                 } else {
-                    markUnreachableNodes(ranks, statuses, null);
+                    end.markUnreachableNodes(ranks, statuses, null);
                     V1Control.terminate(hostPort, ranks, statuses, wait, () -> !immediate && signalCount() >= 2);
                 }
             } catch (IOException | IllegalArgumentException e) {
@@ -416,9 +421,9 @@ final class JobRunner {
                         + "): ranks may still run; see each node's mpi:jobs");
             }
         }
-        int exit = report(statuses, ranks, stopReason);
+        int exit = end.report(statuses, ranks, stopReason, fence, session);
         exit = !settings.v2() && plainProgram && exit == 0 ? EXIT_PLAIN_PROGRAM : exit;
-        recordEnd(job, statuses, exit, stopReason);
+        end.record(job, statuses, exit, stopReason);
         return exit;
     }
 
@@ -486,26 +491,6 @@ final class JobRunner {
         return name == null ? program : name.toString();
     }
 
-    /**
-     * Rewrites the job file, when there is one, with the job's end; a file that cannot be written
-     * is reported and changes nothing else.
-     */
-    private void recordEnd(JobFile job, int[] statuses, int exit, String stopReason) {
-        if (settings.jobFile() == null) {
-            return;
-        }
-        List<Integer> ranks = new ArrayList<>();
-        for (int s : statuses) {
-            ranks.add(s);
-        }
-        try {
-            job.ended(new JobFile.End(java.time.Instant.now(), exit, stopReason, List.copyOf(ranks)))
-                    .write(settings.jobFile());
-        } catch (IOException e) {
-            err.println("mpiproxy: cannot record the job's end in " + settings.jobFile() + ": " + e);
-        }
-    }
-
     /** @return the one line that tells a world of {@code size} ran as rank 0 only */
     static String plainProgramMessage(String program, int size) {
         Path name = Path.of(program).getFileName();
@@ -513,31 +498,6 @@ final class JobRunner {
                 + (size == 2 ? "rank 1 is" : "ranks 1.." + (size - 1) + " are") + " started by the program's own"
                 + " Mpi.init (the org.mpiproxy.mpi library), which it never called; protocol v2 (the default) starts"
                 + " any program on every slot";
-    }
-
-    /**
-     * A node that does not answer a probe is not waited for (a launch may have failed on it);
-     * why it did not answer is kept for the report.
-     */
-    private void markUnreachableNodes(List<Placement> ranks, int[] statuses,
-                                      org.mpiproxy.protocol.ClusterKeys keys) throws IOException {
-        Map<InetSocketAddress, Boolean> probes = new java.util.LinkedHashMap<>();
-        for (int r = 1; r < statuses.length; r++) {
-            if (statuses[r] < 0) {
-                probes.put(new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port()), false);
-            }
-        }
-        Map<InetSocketAddress, Prober.Answer> answers = keys != null
-                ? V2Control.probe(List.copyOf(probes.keySet()), keys, Duration.ofSeconds(2))
-                : V1Control.probe(List.copyOf(probes.keySet()), Duration.ofSeconds(2));
-        for (int r = 1; r < statuses.length; r++) {
-            InetSocketAddress proxy = new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port());
-            Prober.Answer a = answers.getOrDefault(proxy, Prober.Answer.ANSWERED);
-            if (statuses[r] < 0 && !a.answered()) {
-                statuses[r] = V1Control.NODE_DOWN;
-                nodeProblems.put(r, a.problem());
-            }
-        }
     }
 
     private void stopRankZero(Process process) throws InterruptedException {
@@ -580,72 +540,6 @@ final class JobRunner {
         synchronized (lock) {
             return signals;
         }
-    }
-
-    private int report(int[] statuses, List<Placement> ranks, String stopReason) {
-        int exit = 0;
-        boolean unknown = false;
-        for (int r = 0; r < statuses.length; r++) {
-            int s = statuses[r];
-            if (s == 0 || s == V1Control.NOT_RUNNING) {
-                continue;
-            }
-            String where = r == 0 ? "here" : ranks.get(r - 1).toString();
-            String problem = nodeProblems.get(r);
-            err.println("mpiproxy: rank " + r + " (" + where + ") " + (problem == null ? V1Control.describe(s)
-                    : s == V1Control.NODE_DOWN ? "unknown: " + problem : V1Control.describe(s) + ": " + problem));
-            if (s > 0 && exit == 0) {
-                exit = (s & 0xff) == 0 ? 1 : s & 0xff;
-            }
-            unknown |= s < 0;
-        }
-        if (ABORT.equals(stopReason)) {
-            int code = fence.abort().exitCode();
-            return (code & 0xff) == 0 ? 1 : code & 0xff;
-        }
-        if (FAILURE.equals(stopReason) && session != null && session.failedRank() > 0) {
-            int s = statuses[session.failedRank()];
-            return s > 0 ? ((s & 0xff) == 0 ? 1 : s & 0xff) : 1;
-        }
-        if (stopReason != null) {
-            return stopReason.equals("SIGINT") ? 130 : stopReason.equals("SIGTERM") ? 143 : EXIT_TIMEOUT;
-        }
-        return exit != 0 ? exit : unknown ? 1 : 0;
-    }
-
-    private static boolean hasUnknown(int[] statuses) {
-        for (int r = 1; r < statuses.length; r++) {
-            if (statuses[r] < 0) {
-                return true;
-            }
-        }
-        return false;
-    }
-
-    /** @return whether rank 0 wrote the file (it finalized); fills the statuses it names */
-    static boolean readStatuses(Path file, int[] statuses) throws IOException {
-        List<String> lines;
-        try {
-            lines = Files.readAllLines(file, StandardCharsets.UTF_8);
-        } catch (NoSuchFileException e) {
-            return false;
-        }
-        for (String line : lines) {
-            String[] f = line.strip().split(" ");
-            if (f.length != 2) {
-                continue;
-            }
-            try {
-                int r = Integer.parseInt(f[0]);
-                int s = Integer.parseInt(f[1]);
-                if (r >= 1 && r < statuses.length) {
-                    statuses[r] = s < 0 ? V1Control.NO_REPLY : s;
-                }
-            } catch (NumberFormatException e) {
-                // not a status line: the file is rank 0's, written by our library only
-            }
-        }
-        return true;
     }
 
     /** @return the running job's description, for the job file */

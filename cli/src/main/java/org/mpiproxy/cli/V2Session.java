@@ -19,16 +19,13 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.LinkedHashMap;
-import java.util.LinkedHashSet;
 import java.util.List;
 import java.util.Map;
-import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
 import org.mpiproxy.protocol.ClusterKeys;
 import org.mpiproxy.protocol.ExecCommand;
 import org.mpiproxy.protocol.MpiErrors;
-import org.mpiproxy.protocol.OutputStreamReceiver;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
 import org.mpiproxy.protocol.V2StatusDescriptor;
@@ -39,7 +36,8 @@ import org.mpiproxy.protocol.V2StatusDescriptor;
  * it uses our library, owns the job on every node and talks to the ranks as before), with the
  * PLAIN flag and the port of its own output socket, which then receives every rank's output
  * (OUTPUT, acknowledged per stream and printed tagged) and watches the ranks with STATUS, so the
- * launcher learns at once when a rank failed or every rank ended.
+ * launcher learns at once when a rank failed or every rank ended. The ranks' output streams are
+ * taken by {@link V2RankOutput}, the PMI fences sent to the nodes by {@link V2Fences}.
  * <p>
  * Threads: {@link #exec} on the caller's; afterwards one daemon thread owns the output socket;
  * {@link #states} and {@link #close} may be called from any thread.
@@ -69,49 +67,21 @@ final class V2Session implements AutoCloseable {
     private final V2Control.Signer signer;
     private final DatagramChannel output;
     private final Selector selector;
-    private final PrintStream out;
     private final PrintStream err;
-    private final boolean tag;
-    private final Map<Long, OutputStreamReceiver> streams = new HashMap<>();
-    /** Streams that took output since their last acknowledgement; the thread that receives only. */
-    private final Set<Long> toAck = new LinkedHashSet<>();
     private final Map<InetSocketAddress, List<Integer>> ranksByNode = new LinkedHashMap<>();
     private final Map<Integer, RankState> states = new HashMap<>();
     private final Object lock = new Object();
     private final Map<InetSocketAddress, Long> lastHeard = new HashMap<>();
     private final Runnable onChange;
-    /** Gets the ranks' PMI lines (their PMI streams); returns a problem for the log, or null. */
-    private volatile java.util.function.BiFunction<Integer, String, String> pmiLines;
-    /** Fence fragments to send (any thread adds, the session thread sends). */
-    private final java.util.concurrent.ConcurrentLinkedQueue<FenceFragment> newFragments =
-            new java.util.concurrent.ConcurrentLinkedQueue<>();
-    /** Fence fragments sent and not acknowledged yet; session thread only. */
-    private final List<FenceFragment> unacked = new ArrayList<>();
+    /** Every rank's output streams: printed, PMI lines handed on, acknowledged. */
+    private final V2RankOutput rankOutput;
+    /** The PMI fences to send to every node. */
+    private final V2Fences fences;
     private long silenceNanos = Long.MAX_VALUE;
     private volatile boolean closed;
     private Thread thread;
     /** The current interval between STATUS requests; doubles from the close watch back to the normal one. */
     private volatile long watchNanos = WATCH_INTERVAL.toNanos();
-
-    /** One fragment of a PMI fence for one node (docs/protocol-v2.md 5.7). */
-    private static final class FenceFragment {
-        final InetSocketAddress node;
-        final int epoch;
-        final int index;
-        final int count;
-        final byte[] pairs;
-        long sentAt;
-
-        FenceFragment(InetSocketAddress node, int epoch, int index, int count, byte[] pairs) {
-            this.node = node;
-            this.epoch = epoch;
-            this.index = index;
-            this.count = count;
-            this.pairs = pairs;
-        }
-    }
-
-    private static final long FENCE_RESEND_NANOS = TimeUnit.MILLISECONDS.toNanos(100);
 
     /**
      * Opens the output socket.
@@ -131,9 +101,7 @@ final class V2Session implements AutoCloseable {
         this.onChange = onChange;
         this.ranks = ranks;
         this.signer = new V2Control.Signer(keys);
-        this.out = out;
         this.err = err;
-        this.tag = tag;
         for (int r = 1; r <= ranks.size(); r++) {
             ranksByNode.computeIfAbsent(address(r), a -> new ArrayList<>()).add(r);
         }
@@ -142,6 +110,8 @@ final class V2Session implements AutoCloseable {
         output.configureBlocking(false);
         selector = Selector.open();
         output.register(selector, SelectionKey.OP_READ);
+        fences = new V2Fences(jobId, signer, output, ranksByNode.keySet(), err);
+        rankOutput = new V2RankOutput(jobId, ranks, signer, output, out, err, tag);
     }
 
     private InetSocketAddress address(int rank) {
@@ -247,7 +217,7 @@ final class V2Session implements AutoCloseable {
 
     /** @param lines gets every rank's PMI lines (rank, line) and returns a problem for the log, or null */
     void pmi(java.util.function.BiFunction<Integer, String, String> lines) {
-        pmiLines = lines;
+        rankOutput.pmi(lines);
     }
 
     /**
@@ -257,40 +227,8 @@ final class V2Session implements AutoCloseable {
      * @param pairs the pairs, cut into payloads ({@link org.mpiproxy.protocol.pmi.PmiSpace#encode})
      */
     void fence(int epoch, List<byte[]> pairs) {
-        for (InetSocketAddress node : ranksByNode.keySet()) {
-            for (int i = 0; i < pairs.size(); i++) {
-                newFragments.add(new FenceFragment(node, epoch, i, pairs.size(), pairs.get(i)));
-            }
-        }
+        fences.add(epoch, pairs);
         selector.wakeup();
-    }
-
-    /** @return the largest payload of a fence fragment */
-    static int fencePayload() {
-        return V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH - HEADER_LENGTH - V2HeaderDescriptor.MAC_LENGTH;
-    }
-
-    private void sendFences() throws IOException {
-        FenceFragment f;
-        while ((f = newFragments.poll()) != null) {
-            unacked.add(f);
-        }
-        long now = System.nanoTime();
-        for (FenceFragment fragment : unacked) {
-            if (fragment.sentAt == 0 || now - fragment.sentAt >= FENCE_RESEND_NANOS) {
-                fragment.sentAt = now;
-                output.send(signer.request(fragment.node, V2HeaderDescriptor.OP_PMI, jobId, 0, 0,
-                        h -> h.argument(fragment.epoch).sequence(fragment.index).ack(fragment.count),
-                        fragment.pairs), fragment.node);
-            }
-        }
-    }
-
-    private void onFenceReply(InetSocketAddress node, V2HeaderFlyweight h) {
-        if (h.result() == MpiErrors.ERR_ARG) {
-            err.println("mpiproxy: " + node + " refused fence " + h.argument() + " fragment " + h.sequence());
-        }
-        unacked.removeIf(f -> f.node.equals(node) && f.epoch == h.argument() && f.index == h.sequence());
     }
 
     /**
@@ -333,8 +271,9 @@ final class V2Session implements AutoCloseable {
                     // watchClosely() since the last request
                     nextWatch = now + watchNanos;
                 }
-                sendFences();
-                long wait = unacked.isEmpty() ? nextWatch - now : Math.min(nextWatch - now, FENCE_RESEND_NANOS);
+                fences.send();
+                long wait = fences.allAcknowledged() ? nextWatch - now
+                        : Math.min(nextWatch - now, V2Fences.RESEND_NANOS);
                 takeOutput(Math.max(1, TimeUnit.NANOSECONDS.toMillis(wait)));
             }
         } catch (IOException e) {
@@ -370,84 +309,17 @@ final class V2Session implements AutoCloseable {
                 lastHeard.put(source, System.nanoTime());
             }
             if (h.operation() == V2HeaderDescriptor.OP_PMI) {
-                onFenceReply(source, h);
+                fences.onReply(source, h);
             } else if (h.operation() == OP_STATUS) {
                 onStatus(source, h);
             } else if (h.operation() == OP_OUTPUT) {
-                long key = onOutput(source, h);
-                if (key >= 0) {
-                    toAck.add(key);
-                }
+                rankOutput.onOutput(source, h);
                 if (++taken % 16 == 0) {
-                    ack();
+                    rankOutput.ack();
                 }
             }
         }
-        ack();
-    }
-
-    private static long key(int rank, int stream) {
-        return ((long) rank << 8) | (stream & 0xff);
-    }
-
-    /** @return the stream's key, to be acknowledged; -1 when the datagram is not a valid OUTPUT */
-    private long onOutput(InetSocketAddress source, V2HeaderFlyweight h) {
-        long rank = h.rank();
-        int stream = h.tag();
-        if (rank < 1 || rank > ranks.size() || !address((int) rank).equals(source)
-                || stream != V2HeaderDescriptor.STREAM_STDOUT && stream != V2HeaderDescriptor.STREAM_STDERR
-                && stream != V2HeaderDescriptor.STREAM_PMI) {
-            return -1;
-        }
-        long key = key((int) rank, stream);
-        streams.computeIfAbsent(key, k -> new OutputStreamReceiver(linesOf((int) rank, stream), 0))
-                .onFragment(h, signer.in, 0);
-        return key;
-    }
-
-    /** @return where the lines of one stream of a rank go: stdout, stderr (tagged), or the PMI fence */
-    private OutputStreamReceiver.Lines linesOf(int rank, int stream) {
-        return new OutputStreamReceiver.Lines() {
-            @Override
-            public void onLine(String line, boolean partial) {
-                if (stream == V2HeaderDescriptor.STREAM_PMI) {
-                    java.util.function.BiFunction<Integer, String, String> to = pmiLines;
-                    String problem = to == null ? "PMI line of rank " + rank + " while the launcher serves no PMI"
-                            : to.apply(rank, line);
-                    if (problem != null) {
-                        err.println("mpiproxy: " + problem);
-                    }
-                } else {
-                    print(rank, stream == V2HeaderDescriptor.STREAM_STDERR, line);
-                }
-            }
-
-            @Override
-            public void onDropped(long lines) {
-                print(rank, stream == V2HeaderDescriptor.STREAM_STDERR, "[mpiproxy: " + lines + " lines dropped: the"
-                        + " launcher acknowledged no output for too long]");
-            }
-        };
-    }
-
-    /** Acknowledges every stream that took output since the last acknowledgement, to its rank's node. */
-    private void ack() throws IOException {
-        for (long key : toAck) {
-            int rank = (int) (key >>> 8);
-            int stream = (int) (key & 0xff);
-            long next = streams.get(key).next();
-            InetSocketAddress node = address(rank);
-            output.send(signer.request(node, OP_OUTPUT, jobId, rank, 0, a -> a.tag(stream).ack(next), null), node);
-        }
-        toAck.clear();
-    }
-
-    private void print(int rank, boolean stderr, String line) {
-        PrintStream to = stderr ? err : out;
-        synchronized (to) {
-            to.println(tag ? "[" + rank + "] " + line : line);
-            to.flush();
-        }
+        rankOutput.ack();
     }
 
     private void onStatus(InetSocketAddress node, V2HeaderFlyweight h) {

@@ -372,10 +372,10 @@ class MpiproxyCommandTest {
     void shouldReadExitStatusesRankZeroWrote() throws Exception {
         Path file = dir.resolve("statuses");
         int[] statuses = {0, -1, -1, -1};
-        assertEquals(false, JobRunner.readStatuses(file, statuses));
+        assertEquals(false, JobEnd.readStatuses(file, statuses));
 
         Files.writeString(file, "0 0\n1 0\n2 -1\n3 137\n");
-        assertEquals(true, JobRunner.readStatuses(file, statuses));
+        assertEquals(true, JobEnd.readStatuses(file, statuses));
         assertEquals("[0, 0, -1, 137]", java.util.Arrays.toString(statuses));
     }
 }

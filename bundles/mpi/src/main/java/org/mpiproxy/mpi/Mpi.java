@@ -61,6 +61,11 @@ import org.mpiproxy.protocol.MpiErrors;
  * too.
  * <p>
  * Thread-safety: not thread-safe; use an instance from one thread at a time.
+ * <p>
+ * Longer than 500 lines for a reason: it is the library's public API class, the counterpart of
+ * libmpi's calls, with every send and receive in its {@code int}, {@code double}, {@code byte},
+ * tagged and message forms and the Javadoc each needs, each a few lines handing the call to the
+ * transport; joining a job is in {@code Join}. Splitting it would move the API, not the logic.
  */
 public final class Mpi implements AutoCloseable {
 

@@ -18,7 +18,6 @@ import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.List;
 
@@ -35,7 +34,7 @@ import org.mpiproxy.protocol.V1HeaderFlyweight;
  * <p>
  * v1 has no sequence numbers and no retransmission, so a lost datagram ends in a timeout.
  * Replies are matched by operation and rank id; RECV data that arrives for a rank nobody is
- * receiving from right now is kept for that rank. Not thread-safe.
+ * receiving from right now is kept for that rank ({@link V1Rank}). Not thread-safe.
  */
 public final class UdpHostTransport implements Transport {
 
@@ -53,7 +52,7 @@ public final class UdpHostTransport implements Transport {
 
     private final HostfileEntry[] nodes;
     private final InetSocketAddress[] addresses;
-    private final RankState[] ranks;
+    private final V1Rank[] ranks;
     private final long timeoutNanos;
     private final PrintStream diagnostics;
     private final DatagramChannel channel;
@@ -66,41 +65,16 @@ public final class UdpHostTransport implements Transport {
     private long droppedDatagrams;
     private int[] exitStatuses;
 
-    /** What rank 0 knows about one rank. */
-    private static final class RankState {
-        int execResult = -1;
-        String execReason = "";
-        final ArrayDeque<Received> received = new ArrayDeque<>();
-        long outstanding;
-        int recvError;
-        String recvReason = "";
-        boolean terminated;
-        int terminateResult;
-        int exitStatus = -1;
-    }
-
-    /** Elements of one RECV reply not yet handed to the program. */
-    private static final class Received {
-        final int datatype;
-        final byte[] data;
-        int position;
-
-        Received(int datatype, byte[] data) {
-            this.datatype = datatype;
-            this.data = data;
-        }
-    }
-
     private UdpHostTransport(List<HostfileEntry> nodes, Duration timeout, PrintStream diagnostics, int localPort)
             throws IOException {
         int size = nodes.size() + 1;
         this.nodes = new HostfileEntry[size];
         this.addresses = new InetSocketAddress[size];
-        this.ranks = new RankState[size];
+        this.ranks = new V1Rank[size];
         for (int r = 1; r < size; r++) {
             this.nodes[r] = nodes.get(r - 1);
             this.addresses[r] = this.nodes[r].socketAddress();
-            this.ranks[r] = new RankState();
+            this.ranks[r] = new V1Rank();
         }
         this.timeoutNanos = timeout.toNanos();
         this.diagnostics = diagnostics;
@@ -230,7 +204,7 @@ public final class UdpHostTransport implements Transport {
         List<String> problems = new ArrayList<>();
         int code = MpiErrors.SUCCESS;
         for (int r = 1; r < ranks.length; r++) {
-            RankState s = ranks[r];
+            V1Rank s = ranks[r];
             if (s.execResult == 0) {
                 continue;
             }
@@ -293,12 +267,12 @@ public final class UdpHostTransport implements Transport {
     public void recv(int datatype, ByteBuffer dst, int offset, int count, int source) {
         int size = MpiDatatype.sizeOf(datatype);
         int perRequest = Math.max(1, RECV_REQUEST_BYTES / size);
-        RankState s = ranks[source];
+        V1Rank s = ranks[source];
         int got = 0;
         long deadline = System.nanoTime() + timeoutNanos;
         try {
             while (true) {
-                int taken = takeReceived(s, source, datatype, dst, offset + got * size, count - got);
+                int taken = s.take(source, datatype, dst, offset + got * size, count - got);
                 if (taken > 0) {
                     got += taken;
                     deadline = System.nanoTime() + timeoutNanos;
@@ -306,13 +280,7 @@ public final class UdpHostTransport implements Transport {
                 if (got == count) {
                     return;
                 }
-                if (s.recvError != 0) {
-                    int error = s.recvError;
-                    String reason = s.recvReason;
-                    s.recvError = 0;
-                    throw new MpiException(error, "RECV from rank " + source + " on " + nodes[source]
-                            + " failed after " + got + " of " + count + " elements" + (reason.isEmpty() ? "" : ": " + reason));
-                }
+                s.throwRecvError(source, nodes[source], got, count);
                 if (s.outstanding == 0) {
                     int k = Math.min(perRequest, count - got);
                     out.clear();
@@ -330,26 +298,6 @@ public final class UdpHostTransport implements Transport {
         } catch (IOException e) {
             throw new MpiException(MpiErrors.ERR_IO, "RECV from rank " + source + " failed: " + e.getMessage(), e);
         }
-    }
-
-    private int takeReceived(RankState s, int source, int datatype, ByteBuffer dst, int offset, int max) {
-        int size = MpiDatatype.sizeOf(datatype);
-        int taken = 0;
-        while (taken < max && !s.received.isEmpty()) {
-            Received r = s.received.peek();
-            if (r.datatype != datatype) {
-                throw new MpiException(MpiErrors.ERR_TYPE, "rank " + source + " sent " + typeName(r.datatype)
-                        + " elements, expected " + typeName(datatype));
-            }
-            int k = Math.min((r.data.length - r.position) / size, max - taken);
-            dst.put(offset + taken * size, r.data, r.position, k * size);
-            r.position += k * size;
-            taken += k;
-            if (r.position == r.data.length) {
-                s.received.poll();
-            }
-        }
-        return taken;
     }
 
     @Override
@@ -379,7 +327,7 @@ public final class UdpHostTransport implements Transport {
             closeSocket();
         }
         for (int r = 1; r < ranks.length; r++) {
-            RankState s = ranks[r];
+            V1Rank s = ranks[r];
             if (!s.terminated) {
                 diagnostics.println("mpi: no TERMINATE reply from rank " + r + " on " + nodes[r]);
             } else if (s.terminateResult != 0) {
@@ -485,7 +433,7 @@ public final class UdpHostTransport implements Transport {
             droppedDatagrams++;
             return;
         }
-        RankState s = ranks[rank];
+        V1Rank s = ranks[rank];
         int result = inHeader.result();
         switch (inHeader.operation()) {
             case OP_EXEC:
@@ -509,11 +457,9 @@ public final class UdpHostTransport implements Transport {
         }
     }
 
-    private void onRecvReply(RankState s, int result, int length) {
+    private void onRecvReply(V1Rank s, int result, int length) {
         if (result != 0) {
-            s.recvError = result;
-            s.recvReason = text(length);
-            s.outstanding = 0;
+            s.recvFailed(result, text(length));
             return;
         }
         int datatype = inHeader.datatype();
@@ -525,8 +471,7 @@ public final class UdpHostTransport implements Transport {
         }
         byte[] data = new byte[(int) count * size];
         in.get(HEADER_LENGTH, data);
-        s.received.add(new Received(datatype, data));
-        s.outstanding = Math.max(0, s.outstanding - count);
+        s.keep(datatype, data, count);
     }
 
     /** @return the UTF-8 payload after the header, without trailing NULs */
@@ -538,11 +483,6 @@ public final class UdpHostTransport implements Transport {
         byte[] bytes = new byte[end - HEADER_LENGTH];
         in.get(HEADER_LENGTH, bytes);
         return new String(bytes, StandardCharsets.UTF_8).strip();
-    }
-
-    private static String typeName(int datatype) {
-        MpiDatatype t = MpiDatatype.ofCode(datatype);
-        return t == null ? "datatype " + datatype : "MPI_" + t.name();
     }
 
     private static String seconds(long nanos) {

@@ -33,6 +33,11 @@ import org.mpiproxy.protocol.MpiErrors;
  * <p>
  * One thread serves every connection; {@link #register}, {@link #started}, {@link #onFence} and
  * {@link #forget} may be called from any thread.
+ * <p>
+ * Longer than 500 lines for a reason: it is that one thread (accepting, the handshake and its
+ * uid check, reading and writing lines, releasing barriers) with the calls that hand it work,
+ * and a connection's state stays confined to it in this file; the PMI-1 commands are in
+ * {@link PmiSession}, the key-value space in {@link PmiSpace}, the line format in {@link PmiLine}.
  */
 public final class PmiServer implements AutoCloseable {
 
