@@ -10,8 +10,9 @@ import mpi.Status;
 /**
  * {@code Stream STOPFILE PAUSE_MS}: rank 0 and every other rank stream numbered ints to each other
  * in rounds, PAUSE_MS apart, until the file STOPFILE exists; each side checks every element
- * exactly once, in order, then rank 0 prints one line with the rounds. A wrong element ends the
- * rank with status 1 and a line naming it. Written against the mpi package only.
+ * exactly once, in order, then rank 0 prints one line with the rounds. Every other rank prints
+ * {@code rank R round K} for each round it answered. A wrong element ends the rank with status 1
+ * and a line naming it. Written against the mpi package only.
  */
 public class Stream {
 
@@ -71,6 +72,7 @@ public class Stream {
                     buf[i] += rank;
                 }
                 world.send(buf, COUNT, MPI.INT, 0, DATA);
+                System.out.println("rank " + rank + " round " + round);
                 round++;
             }
         }

@@ -104,9 +104,19 @@ class HandOverIT {
         Files.createFile(stop);
         Run run = v2.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
         assertEquals(0, run.exit(), "launcher: " + run.err());
-        assertEquals(1, run.out().size(), run.out() + run.err());
-        assertTrue(run.out().get(0).matches("\\[0\\] streamed [0-9]+ rounds of 256 ints both ways with 2 ranks,"
-                + " every element checked"), run.out().get(0));
+        List<String> summary = run.out().stream().filter(l -> l.startsWith("[0] ")).toList();
+        assertEquals(1, summary.size(), run.err());
+        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\[0\\] streamed ([0-9]+) rounds of 256 ints both"
+                + " ways with 2 ranks, every element checked").matcher(summary.get(0));
+        assertTrue(m.matches(), summary.get(0));
+        int rounds = Integer.parseInt(m.group(1));
+        // every line the ranks wrote, through every update, exactly once and in order
+        for (int r = 1; r <= 2; r++) {
+            String prefix = "[" + r + "] rank " + r + " round ";
+            List<Integer> seen = run.out().stream().filter(l -> l.startsWith(prefix))
+                    .map(l -> Integer.parseInt(l.substring(prefix.length()))).toList();
+            assertEquals(java.util.stream.IntStream.range(0, rounds).boxed().toList(), seen, "output of rank " + r);
+        }
         String log = node.log();
         assertTrue(log.contains("v2 job") && log.contains("taken over from the previous revision of the proxy"),
                 "the v2 job was handed over");

@@ -154,6 +154,19 @@ final class HandOver {
         }
     }
 
+    /**
+     * Gives the output streams of v2's part of a hand-over to a v2 dispatcher just made, before its
+     * output listener is bound ({@link V2Dispatcher#adoptOutput}).
+     *
+     * @param state what {@link ProtocolFront#handOver()} gave, or {@code null}
+     */
+    @SuppressWarnings("unchecked")
+    static void takeV2Output(Map<String, Object> state, V2Dispatcher v2) {
+        if (state != null && state.get("v2") instanceof Map) {
+            v2.adoptOutput((Map<String, Object>) state.get("v2"));
+        }
+    }
+
     private static void close(Object resource) {
         if (resource instanceof AutoCloseable) {
             try {

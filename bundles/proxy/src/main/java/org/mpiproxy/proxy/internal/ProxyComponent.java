@@ -84,6 +84,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     /** The key files v2 serves with, the signing key first. */
     private volatile List<java.nio.file.Path> v2KeyFiles = List.of();
     private volatile RankOutputListener outputBridge;
+    /** Set when this revision hands its jobs over: see {@link #unbindOutput}. */
+    private volatile boolean handingOver;
     private final StartupGate startup;
 
     /**
@@ -174,6 +176,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     private void startV2(V2Settings v2Settings, ProxySettings proxySettings) {
         V2Dispatcher v2 = new V2Dispatcher(current, proxySettings, v2Settings, this::launcher, this::wakeup,
                 launches, timer, System::currentTimeMillis);
+        HandOver.takeV2Output(handedOver.get(), v2);
         front.startV2(v2);
         v2Problem = null;
         RankOutputListener bridge = outputBridge;
@@ -404,6 +407,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             front.close();
             return;
         }
+        handingOver = true;
         HandOver.leave(front.handOver(), java.time.Duration.ofSeconds(config.handover_seconds()),
                 java.time.Duration.ofSeconds(config.stop_grace_seconds()));
     }
@@ -475,7 +479,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         if (outputBridge == bridge) {
             outputBridge = null;
         }
-        if (bridge instanceof RankOutputBridge) {
+        if (bridge instanceof RankOutputBridge && !handingOver) {
+            // handing over, the target keeps the lines that still come for the next revision (LateOutput)
             ((RankOutputBridge) bridge).target(null);
         }
     }

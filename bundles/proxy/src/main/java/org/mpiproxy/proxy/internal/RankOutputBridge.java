@@ -1,6 +1,7 @@
 package org.mpiproxy.proxy.internal;
 
 import org.mpiproxy.api.RankOutputListener;
+import org.mpiproxy.process.OutputListeners;
 import org.osgi.service.component.annotations.Component;
 
 /**
@@ -8,7 +9,9 @@ import org.osgi.service.component.annotations.Component;
  * the running {@link ProxyComponent}, which sets itself as the target. A component of its own,
  * with no references, because the launchers that call it are references of the proxy: the proxy
  * itself as the listener would make a circle of services that SCR refuses to bind
- * ("Circular reference detected"), leaving some launchers without it. Thread-safe.
+ * ("Circular reference detected"), leaving some launchers without it. While there is no target
+ * (the proxy is starting, or taking over from its previous revision), lines are held in order
+ * and given to the next target ({@link OutputListeners}). Thread-safe.
  */
 @Component(name = RankOutputBridge.NAME, service = RankOutputListener.class, immediate = true)
 public class RankOutputBridge implements RankOutputListener {
@@ -16,26 +19,27 @@ public class RankOutputBridge implements RankOutputListener {
     /** Component name, the proxy's reference target. */
     static final String NAME = "org.mpiproxy.proxy.output";
 
-    private volatile RankOutputListener target;
+    private final OutputListeners target = new OutputListeners();
+    private RankOutputListener current;
 
-    /** @param listener receives the lines from now on; {@code null} for none */
-    void target(RankOutputListener listener) {
-        this.target = listener;
+    /** @param listener receives the lines from now on, after those held; {@code null} for none (lines are held) */
+    synchronized void target(RankOutputListener listener) {
+        if (current != null) {
+            target.remove(current);
+        }
+        current = listener;
+        if (listener != null) {
+            target.add(listener);
+        }
     }
 
     @Override
     public void onOutput(long jobId, int rankId, Stream stream, String text, boolean partial) {
-        RankOutputListener t = target;
-        if (t != null) {
-            t.onOutput(jobId, rankId, stream, text, partial);
-        }
+        target.onOutput(jobId, rankId, stream, text, partial);
     }
 
     @Override
     public void onEnd(long jobId, int rankId, Stream stream) {
-        RankOutputListener t = target;
-        if (t != null) {
-            t.onEnd(jobId, rankId, stream);
-        }
+        target.onEnd(jobId, rankId, stream);
     }
 }

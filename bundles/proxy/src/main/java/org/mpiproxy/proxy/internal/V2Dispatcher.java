@@ -447,10 +447,7 @@ final class V2Dispatcher {
         }
     }
 
-    /**
-     * Stops handling datagrams and completions: the first step of a hand-over ({@link #handOver()}),
-     * taken before the launches under way are awaited.
-     */
+    /** Stops handling datagrams and completions: the first step of a {@link #handOver()}, before launches end. */
     void closeRelay() {
         relay.close();
     }
@@ -468,6 +465,13 @@ final class V2Dispatcher {
             active.clear();
             sends.clear();
             return ranks.handOver(unsent);
+        }
+    }
+
+    /** Takes the output streams of a previous revision's {@link #handOver()}; before any output line. */
+    void adoptOutput(Map<String, Object> state) {
+        synchronized (lock) {
+            ranks.adoptOutput(state);
         }
     }
 

@@ -27,6 +27,35 @@ final class V2JobOutput {
     }
 
     /**
+     * The host acknowledges nothing: every waiting line is dropped (whole lines only: the rest of a
+     * line whose first fragment went out is kept) and counted in its stream; under the monitor.
+     *
+     * @return the lines dropped
+     */
+    long stall() {
+        stalled = true;
+        long lost = 0;
+        for (V2OutputStream[] streams : ranks.values()) {
+            for (V2OutputStream stream : streams) {
+                boolean keeping = true;
+                for (java.util.Iterator<V2OutputStream.Fragment> it = stream.unsent.iterator(); it.hasNext();) {
+                    V2OutputStream.Fragment f = it.next();
+                    keeping &= !f.lineStart;
+                    if (!keeping) {
+                        it.remove();
+                        buffered -= f.cost();
+                        if (f.lineStart) {
+                            stream.dropped++;
+                            lost++;
+                        }
+                    }
+                }
+            }
+        }
+        return lost;
+    }
+
+    /**
      * @return the job's streams as plain values, for the next revision of the proxy ({@link HandOver}):
      *         {@code jobId}, {@code stalled}, {@code stallNanos} and {@code ranks}, rank id to its
      *         streams ({@link V2OutputStream#export()}); under the monitor

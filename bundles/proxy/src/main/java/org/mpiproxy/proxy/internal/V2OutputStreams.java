@@ -67,6 +67,8 @@ final class V2OutputStreams implements RankOutputListener {
     }
 
     private final ConcurrentHashMap<Long, V2JobOutput> jobs = new ConcurrentHashMap<>();
+    /** The lines of jobs handed over that still come here, and those of earlier revisions. */
+    private final LateOutput late = new LateOutput();
     private final int maxPayload;
     private final Runnable wakeup;
     private final LongSupplier nanoClock;
@@ -149,6 +151,7 @@ final class V2OutputStreams implements RankOutputListener {
      * @return each job's {@link V2JobOutput#export()}
      */
     List<Map<String, Object>> handOver() {
+        late.handOver(jobs.keySet());
         List<Map<String, Object>> out = new ArrayList<>();
         for (V2JobOutput job : jobs.values()) {
             synchronized (job) {
@@ -228,6 +231,7 @@ final class V2OutputStreams implements RankOutputListener {
      * @return fragments sent
      */
     int pump(Sender sender) {
+        late.replay(this);
         if (jobs.isEmpty() && waiters.isEmpty()) {
             // the relay's every pass comes here: no iterators when no job streams output
             return 0;
@@ -267,27 +271,8 @@ final class V2OutputStreams implements RankOutputListener {
     }
 
     private void stall(V2JobOutput job) {
-        job.stalled = true;
         stalls.increment();
-        long lost = 0;
-        for (V2OutputStream[] streams : job.ranks.values()) {
-            for (V2OutputStream stream : streams) {
-                // whole lines only: the rest of a line whose first fragment went out is kept
-                boolean keeping = true;
-                for (java.util.Iterator<V2OutputStream.Fragment> it = stream.unsent.iterator(); it.hasNext();) {
-                    V2OutputStream.Fragment f = it.next();
-                    keeping &= !f.lineStart;
-                    if (!keeping) {
-                        it.remove();
-                        job.buffered -= f.cost();
-                        if (f.lineStart) {
-                            stream.dropped++;
-                            lost++;
-                        }
-                    }
-                }
-            }
-        }
+        long lost = job.stall();
         dropped.add(lost);
         job.notifyAll();
         LOG.warn("v2 job {}: the host acknowledged no output for {} s; {} waiting lines dropped, new lines are dropped"
@@ -382,12 +367,13 @@ final class V2OutputStreams implements RankOutputListener {
     public void onOutput(long jobId, int rankId, RankOutputListener.Stream which, String text, boolean partial) {
         V2JobOutput job = jobs.get(jobId);
         if (job == null) {
+            late.keep(jobId, rankId, which == RankOutputListener.Stream.STDOUT ? 0 : 1, text, partial);
             return;
         }
-        append(job, rankId, which == RankOutputListener.Stream.STDOUT ? 0 : 1, text, partial);
+        append(job, rankId, which == RankOutputListener.Stream.STDOUT ? 0 : 1, text, partial, true);
     }
 
-    private void append(V2JobOutput job, int rankId, int index, String text, boolean partial) {
+    private void append(V2JobOutput job, int rankId, int index, String text, boolean partial, boolean wait) {
         byte[] bytes = text.getBytes(StandardCharsets.UTF_8);
         int pieces = Math.max(1, (bytes.length + maxPayload - 1) / maxPayload);
         long cost = (long) bytes.length + (long) pieces * LINE_OVERHEAD;
@@ -400,7 +386,7 @@ final class V2OutputStreams implements RankOutputListener {
             V2OutputStream stream = streams[index];
             stream.started = true;
             // a line larger than the whole buffer is still taken once the buffer is empty
-            while (!job.closed && !job.stalled && job.buffered > 0 && job.buffered + cost > bufferBytes) {
+            while (wait && !job.closed && !job.stalled && job.buffered > 0 && job.buffered + cost > bufferBytes) {
                 try {
                     job.wait();
                 } catch (InterruptedException e) {
@@ -437,15 +423,40 @@ final class V2OutputStreams implements RankOutputListener {
     public void onEnd(long jobId, int rankId, RankOutputListener.Stream which) {
         V2JobOutput job = jobs.get(jobId);
         if (job == null) {
+            late.keep(jobId, rankId, which == RankOutputListener.Stream.STDOUT ? 0 : 1, null, false);
             return;
         }
+        end(job, rankId, which == RankOutputListener.Stream.STDOUT ? 0 : 1);
+    }
+
+    private void end(V2JobOutput job, int rankId, int index) {
         synchronized (job) {
             V2OutputStream[] streams = job.ranks.get(rankId);
             if (streams != null) {
-                streams[which == RankOutputListener.Stream.STDOUT ? 0 : 1].ended = true;
+                streams[index].ended = true;
             }
         }
         wakeup.run();
+    }
+
+    /** @return the lines of jobs handed over that came after {@link #handOver()} (and earlier revisions'), for the next */
+    Object lateLines() {
+        return late.export();
+    }
+
+    /** Takes a previous revision's {@link #lateLines()} and gives what they hold now and on every pump. */
+    void adoptLate(Object lateLines) {
+        late.inherit(lateLines, this);
+    }
+
+    /** A line (or a stream's end, {@code text} null) an earlier revision kept; never waits for room. */
+    void replayed(long jobId, int rankId, int index, String text, boolean partial) {
+        V2JobOutput job = jobs.get(jobId);
+        if (job != null && text != null) {
+            append(job, rankId, index, text, partial, false);
+        } else if (job != null) {
+            end(job, rankId, index);
+        }
     }
 
     private static V2OutputStream streamOf(V2OutputStream[] streams, int code) {
@@ -481,14 +492,14 @@ final class V2OutputStreams implements RankOutputListener {
     boolean onPmiLine(long jobId, int rankId, String line) {
         V2JobOutput job = jobs.get(jobId);
         if (job == null) {
-            return false;
+            return late.keep(jobId, rankId, 2, line, false);
         }
         synchronized (job) {
             if (job.ranks.get(rankId) == null) {
                 return false;
             }
         }
-        append(job, rankId, 2, line, false);
+        append(job, rankId, 2, line, false, true);
         return true;
     }
 }

@@ -392,6 +392,7 @@ final class V2RankRequests {
         Map<String, Object> state = new java.util.HashMap<>();
         state.put("jobs", exported);
         state.put("output", output.handOver());
+        state.put("lateOutput", output.lateLines());
         state.put("pmi", services.handOver());
         state.put("authenticator", replies.authenticator());
         state.put("counters", counters.snapshot());
@@ -400,7 +401,8 @@ final class V2RankRequests {
     }
 
     /**
-     * Takes over what a previous revision's {@link #handOver} gave: the ranks' exits are watched,
+     * Takes over what a previous revision's {@link #handOver} gave, its output streams already
+     * taken ({@link #adoptOutput}): the ranks' exits are watched,
      * their TERMINATEs go on, their hosts' windows are served. A job that cannot be restored is
      * stopped.
      *
@@ -419,10 +421,6 @@ final class V2RankRequests {
                     + " start empty");
         }
         services.adopt(state.get("pmi"));
-        List<Long> lost = output.adopt(state.get("output") instanceof List<?> l ? l : List.of());
-        if (!lost.isEmpty()) {
-            log.warn("the output streams of v2 jobs {} could not be taken over", lost);
-        }
         Set<Long> adopted = new HashSet<>();
         for (Object o : state.get("jobs") instanceof List<?> l ? l : List.of()) {
             Map<String, Object> m = RankHandOver.asMap(o);
@@ -449,6 +447,19 @@ final class V2RankRequests {
                     Job.ownerText(job.owner), job.ranks().size());
         }
         return adopted;
+    }
+
+    /**
+     * Takes over the output streams a previous revision's {@link #handOver} gave, then the lines
+     * its ranks wrote after it ({@link LateOutput}); before any line comes here itself, so that
+     * every stream stays in order.
+     */
+    void adoptOutput(Map<String, Object> state) {
+        List<Long> lost = output.adopt(state.get("output") instanceof List<?> l ? l : List.of());
+        if (!lost.isEmpty()) {
+            log.warn("the output streams of v2 jobs {} could not be taken over", lost);
+        }
+        output.adoptLate(state.get("lateOutput"));
     }
 
     /** Releases the rank's channel and keeps its outcome; the last rank of a job ends the job here. */

@@ -15,6 +15,7 @@ import org.mpiproxy.process.RankProcessStarter;
 import org.mpiproxy.process.RankUser;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
+import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Modified;
 import org.osgi.service.component.annotations.Reference;
 import org.osgi.service.component.annotations.ReferenceCardinality;
@@ -70,6 +71,8 @@ public final class LocalLauncherComponent implements ProcessLauncher {
     /** Where the one-line configuration problems go. */
     private final Consumer<String> problems;
     private final OutputListeners outputListeners = new OutputListeners();
+    /** Set when this component stops: see {@link #deactivate()}. */
+    private volatile boolean stopping;
     private volatile LocalProcessLauncher launcher;
 
     /**
@@ -162,7 +165,19 @@ public final class LocalLauncherComponent implements ProcessLauncher {
     }
 
     void removeOutputListener(RankOutputListener listener) {
-        outputListeners.remove(listener);
+        if (!stopping) {
+            outputListeners.remove(listener);
+        }
+    }
+
+    /**
+     * The ranks this component started keep writing to the listeners they had when it stops (an
+     * update of this bundle): a proxy's listener that goes away later hands their lines on to the
+     * proxy's next revision.
+     */
+    @Deactivate
+    void deactivate() {
+        stopping = true;
     }
 
     @Override
