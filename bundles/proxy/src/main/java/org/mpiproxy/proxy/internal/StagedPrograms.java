@@ -48,10 +48,14 @@ final class StagedPrograms {
         long touched;
 
         Partial(int size, int chunk, int count) {
-            this.data = new byte[size];
+            this(new byte[size], chunk, count, new BitSet(count));
+        }
+
+        Partial(byte[] data, int chunk, int count, BitSet have) {
+            this.data = data;
             this.chunk = chunk;
             this.count = count;
-            this.have = new BitSet(count);
+            this.have = have;
         }
     }
 
@@ -140,6 +144,38 @@ final class StagedPrograms {
             return new Outcome(MpiErrors.ERR_IO, false, "cannot store " + file + ": " + e.getMessage());
         }
         return new Outcome(MpiErrors.SUCCESS, true, null);
+    }
+
+    /**
+     * @return the partial files as plain values, for the next revision of the proxy ({@link HandOver}):
+     *         name to {@code {byte[] data, Integer chunk, Integer count, BitSet have}}
+     */
+    Map<String, Object[]> export() {
+        Map<String, Object[]> m = new HashMap<>();
+        partials.forEach((name, p) -> m.put(name, new Object[] {p.data, p.chunk, p.count, p.have}));
+        return m;
+    }
+
+    /**
+     * Goes on with the partial files a previous revision's {@link #export()} gave; an entry of
+     * another shape is dropped (its host stages it again).
+     *
+     * @param now nanos: the files count as touched now
+     */
+    void restore(Object exported, long now) {
+        if (!(exported instanceof Map<?, ?> m)) {
+            return;
+        }
+        m.forEach((name, value) -> {
+            if (name instanceof String n && value instanceof Object[] a && a.length == 4 && a[0] instanceof byte[] data
+                    && a[1] instanceof Integer chunk && a[2] instanceof Integer count && a[3] instanceof BitSet have
+                    && partialBytes + data.length <= MAX_PARTIAL_BYTES) {
+                Partial p = new Partial(data, chunk, count, have);
+                p.touched = now;
+                partials.put(n, p);
+                partialBytes += data.length;
+            }
+        });
     }
 
     private void store(Path file, byte[] data) throws IOException {

@@ -105,10 +105,7 @@ final class V2NodeServices {
      */
     void onStage(V2HeaderFlyweight header, InetSocketAddress source,
                  DatagramTransport transport) {
-        if (staged == null) {
-            staged = new StagedPrograms(StagedFiles.directory(System::getProperty));
-        }
-        StagedPrograms.Outcome o = staged.onFragment(header.argument(), header.sequence(), header.ack(), header.tag(),
+        StagedPrograms.Outcome o = staged().onFragment(header.argument(), header.sequence(), header.ack(), header.tag(),
                 header.buffer(), header.payloadOffset(), header.payloadLength(), clock.getAsLong() * 1_000_000L);
         if (o.problem() != null) {
             log.warn("v2 STAGE from {} refused with {}: {}", Job.ownerText(source), MpiErrors.name(o.result()),
@@ -117,6 +114,13 @@ final class V2NodeServices {
         replies.to(header).result(o.result()).argument(o.complete() ? 1 : 0).sequence(header.sequence())
                 .ack(header.ack()).tag(header.tag());
         replies.send(transport, 0, source);
+    }
+
+    private StagedPrograms staged() {
+        if (staged == null) {
+            staged = new StagedPrograms(StagedFiles.directory(System::getProperty));
+        }
+        return staged;
     }
 
     /** Forgets a finished job's PMI space and expected ranks. */
@@ -128,8 +132,7 @@ final class V2NodeServices {
 
     /**
      * Instead of {@link #close()}, when the next revision of the proxy takes over: the PMI server
-     * with its connections and job spaces goes on serving the running MPICH ranks. Programs being
-     * staged are not handed over: their hosts stage them again.
+     * with its connections and job spaces goes on serving the running MPICH ranks.
      *
      * @return the PMI server, or {@code null}
      */
@@ -137,6 +140,18 @@ final class V2NodeServices {
         PmiServer server = pmi;
         pmi = null;
         return server;
+    }
+
+    /** @return the programs being staged, as plain values ({@link StagedPrograms#export()}), or {@code null} */
+    Object handOverStaged() {
+        return staged == null ? null : staged.export();
+    }
+
+    /** Goes on with the programs a previous revision was being given ({@link #handOverStaged()}). */
+    void adoptStaged(Object exported) {
+        if (exported != null) {
+            staged().restore(exported, clock.getAsLong() * 1_000_000L);
+        }
     }
 
     /**

@@ -394,6 +394,7 @@ final class V2RankRequests {
         state.put("output", output.handOver());
         state.put("lateOutput", output.lateLines());
         state.put("pmi", services.handOver());
+        state.put("staged", services.handOverStaged());
         state.put("authenticator", replies.authenticator());
         state.put("counters", counters.snapshot());
         state.put("replies", unsent.export());
@@ -421,6 +422,7 @@ final class V2RankRequests {
                     + " start empty");
         }
         services.adopt(state.get("pmi"));
+        services.adoptStaged(state.get("staged"));
         Set<Long> adopted = new HashSet<>();
         for (Object o : state.get("jobs") instanceof List<?> l ? l : List.of()) {
             Map<String, Object> m = RankHandOver.asMap(o);

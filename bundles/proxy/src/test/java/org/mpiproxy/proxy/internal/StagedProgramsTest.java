@@ -59,6 +59,24 @@ class StagedProgramsTest {
     }
 
     @Test
+    void shouldGoOnWithAFileAPreviousRevisionWasBeingGiven() throws Exception {
+        byte[] content = new byte[5000];
+        new Random(11).nextBytes(content);
+        byte[] digest = StagedPrograms.sha256(content);
+        StagedPrograms before = new StagedPrograms(dir.resolve("staged"));
+        for (int i : new int[] {0, 2, 4}) {
+            assertFalse(send(before, digest, content, i, 1000, 5).complete());
+        }
+
+        StagedPrograms after = new StagedPrograms(dir.resolve("staged"));
+        after.restore(before.export(), 0);
+        after.restore(java.util.Map.of("sha256-x", new Object[] {"not", "a", "partial", "file"}), 0);
+        assertFalse(send(after, digest, content, 1, 1000, 5).complete());
+        assertTrue(send(after, digest, content, 3, 1000, 5).complete(), "the fragments stored before count");
+        assertArrayEquals(content, Files.readAllBytes(dir.resolve("staged").resolve(StagedFiles.name(digest))));
+    }
+
+    @Test
     void shouldRefuseWhatDoesNotAddUpAndDropAFileOfAnotherContent() {
         byte[] content = new byte[2500];
         byte[] digest = StagedPrograms.sha256(content);
