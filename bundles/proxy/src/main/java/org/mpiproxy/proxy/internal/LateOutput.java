@@ -14,7 +14,10 @@ import java.util.concurrent.CopyOnWriteArrayList;
  * as JDK values ({@code {Long jobId, Integer rankId, Integer stream, String text or null for a
  * stream's end, Boolean partial}}, stream 0 stdout, 1 stderr, 2 PMI); every later revision is
  * handed the queues of the revisions before it and drains them on each pump, never waiting for
- * room (the relay thread must not). Thread-safe.
+ * room (the relay thread must not). Order holds per stream because a rank's lines take one way at
+ * a time: its launcher gives them to the listeners it has, and an old revision's listener is gone
+ * before the next revision's is there (lines in between wait in the launcher), so every line that
+ * came through an old revision precedes the first one that comes directly. Thread-safe.
  */
 final class LateOutput {
 

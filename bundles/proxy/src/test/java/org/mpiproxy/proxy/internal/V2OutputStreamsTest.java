@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 import java.nio.charset.StandardCharsets;
 import java.util.ArrayList;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicBoolean;
@@ -50,6 +51,44 @@ class V2OutputStreamsTest {
         assertTrue(sent.contains(new Sent(1, ERR, 0, 0, true, false, "b")), sent.toString());
         assertEquals(0, s.pump(sender));
         assertEquals(3L, s.counters().get("v2.output.lines"));
+    }
+
+    @Test
+    void shouldPassLinesThatReachOldRevisionsOnToEveryLaterOneInOrder() {
+        V2OutputStreams first = streams(100, 1 << 20, TimeUnit.SECONDS.toNanos(30));
+        first.open(JOB, 1);
+        first.onOutput(JOB, 1, Stream.STDOUT, "0", false);
+        List<Map<String, Object>> exported = first.handOver();
+        // a launcher updated meanwhile still calls the first revision for its rank
+        first.onOutput(JOB, 1, Stream.STDOUT, "1", false);
+        first.onOutput(JOB + 1, 1, Stream.STDOUT, "a job that was not handed over", false);
+
+        V2OutputStreams second = streams(100, 1 << 20, TimeUnit.SECONDS.toNanos(30));
+        second.adopt(exported);
+        second.adoptLate(first.lateLines());
+        // all of this rank's lines take that way (its launcher never calls a later revision)
+        first.onOutput(JOB, 1, Stream.STDOUT, "2", false);
+        first.onOutput(JOB, 1, Stream.STDOUT, "3", false);
+        sent.clear();
+        second.pump(sender);
+        // the oldest fragment not acknowledged again at once, then the late lines in order
+        assertEquals(List.of("0", "1", "2", "3"), sent.stream().map(Sent::text).toList());
+        assertEquals(List.of(0L, 1L, 2L, 3L), sent.stream().map(Sent::sequence).toList());
+        List<Map<String, Object>> again = second.handOver();
+
+        V2OutputStreams third = streams(100, 1 << 20, TimeUnit.SECONDS.toNanos(30));
+        third.adopt(again);
+        third.adoptLate(second.lateLines());
+        first.onOutput(JOB, 1, Stream.STDOUT, "4", false);
+        first.onEnd(JOB, 1, Stream.STDOUT);
+        sent.clear();
+        third.pump(sender);
+        third.pump(sender);
+        assertEquals(List.of("0", "4"), sent.stream().map(Sent::text).toList(),
+                "the oldest fragment again (recovery sends the rest one per acknowledgement), then the late line");
+        assertEquals(List.of(0L, 4L), sent.stream().map(Sent::sequence).toList());
+        assertTrue(third.onAck(JOB, 1, OUT, 5));
+        assertTrue(third.drained(JOB, 1), "the end that reached the first revision ended the stream");
     }
 
     @Test
