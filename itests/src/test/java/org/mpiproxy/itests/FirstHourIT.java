@@ -23,7 +23,6 @@ import java.util.Properties;
 import java.util.regex.Matcher;
 import java.util.regex.Pattern;
 
-import org.apache.karaf.shell.api.console.SessionFactory;
 import org.junit.Before;
 import org.junit.Test;
 import org.mpiproxy.api.DatagramTransport;
@@ -53,10 +52,6 @@ public class FirstHourIT extends MpiProxyTestSupport {
     /** Shipped programs without a core image: mpijava finds mpi.jar beside itself. */
     private static final List<String> SHIPPED_LOCAL_ONLY = List.of("mpijava");
 
-    /** Runs a command as the shipped operator (roles admin, manager, viewer), ACLs applied. */
-    private String admin(String command) throws Exception {
-        return AdminConsole.execute(awaitService(SessionFactory.class, null), command, TIMEOUT);
-    }
 
     private String quietly(String command) {
         try {
@@ -67,7 +62,7 @@ public class FirstHourIT extends MpiProxyTestSupport {
     }
 
     private void set(String pid, String key, Object value) throws Exception {
-        admin("config:property-set -p " + pid + " " + key + " " + value);
+        setConfiguration(pid, key, value);
         // the change reaches the component asynchronously; its service shows it once the component
         // has been given it (good or bad: the component decides what it keeps)
         awaitCondition(() -> String.valueOf(value).equals(String.valueOf(componentProperty(pid, key))), TIMEOUT,

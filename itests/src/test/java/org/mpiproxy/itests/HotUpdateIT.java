@@ -12,7 +12,6 @@ import java.util.List;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
-import org.apache.karaf.shell.api.console.SessionFactory;
 import org.junit.Before;
 import org.junit.Test;
 import org.mpiproxy.api.DatagramTransport;
@@ -38,10 +37,6 @@ public class HotUpdateIT extends MpiProxyTestSupport {
     /** Silence after which a RECV is considered lost (it may have reached a socket being replaced). */
     private static final int SILENCE_MILLIS = 1000;
 
-    /** Runs a command as the shipped operator (roles admin, manager, viewer), ACLs applied. */
-    private String admin(String command) throws Exception {
-        return AdminConsole.execute(awaitService(SessionFactory.class, null), command, TIMEOUT);
-    }
 
     /** The commands register a moment after the bundles start: wait for every one used here. */
     @Before
@@ -133,7 +128,7 @@ public class HotUpdateIT extends MpiProxyTestSupport {
     public void shouldStopTheRanksOfAStoppedProxyAfterItsHandOverWindow() throws Exception {
         awaitService(ProxyStatus.class, null);
         Bundle proxy = bundle("org.mpiproxy.proxy");
-        admin("config:property-set -p org.mpiproxy.proxy handover.seconds 3");
+        setConfiguration("org.mpiproxy.proxy", "handover.seconds", 3);
         try (FreeNosHost host = new FreeNosHost(udpPort(), (int) TIMEOUT.toMillis())) {
             assertEquals(0, host.exec(1, 0, 2, "mpiping").result);
             String owner = "127.0.0.1:" + host.localPort();
@@ -166,7 +161,7 @@ public class HotUpdateIT extends MpiProxyTestSupport {
             if (proxy.getState() != Bundle.ACTIVE) {
                 proxy.start();
             }
-            admin("config:property-set -p org.mpiproxy.proxy handover.seconds 30");
+            setConfiguration("org.mpiproxy.proxy", "handover.seconds", 30);
         }
         // the proxy serves new jobs
         try (FreeNosHost host = new FreeNosHost(udpPort(), (int) TIMEOUT.toMillis())) {

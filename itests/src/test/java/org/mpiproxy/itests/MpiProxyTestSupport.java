@@ -508,4 +508,43 @@ public abstract class MpiProxyTestSupport {
         }
         return permissions;
     }
+
+    /** Values this test set, by configuration PID, to be kept: see {@link #setConfiguration}. */
+    private final Map<String, Map<String, String>> configured = new java.util.HashMap<>();
+
+    /** Runs a command as the shipped operator (roles admin, manager, viewer), ACLs applied. */
+    protected String admin(String command) throws Exception {
+        return AdminConsole.execute(awaitService(SessionFactory.class, null), command, TIMEOUT);
+    }
+
+    /**
+     * Sets one configuration value as an operator does ({@code config:property-set}) and waits
+     * until the configuration keeps it, with every value this test set before in the same PID.
+     * Karaf writes the change to {@code etc/<pid>.cfg} and its file scan may read the file back
+     * while it is being written, putting older values (or none) back: whatever is not held is
+     * set again, until everything holds for four reads in a row.
+     */
+    protected void setConfiguration(String pid, String key, Object value) throws Exception {
+        Map<String, String> wanted = configured.computeIfAbsent(pid, p -> new java.util.LinkedHashMap<>());
+        wanted.put(key, String.valueOf(value));
+        admin("config:property-set -p " + pid + " " + key + " " + value);
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
+        int held = 0;
+        while (held < 4) {
+            Thread.sleep(400);
+            String list = admin("config:property-list -p " + pid);
+            List<String> lines = list.lines().map(String::trim).toList();
+            boolean all = true;
+            for (Map.Entry<String, String> e : wanted.entrySet()) {
+                if (!lines.contains(e.getKey() + " = " + e.getValue())) {
+                    all = false;
+                    admin("config:property-set -p " + pid + " " + e.getKey() + " " + e.getValue());
+                }
+            }
+            held = all ? held + 1 : 0;
+            if (!all && System.nanoTime() - deadline > 0) {
+                throw new AssertionError(pid + " does not keep " + wanted + ": " + list);
+            }
+        }
+    }
 }

@@ -59,42 +59,6 @@ public class OperatorIT extends MpiProxyTestSupport {
         return String.format("%016x", id);
     }
 
-    /**
-     * Changes one configuration value as an operator would, from the console. Karaf keeps
-     * {@code etc/<pid>.cfg} and the configuration in step, and a file scan that read the file
-     * just before the write can put the previous value back a moment later; so the value is set
-     * again until the configuration has held it over several scans.
-     */
-    private void updateConfiguration(String pid, String key, Object value) throws Exception {
-        String set = "config:property-set -p " + pid + " " + key + " " + value;
-        admin(set);
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        int held = 0;
-        while (held < 4) {
-            if (System.nanoTime() - deadline > 0) {
-                throw new AssertionError(pid + " does not keep " + key + " = " + value + ": "
-                        + admin("config:property-list -p " + pid));
-            }
-            Thread.sleep(400);
-            if (holds(pid, key, value)) {
-                held++;
-            } else {
-                held = 0;
-                admin(set);
-            }
-        }
-    }
-
-    private boolean holds(String pid, String key, Object value) throws Exception {
-        String wanted = key + " = " + value;
-        return admin("config:property-list -p " + pid).lines().map(String::trim).anyMatch(wanted::equals);
-    }
-
-    /** Runs a command as the shipped operator (roles admin, manager, viewer), ACLs applied. */
-    private String admin(String command) throws Exception {
-        return AdminConsole.execute(awaitService(SessionFactory.class, null), command, TIMEOUT);
-    }
-
     /** The commands register a moment after the bundles start: wait for every one used here. */
     @Before
     public void awaitCommands() {
@@ -217,7 +181,7 @@ public class OperatorIT extends MpiProxyTestSupport {
             assertEquals(0, host.exec(1, 0, 2, "mpiping").result);
             JobInfo job = jobOwnedBy(host);
 
-            updateConfiguration("org.mpiproxy.transport.udp", "port", newPort);
+            setConfiguration("org.mpiproxy.transport.udp", "port", newPort);
             awaitCondition(() -> transport.localAddress().getPort() == newPort, TIMEOUT,
                     () -> "transport still on " + transport.localAddress());
             host.proxyPort(newPort);
@@ -229,10 +193,10 @@ public class OperatorIT extends MpiProxyTestSupport {
             assertEquals(0, terminated.result);
             assertEquals(0, terminated.datacount);
 
-            updateConfiguration("org.mpiproxy.transport.udp", "port", 70000);
+            setConfiguration("org.mpiproxy.transport.udp", "port", 70000);
             assertEquals("a bad port leaves the socket where it was", newPort, transport.localAddress().getPort());
         } finally {
-            updateConfiguration("org.mpiproxy.transport.udp", "port", udpPort());
+            setConfiguration("org.mpiproxy.transport.udp", "port", udpPort());
             awaitCondition(() -> transport.localAddress().getPort() == udpPort(), TIMEOUT,
                     () -> "transport not back on " + udpPort() + ": " + transport.localAddress());
         }
@@ -336,7 +300,7 @@ public class OperatorIT extends MpiProxyTestSupport {
         try (FreeNosHost running = new FreeNosHost(udpPort(), TIMEOUT_MILLIS)) {
             assertEquals("a job that runs through the changes", 0, running.exec(1, 0, 2, "mpiping").result);
 
-            updateConfiguration("org.mpiproxy.launcher.local", "program.directory", bad);
+            setConfiguration("org.mpiproxy.launcher.local", "program.directory", bad);
             awaitCondition(() -> bad.equals(reference.getProperty("program.directory")), TIMEOUT,
                     () -> "the launcher service did not get the new configuration in place: "
                             + reference.getProperty("program.directory"));
@@ -352,7 +316,7 @@ public class OperatorIT extends MpiProxyTestSupport {
             Files.createDirectories(moved);
             Files.copy(programs.resolve("mpiping"), moved.resolve("mpiping-moved"),
                     java.nio.file.StandardCopyOption.COPY_ATTRIBUTES);
-            updateConfiguration("org.mpiproxy.launcher.local", "program.directory", moved);
+            setConfiguration("org.mpiproxy.launcher.local", "program.directory", moved);
             awaitCondition(() -> moved.equals(launcher.programDirectory()), TIMEOUT,
                     () -> "program directory in force: " + launcher.programDirectory());
             assertTrue("moved in place, not restarted", reference.getBundle() != null);
@@ -368,7 +332,7 @@ public class OperatorIT extends MpiProxyTestSupport {
             assertEquals("the job started before both changes still runs", PONG, running.recvInt(1));
             assertEquals(0, running.terminate(1, 0).result);
         } finally {
-            updateConfiguration("org.mpiproxy.launcher.local", "program.directory", programs.toString());
+            setConfiguration("org.mpiproxy.launcher.local", "program.directory", programs.toString());
             awaitCondition(() -> programs.equals(launcher.programDirectory()), TIMEOUT,
                     () -> "program.directory not restored: " + launcher.programDirectory());
             Files.deleteIfExists(moved.resolve("mpiping-moved"));
@@ -384,7 +348,7 @@ public class OperatorIT extends MpiProxyTestSupport {
 
         Path missing = karafHome().resolve("no-such-programs");
         try {
-            updateConfiguration("org.mpiproxy.launcher.local", "program.directory", missing.toString());
+            setConfiguration("org.mpiproxy.launcher.local", "program.directory", missing.toString());
             awaitCondition(() -> output("mpi:health --no-format").contains(missing + " is not a directory"), TIMEOUT,
                     () -> output("mpi:health --no-format"));
             String report = admin("mpi:health --no-format");
@@ -394,7 +358,7 @@ public class OperatorIT extends MpiProxyTestSupport {
             assertEquals("CRITICAL", ManagementFactory.getPlatformMBeanServer()
                     .getAttribute(new ObjectName("org.mpiproxy:type=Proxy"), "Health"));
         } finally {
-            updateConfiguration("org.mpiproxy.launcher.local", "program.directory", programsDirectory().toString());
+            setConfiguration("org.mpiproxy.launcher.local", "program.directory", programsDirectory().toString());
         }
         awaitCondition(() -> output("mpi:health --no-format").contains("Health: OK"), TIMEOUT,
                 () -> output("mpi:health --no-format"));
