@@ -198,6 +198,19 @@ class V2HandOverTest {
         assertEquals(List.of(), next.jobs());
     }
 
+    @Test
+    void shouldStopTheRanksOfV2JobsWhenTheNextRevisionDoesNotServeV2() {
+        V2Dispatcher old = proxy();
+        deliver(old, host.exec(JOB, 1, 0, 3, "prog"));
+        Map<String, Object> state = new java.util.HashMap<>();
+        state.put("v2", old.handOver());
+        assertEquals(java.util.Set.of(JOB), HandOver.jobIds(state));
+
+        HandOver.takeV2(state, null, Duration.ofSeconds(2));
+        assertEquals(List.of(Duration.ofSeconds(2)), launcher.processes.get(0).stops,
+                "v2 is disabled in the new revision: the rank is stopped with the stop grace");
+    }
+
     private static String text(V2HeaderFlyweight h) {
         byte[] b = new byte[h.payloadLength()];
         h.buffer().get(h.payloadOffset(), b);
