@@ -31,6 +31,8 @@ public final class OutputListeners implements RankOutputListener {
     // guarded by held
     private final ArrayDeque<Held> held = new ArrayDeque<>();
     private boolean flushing;
+    /** {@code held.size()}, read without the lock by every line: 0 lets a line go straight to the listeners. */
+    private volatile int heldCount;
     private final LongAdder dropped = new LongAdder();
 
     /** @param listener called from now on, after it was given what is held */
@@ -51,7 +53,7 @@ public final class OutputListeners implements RankOutputListener {
 
     @Override
     public void onOutput(long jobId, int rankId, Stream stream, String text, boolean partial) {
-        if (!hold(new Held(jobId, rankId, stream, text, partial))) {
+        if (!held() || !hold(new Held(jobId, rankId, stream, text, partial))) {
             for (RankOutputListener listener : listeners) {
                 listener.onOutput(jobId, rankId, stream, text, partial);
             }
@@ -60,11 +62,16 @@ public final class OutputListeners implements RankOutputListener {
 
     @Override
     public void onEnd(long jobId, int rankId, Stream stream) {
-        if (!hold(new Held(jobId, rankId, stream, null, false))) {
+        if (!held() || !hold(new Held(jobId, rankId, stream, null, false))) {
             for (RankOutputListener listener : listeners) {
                 listener.onEnd(jobId, rankId, stream);
             }
         }
+    }
+
+    /** @return whether a line may have to be held: no listener is there, or lines are held (the usual case is neither) */
+    private boolean held() {
+        return heldCount != 0 || listeners.isEmpty();
     }
 
     /**
@@ -89,6 +96,7 @@ public final class OutputListeners implements RankOutputListener {
                 dropped.increment();
             } else {
                 held.addLast(line);
+                heldCount = held.size();
             }
         }
         flush();
@@ -126,6 +134,7 @@ public final class OutputListeners implements RankOutputListener {
                 }
                 synchronized (held) {
                     held.pollFirst();
+                    heldCount = held.size();
                     if (held.isEmpty()) {
                         held.notifyAll();
                     }
