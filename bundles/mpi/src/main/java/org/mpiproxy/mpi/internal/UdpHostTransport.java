@@ -11,7 +11,6 @@ import static org.mpiproxy.protocol.V1HeaderDescriptor.OP_TERMINATE;
 import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
-import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.SelectionKey;
@@ -78,23 +77,10 @@ public final class UdpHostTransport implements Transport {
         }
         this.timeoutNanos = timeout.toNanos();
         this.diagnostics = diagnostics;
-        DatagramChannel ch = DatagramChannel.open();
-        Selector sel = null;
-        try {
-            ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_RECEIVE_BUFFER);
-            ch.bind(new InetSocketAddress(localPort));
-            ch.configureBlocking(false);
-            sel = Selector.open();
-            this.key = ch.register(sel, SelectionKey.OP_READ);
-        } catch (IOException | RuntimeException e) {
-            ch.close();
-            if (sel != null) {
-                sel.close();
-            }
-            throw e;
-        }
-        this.channel = ch;
-        this.selector = sel;
+        HostSocket socket = HostSocket.open(localPort, SOCKET_RECEIVE_BUFFER, false);
+        this.channel = socket.channel();
+        this.selector = socket.selector();
+        this.key = socket.key();
     }
 
     /**

@@ -16,7 +16,6 @@ import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.net.PortUnreachableException;
-import java.net.StandardSocketOptions;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.DatagramChannel;
@@ -123,24 +122,9 @@ final class V2Exchange {
         this.out = ByteBuffer.allocateDirect(datagramSize).order(ByteOrder.LITTLE_ENDIAN);
         this.in = ByteBuffer.allocateDirect(V2HeaderDescriptor.MAX_DATAGRAM_LENGTH + 1).order(ByteOrder.LITTLE_ENDIAN);
         outHeader.wrap(out, 0);
-        DatagramChannel ch = DatagramChannel.open();
-        Selector sel = null;
-        try {
-            ch.setOption(StandardSocketOptions.SO_RCVBUF, SOCKET_BUFFER);
-            ch.setOption(StandardSocketOptions.SO_SNDBUF, SOCKET_BUFFER);
-            ch.bind(new InetSocketAddress(localPort));
-            ch.configureBlocking(false);
-            sel = Selector.open();
-            ch.register(sel, SelectionKey.OP_READ);
-        } catch (IOException | RuntimeException e) {
-            ch.close();
-            if (sel != null) {
-                sel.close();
-            }
-            throw e;
-        }
-        this.channel = ch;
-        this.selector = sel;
+        HostSocket socket = HostSocket.open(localPort, SOCKET_BUFFER, true);
+        this.channel = socket.channel();
+        this.selector = socket.selector();
     }
 
     /** Where replies go; {@code output} is null when output is not streamed. */
