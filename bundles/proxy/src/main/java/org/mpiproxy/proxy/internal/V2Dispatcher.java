@@ -86,7 +86,7 @@ final class V2Dispatcher {
     private final V2RankRequests ranks;
     private final V2NodeServices services;
     private final V2OutputStreams output;
-    private final V2OutputStreams.Sender outputSender = this::sendOutput;
+    private final V2OutputSender outputSender = this::sendOutput;
     private DatagramTransport outputReplies;
     private final V2StatusReport statusReport = new V2StatusReport();
     /** Replies a previous revision of the proxy could not send any more: sent by the first {@link #doWork}. */
@@ -259,28 +259,18 @@ final class V2Dispatcher {
 
     private void onSend(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
         count(V2Counter.SEND_FRAGMENTS);
-        V2Job job = job(header, source, replies);
-        if (job == null) {
-            return;
+        V2Rank rank = rank(header, source, replies);
+        if (rank != null) {
+            sends.onSend(header, replies, rank);
         }
-        V2Rank rank = rank(job, header, replies);
-        if (rank == null) {
-            return;
-        }
-        sends.onSend(header, replies, rank);
     }
 
     private void onRecv(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
         count(V2Counter.RECV_REQUESTS);
-        V2Job job = job(header, source, replies);
-        if (job == null) {
-            return;
+        V2Rank rank = rank(header, source, replies);
+        if (rank != null) {
+            streams.onRecv(header, source, replies, rank);
         }
-        V2Rank rank = rank(job, header, replies);
-        if (rank == null) {
-            return;
-        }
-        streams.onRecv(header, source, replies, rank);
     }
 
     private void onTerminate(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
@@ -340,9 +330,11 @@ final class V2Dispatcher {
         return job;
     }
 
-    private V2Rank rank(V2Job job, V2HeaderFlyweight header, DatagramTransport replies) {
-        V2Rank rank = job.rank(header.rank());
-        if (rank == null) {
+    /** @return the request's rank of a job of its source, or {@code null} when there is none (refused) */
+    private V2Rank rank(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
+        V2Job job = job(header, source, replies);
+        V2Rank rank = job != null ? job.rank(header.rank()) : null;
+        if (job != null && rank == null) {
             answers.refuse(replies, header, job.owner, MpiErrors.ERR_RANK, V2Counter.UNKNOWN_RANK);
         }
         return rank;

@@ -103,7 +103,7 @@ final class V2OutputStream {
      * @param resent counts fragments sent again
      * @return fragments sent
      */
-    int pump(V2OutputStreams.Sender sender, long jobId, int rankId, long now, LongAdder fresh, LongAdder resent) {
+    int pump(V2OutputSender sender, long jobId, int rankId, long now, LongAdder fresh, LongAdder resent) {
         int sent = 0;
         if (inFlight.isEmpty()) {
             recovering = false;
@@ -135,7 +135,7 @@ final class V2OutputStream {
         return sent;
     }
 
-    private void send(V2OutputStreams.Sender sender, long jobId, int rankId, Fragment f) {
+    private void send(V2OutputSender sender, long jobId, int rankId, Fragment f) {
         sender.send(jobId, rankId, code, f.sequence, dropped, f.endOfLine, f.partial, f.text, f.offset, f.length);
     }
 

@@ -48,24 +48,6 @@ final class V2OutputStreams implements RankOutputListener {
 
     private static final Logger LOG = LoggerFactory.getLogger(V2OutputStreams.class);
 
-    /** Sends one OUTPUT fragment to the job's owner; relay thread, under the dispatcher's lock. */
-    interface Sender {
-        /**
-         * @param jobId     the job
-         * @param rankId    the rank
-         * @param stream    {@link V2HeaderDescriptor#STREAM_STDOUT} or {@link V2HeaderDescriptor#STREAM_STDERR}
-         * @param sequence  the fragment's sequence number
-         * @param dropped   lines of this stream dropped so far
-         * @param endOfLine the fragment is its line's last
-         * @param partial   the line has no line end
-         * @param text      the line's bytes
-         * @param offset    first byte of the fragment
-         * @param length    bytes of the fragment
-         */
-        void send(long jobId, int rankId, int stream, long sequence, long dropped, boolean endOfLine, boolean partial,
-                  byte[] text, int offset, int length);
-    }
-
     private final ConcurrentHashMap<Long, V2JobOutput> jobs = new ConcurrentHashMap<>();
     /** The lines of jobs handed over that still come here, and those of earlier revisions. */
     private final LateOutput late = new LateOutput();
@@ -230,7 +212,7 @@ final class V2OutputStreams implements RankOutputListener {
      *
      * @return fragments sent
      */
-    int pump(Sender sender) {
+    int pump(V2OutputSender sender) {
         late.replay(this);
         if (jobs.isEmpty() && waiters.isEmpty()) {
             // the relay's every pass comes here: no iterators when no job streams output

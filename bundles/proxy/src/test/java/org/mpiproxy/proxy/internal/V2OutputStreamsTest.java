@@ -28,7 +28,7 @@ class V2OutputStreamsTest {
 
     private final List<Sent> sent = new ArrayList<>();
     private final AtomicLong clock = new AtomicLong(1_000_000_000L);
-    private final V2OutputStreams.Sender sender = (jobId, rankId, stream, sequence, dropped, endOfLine, partial, text,
+    private final V2OutputSender sender = (jobId, rankId, stream, sequence, dropped, endOfLine, partial, text,
             offset, length) -> sent.add(new Sent(rankId, stream, sequence, dropped, endOfLine, partial,
             new String(text, offset, length, StandardCharsets.UTF_8)));
 
