@@ -117,6 +117,12 @@ public final class Mpi implements AutoCloseable {
      */
     public static final String DEAD_AFTER_ENV = "MPIPROXY_DEAD_AFTER_MS";
     /**
+     * Environment variable: milliseconds a v2 node whose proxy stopped (its port closed, or silent)
+     * may take to come back once the job runs, for jobs that outlive a restart of their nodes
+     * ({@code bin/stop}, {@code bin/start}); default 0: a stopped proxy fails the job within seconds.
+     */
+    public static final String RESTART_WAIT_ENV = "MPIPROXY_RESTART_WAIT_MS";
+    /**
      * Environment variable: a named pipe the host writes the other ranks' output lines to
      * instead of its stdout and stderr (set by {@code mpiproxy run}, which prints them): one
      * record per line, {@code O} or {@code E}, the tagged line, {@code \n}.

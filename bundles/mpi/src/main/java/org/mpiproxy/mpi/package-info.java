@@ -4,7 +4,7 @@
  * (started by the proxies with {@code --slave}); {@link org.mpiproxy.mpi.Mpi#init} tells which.
  */
 @Export
-@Version("0.3.0")
+@Version("0.4.0")
 package org.mpiproxy.mpi;
 
 import org.osgi.annotation.bundle.Export;

@@ -232,6 +232,7 @@ public final class Join {
                         datagramSize(env.apply(Mpi.DATAGRAM_SIZE_ENV)), timeout,
                         deadAfter(env.apply(Mpi.DEAD_AFTER_ENV), timeout), diagnostics, outputs.apply(env),
                         jobId(env.apply(Mpi.JOB_ID_ENV)), port);
+                transport.restartWait(milliseconds(Mpi.RESTART_WAIT_ENV, env.apply(Mpi.RESTART_WAIT_ENV)));
                 mpi = new Joined(transport, 0, transport.size(), programArgs, null);
             }
         } else if (protocol.strip().equals("v1")) {
@@ -342,6 +343,27 @@ public final class Join {
         }
         throw new MpiException(MpiErrors.ERR_ARG, Mpi.DEAD_AFTER_ENV + "='" + text
                 + "' is not a number of milliseconds >= 0");
+    }
+
+    /**
+     * @param name the variable, for the message
+     * @param text its value; unset or blank is 0
+     * @return the milliseconds it gives
+     * @throws MpiException when it is not a number of milliseconds >= 0
+     */
+    static Duration milliseconds(String name, String text) {
+        if (text == null || text.isBlank()) {
+            return Duration.ZERO;
+        }
+        try {
+            long millis = Long.parseLong(text.strip());
+            if (millis >= 0 && millis <= 1_000_000_000_000L) {
+                return Duration.ofMillis(millis);
+            }
+        } catch (NumberFormatException e) {
+            // reported below with the variable's name
+        }
+        throw new MpiException(MpiErrors.ERR_ARG, name + "='" + text + "' is not a number of milliseconds >= 0");
     }
 
     public static Duration timeout(String text) {

@@ -83,6 +83,8 @@ final class V2Exchange {
     private final V2HeaderFlyweight probeHeader = new V2HeaderFlyweight();
     /** Silence after which a node is declared dead; {@link #timeoutNanos} unless set otherwise. */
     private long silenceNanos;
+    /** How long a node whose proxy stopped may take to come back; 0 = not at all. */
+    private volatile long restartWaitNanos;
     private long refused;
     /** EXECs are awaited: an unreachable port fails the launch after {@link V2HostTransport#PROBE_NANOS}. */
     private boolean launching;
@@ -137,6 +139,11 @@ final class V2Exchange {
     /** @param silenceNanos the dead-node silence; {@link Long#MAX_VALUE} = never */
     void silenceNanos(long silenceNanos) {
         this.silenceNanos = silenceNanos;
+    }
+
+    /** @param restartWaitNanos how long a node whose proxy stopped may take to come back; 0 = not at all */
+    void restartWaitNanos(long restartWaitNanos) {
+        this.restartWaitNanos = restartWaitNanos;
     }
 
     long silenceNanos() {
@@ -242,7 +249,7 @@ final class V2Exchange {
                     probe(n, now);
                 }
             }
-            String failure = n.failure(now, launching, silenceNanos);
+            String failure = n.failure(now, launching, silenceNanos, restartWaitNanos);
             if (failure == null) {
                 continue;
             }

@@ -248,6 +248,22 @@ public final class V2HostTransport implements TaggedTransport {
         return this;
     }
 
+    /**
+     * Sets how long a node whose proxy stopped (its port closed, or silent) may take to come back
+     * once the job runs, for jobs that outlive a restart of their nodes: the closed port and the
+     * silence fail a call only after it. Without it a stopped proxy fails the job within seconds.
+     *
+     * @param wait the wait; zero = none
+     * @return this transport
+     */
+    public V2HostTransport restartWait(Duration wait) {
+        if (wait.isNegative()) {
+            throw new IllegalArgumentException("restart wait " + wait + " is negative");
+        }
+        exchange.restartWaitNanos(wait.toNanos());
+        return this;
+    }
+
     /** @return the silence after which a node is declared dead; zero = never */
     public Duration deadAfter() {
         long silenceNanos = exchange.silenceNanos();

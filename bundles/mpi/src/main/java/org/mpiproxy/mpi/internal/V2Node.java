@@ -72,13 +72,20 @@ final class V2Node {
      * @param launching   whether EXECs are awaited: an unreachable port fails the launch after
      *                    {@link V2HostTransport#PROBE_NANOS} already
      * @param silenceNanos the dead-node silence; {@link Long#MAX_VALUE} = never
+     * @param restartWaitNanos how long a node whose proxy stopped (port closed, or silent) may take
+     *                     to come back once the job runs ({@code MPIPROXY_RESTART_WAIT_MS}); 0 = not at all
      * @return why the node fails the calls that wait for it, or null while it may still answer
      */
-    String failure(long now, boolean launching, long silenceNanos) {
+    String failure(long now, boolean launching, long silenceNanos, long restartWaitNanos) {
         if (refusal != null) {
             return refusal;
         }
-        if (unreachable && now - unreachableSince >= (launching ? PROBE_NANOS : UNREACHABLE_NANOS)) {
+        // a job that waits for its nodes' restarts waits as long for a closed port and for silence
+        long unreachableLimit = launching ? PROBE_NANOS : Math.max(UNREACHABLE_NANOS, restartWaitNanos);
+        if (silenceNanos != Long.MAX_VALUE) {
+            silenceNanos = Math.max(silenceNanos, restartWaitNanos);
+        }
+        if (unreachable && now - unreachableSince >= unreachableLimit) {
             return "no proxy answers at " + where() + ": nothing listens on that UDP port (ICMP port unreachable"
                     + (launching ? "" : "; the proxy stopped") + ")";
         }

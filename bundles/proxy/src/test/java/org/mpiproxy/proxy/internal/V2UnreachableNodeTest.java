@@ -181,6 +181,23 @@ class V2UnreachableNodeTest {
     }
 
     @Test
+    void shouldWaitTheRestartWaitForAStoppedProxyBeforeFailing() throws Exception {
+        int port = start(waitingRanks());
+        V2HostTransport host = V2HostTransport.start(node(port), "prog", List.of(), V2Datagrams.KEYS, 1448, LONG,
+                LONG, diagnosticsStream).restartWait(Duration.ofSeconds(6));
+        transport.close();
+        long start = System.nanoTime();
+
+        MpiException e = assertThrows(MpiException.class, () -> host.recv(MpiDatatype.INT.code(),
+                ByteBuffer.allocate(4).order(ByteOrder.LITTLE_ENDIAN), 0, 1, 1));
+
+        long took = millisSince(start);
+        assertTrue(took >= 6_000 && took < 20_000, "a job that waits for restarts waits 6 s, took " + took + " ms");
+        assertTrue(e.getMessage().contains("nothing listens on that UDP port"), e.getMessage());
+        host.finish();
+    }
+
+    @Test
     void shouldDeclareANodeDeadThatFallsSilentMidJobAfterTheSilence() throws Exception {
         int port = start(waitingRanks());
         V2HostTransport host = V2HostTransport.start(node(port), "prog", List.of(), V2Datagrams.KEYS, 1448, LONG,
