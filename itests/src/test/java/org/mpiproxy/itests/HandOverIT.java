@@ -6,7 +6,6 @@ import static org.junit.jupiter.api.Assertions.assertFalse;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetSocketAddress;
-import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
@@ -56,7 +55,7 @@ class HandOverIT {
         cluster = TestCluster.start("handover-nodes", "u", 61, 1, node -> { });
         KarafNode node = cluster.nodes.get(0);
         Path programs = node.home.resolve("programs");
-        Path classes = compileStream(programs.resolve("mpi.jar"));
+        Path classes = StreamJobs.compileStream(cluster.work, programs.resolve("mpi.jar"));
         Path stop = cluster.work.resolve("stop-streaming");
         Path cli = Paths.get(System.getProperty("mpiproxy.itest.cli"));
         CompletableFuture<Run> v2 = CompletableFuture.supplyAsync(() -> {
@@ -78,7 +77,7 @@ class HandOverIT {
             host.timeout(1000);
             PrimeStream stream = new PrimeStream(host, per, TIMEOUT);
             stream.receive(per / 20);
-            awaitJobs(node, v2);
+            StreamJobs.awaitJobs(node, v2, TIMEOUT);
 
             int steps = BUNDLES.size() + 2;
             for (int i = 0; i < BUNDLES.size(); i++) {
@@ -86,12 +85,12 @@ class HandOverIT {
                 // half of them with --refresh: their dependents are rewired at once, the others' at the end
                 String out = node.console("bundle:update " + (i % 2 == 1 ? "--refresh " : "") + bsn);
                 assertFalse(out.toLowerCase(java.util.Locale.ROOT).contains("error"), bsn + ": " + out);
-                awaitJobs(node, v2);
+                StreamJobs.awaitJobs(node, v2, TIMEOUT);
                 stream.receive((long) per * (i + 1) / steps);
             }
             String out = node.console("bundle:refresh");
             assertFalse(out.toLowerCase(java.util.Locale.ROOT).contains("error"), "bundle:refresh: " + out);
-            awaitJobs(node, v2);
+            StreamJobs.awaitJobs(node, v2, TIMEOUT);
             stream.receive(per);
 
             assertEquals(per, stream.received, "elements received");
@@ -103,63 +102,10 @@ class HandOverIT {
 
         Files.createFile(stop);
         Run run = v2.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS);
-        assertEquals(0, run.exit(), "launcher: " + run.err());
-        List<String> summary = run.out().stream().filter(l -> l.startsWith("[0] ")).toList();
-        assertEquals(1, summary.size(), run.err());
-        java.util.regex.Matcher m = java.util.regex.Pattern.compile("\\[0\\] streamed ([0-9]+) rounds of 256 ints both"
-                + " ways with 2 ranks, every element checked").matcher(summary.get(0));
-        assertTrue(m.matches(), summary.get(0));
-        int rounds = Integer.parseInt(m.group(1));
-        // every line the ranks wrote, through every update, exactly once and in order
-        for (int r = 1; r <= 2; r++) {
-            String prefix = "[" + r + "] rank " + r + " round ";
-            List<Integer> seen = run.out().stream().filter(l -> l.startsWith(prefix))
-                    .map(l -> Integer.parseInt(l.substring(prefix.length()))).toList();
-            assertEquals(java.util.stream.IntStream.range(0, rounds).boxed().toList(), seen, "output of rank " + r);
-        }
+        StreamJobs.checkStreamRun(run);
         String log = node.log();
         assertTrue(log.contains("v2 job") && log.contains("taken over from the previous revision of the proxy"),
                 "the v2 job was handed over");
-        awaitNoRanks();
-    }
-
-    /** Waits until the node lists the v1 job's rank and the v2 job's two ranks as running. */
-    private void awaitJobs(KarafNode node, CompletableFuture<Run> v2) throws Exception {
-        long deadline = System.nanoTime() + TIMEOUT.toNanos();
-        String out = "";
-        while (System.nanoTime() < deadline) {
-            if (v2.isDone()) {
-                Run run = v2.join();
-                throw new AssertionError("the v2 job ended early with " + run.exit() + ": " + run.out() + run.err());
-            }
-            out = node.console("mpi:jobs --no-format");
-            if (running(out, "mpiprime") == 1 && running(out, "mpijava") == 2) {
-                return;
-            }
-            Thread.sleep(500);
-        }
-        throw new AssertionError("the node does not list both jobs running: " + out);
-    }
-
-    private static long running(String jobs, String program) {
-        return jobs.lines().filter(l -> l.contains(program) && l.contains("RUNNING")).count();
-    }
-
-    private void awaitNoRanks() throws InterruptedException {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
-        while (!cluster.ranks().isEmpty() && System.nanoTime() < deadline) {
-            Thread.sleep(200);
-        }
-        assertEquals(List.of(), cluster.ranks(), "ranks left running");
-    }
-
-    private Path compileStream(Path jar) throws Exception {
-        Path classes = Files.createDirectories(cluster.work.resolve("classes"));
-        Process p = new ProcessBuilder(Paths.get(System.getProperty("java.home"), "bin", "javac").toString(), "-cp",
-                jar.toString(), "-d", classes.toString(),
-                Paths.get("src/test/java-mpi/Stream.java").toAbsolutePath().toString()).redirectErrorStream(true).start();
-        String out = new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
-        assertTrue(p.waitFor(120, TimeUnit.SECONDS) && p.exitValue() == 0, "javac: " + out);
-        return classes;
+        StreamJobs.awaitNoRanks(cluster);
     }
 }

@@ -28,6 +28,8 @@ final class KarafNode {
     final int port;
     final Path ringDirectory;
     private Process karaf;
+    /** The node keepers of earlier starts ({@link #stopKaraf}): they may still keep ranks. */
+    private final List<Process> earlier = new java.util.ArrayList<>();
 
     private KarafNode(String name, Path home, String address, int port) {
         this.name = name;
@@ -88,7 +90,7 @@ final class KarafNode {
         ProcessBuilder builder = new ProcessBuilder(home.resolve("bin/karaf").toString(), "server")
                 .directory(home.toFile())
                 .redirectErrorStream(true)
-                .redirectOutput(home.resolve("karaf.out").toFile());
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(home.resolve("karaf.out").toFile()));
         builder.environment().put("KARAF_EXEC", "exec");
         String spawnNative = System.getProperty(MpiProxyTestSupport.SPAWN_NATIVE, "");
         builder.environment().put("EXTRA_JAVA_OPTS", "-Xms32m -Xmx128m"
@@ -166,19 +168,80 @@ final class KarafNode {
         return false;
     }
 
-    /** Stops Karaf (SIGTERM, then SIGKILL after 60 s) and any rank of this node left behind. */
+    /**
+     * Stops Karaf and any rank of this node left behind: SIGTERM to the node keeper (which passes
+     * it on to Karaf), and once Karaf has ended a second SIGTERM, which makes the keeper stop the
+     * ranks it keeps at once; SIGKILL after 60 s.
+     */
     void stop() throws InterruptedException {
-        if (karaf == null) {
-            return;
+        List<Process> all = new java.util.ArrayList<>(earlier);
+        long jvm = -1;
+        if (karaf != null) {
+            all.add(karaf);
+            try {
+                jvm = jvmPid();
+            } catch (IOException | RuntimeException e) {
+                // not started far enough to write it
+            }
         }
-        karaf.destroy();
-        if (!karaf.waitFor(60, TimeUnit.SECONDS)) {
-            karaf.destroyForcibly();
-            karaf.waitFor(10, TimeUnit.SECONDS);
+        for (Process p : all) {
+            p.destroy();
+            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+            long karafJvm = p == karaf ? jvm : -1;
+            while (p.isAlive() && karafJvm > 0 && ProcessHandle.of(karafJvm).map(ProcessHandle::isAlive).orElse(false)
+                    && System.nanoTime() < deadline) {
+                Thread.sleep(50);
+            }
+            if (p.isAlive() && !p.waitFor(1, TimeUnit.SECONDS)) {
+                // Karaf has ended and the keeper keeps its ranks: a second SIGTERM stops them now
+                p.destroy();
+                if (!p.waitFor(30, TimeUnit.SECONDS)) {
+                    p.destroyForcibly();
+                    p.waitFor(10, TimeUnit.SECONDS);
+                }
+            }
         }
         for (ProcessHandle rank : ranks()) {
             rank.destroyForcibly();
         }
+    }
+
+    /**
+     * Stops Karaf as an operator does ({@code bin/stop}) and waits until its JVM has ended; the
+     * node keeper {@link #start} started stays while it keeps ranks.
+     *
+     * @return the JVM's pid
+     */
+    long stopKaraf() throws IOException, InterruptedException {
+        long jvm = jvmPid();
+        ProcessBuilder builder = new ProcessBuilder(home.resolve("bin/stop").toString()).directory(home.toFile())
+                .redirectErrorStream(true)
+                .redirectOutput(ProcessBuilder.Redirect.appendTo(home.resolve("stop.out").toFile()));
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        Process stop = builder.start();
+        if (!stop.waitFor(60, TimeUnit.SECONDS) || stop.exitValue() != 0) {
+            throw new IOException(name + ": bin/stop failed, see " + home.resolve("stop.out"));
+        }
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(120);
+        while (ProcessHandle.of(jvm).map(ProcessHandle::isAlive).orElse(false)) {
+            if (System.nanoTime() > deadline) {
+                throw new IOException(name + ": Karaf's JVM " + jvm + " did not end after bin/stop");
+            }
+            Thread.sleep(50);
+        }
+        earlier.add(karaf);
+        karaf = null;
+        return jvm;
+    }
+
+    /** @return the pid of Karaf's JVM (its {@code karaf.pid}) */
+    long jvmPid() throws IOException {
+        return Long.parseLong(Files.readString(home.resolve("karaf.pid")).trim());
+    }
+
+    /** @return the node keeper of the current start: the process {@link #start} started */
+    ProcessHandle keeper() {
+        return karaf.toHandle();
     }
 
     /**

@@ -15,6 +15,7 @@ import java.time.Duration;
 import java.util.ArrayList;
 import java.util.Comparator;
 import java.util.List;
+import java.util.Optional;
 import java.util.concurrent.TimeUnit;
 import java.util.stream.Stream;
 
@@ -72,6 +73,7 @@ class NodeCrashIT {
                 new ProcessBuilder("kill", "-KILL", Long.toString(p[0])).start().waitFor(10, TimeUnit.SECONDS);
             }
         }
+        killKeepers();
         if (!Boolean.getBoolean("mpiproxy.itest.keep") && work != null) {
             try (Stream<Path> all = Files.walk(work)) {
                 all.sorted(Comparator.reverseOrder()).forEach(p -> p.toFile().delete());
@@ -117,6 +119,86 @@ class NodeCrashIT {
             assertEquals(5, terminate.datacount, "the new job ran: exit status of its rank");
         }
         assertTrue(jobDirectories().isEmpty(), "the new job's directory is removed: " + jobDirectories());
+    }
+
+    /**
+     * Issue 14, Done 4: after {@code kill -9} of Karaf's JVM the ranks are kept by the node keeper
+     * for {@code restart.survive.seconds}, then stopped with their whole process groups when no
+     * proxy took them over; the keeper ends with them, and the next start cleans up as before.
+     */
+    @Test
+    void shouldStopRanksNobodyTookOverWhenTheRestartWindowEnds() throws Exception {
+        set("org.mpiproxy.proxy.cfg", "restart.survive.seconds", "4");
+        set("org.mpiproxy.proxy.cfg", "stop.grace.seconds", "2");
+        startKaraf();
+        try (FreeNosHost host = new FreeNosHost(udpPort, 1000)) {
+            awaitExec(host, 1, 3, "waiter", home);
+            awaitExec(host, 2, 3, "waiter", home);
+        }
+        for (int rank = 1; rank <= 2; rank++) {
+            processes.add(await(home.resolve("programs/waiter.rank-" + rank)));
+            processes.add(await(home.resolve("programs/waiter.child-" + rank)));
+        }
+        long karaf = karafPid();
+        assertTrue(karaf > 0, "karaf.pid");
+        long keeper = keeperOf(karaf);
+        assertTrue(keeper > 0, "bin/start runs Karaf under the node keeper");
+
+        run(List.of("kill", "-KILL", Long.toString(karaf)), home);
+        awaitGone(karaf);
+        long crashed = System.nanoTime();
+        Thread.sleep(1000);
+        for (long[] p : processes) {
+            assertTrue(isRunning(p[0], p[1]), "pid " + p[0] + " is kept within the window");
+        }
+        assertTrue(ProcessHandle.of(keeper).map(ProcessHandle::isAlive).orElse(false), "the keeper keeps them");
+        long deadline = crashed + TimeUnit.SECONDS.toNanos(4 + 2 + 20);
+        for (long[] p : processes) {
+            while (isRunning(p[0], p[1])) {
+                assertTrue(System.nanoTime() < deadline, "pid " + p[0] + " still runs after the window and the grace");
+                Thread.sleep(50);
+            }
+        }
+        long gone = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - crashed);
+        assertTrue(gone >= 3_000, "the ranks were kept for the window, not stopped early: gone after " + gone + " ms");
+        while (ProcessHandle.of(keeper).map(ProcessHandle::isAlive).orElse(false)) {
+            assertTrue(System.nanoTime() < deadline, "the keeper ends once its last orphan is gone");
+            Thread.sleep(50);
+        }
+        assertEquals(1, jobDirectories().size(), "the crashed job's shared memory waits for the next start");
+        Files.deleteIfExists(home.resolve("karaf.pid"));
+
+        startKaraf();
+        try (FreeNosHost host = new FreeNosHost(udpPort, 1000)) {
+            awaitExec(host, 1, 2, "quick", home);
+            List<Path> left = jobDirectories();
+            assertEquals(1, left.size(), "only the new job's directory remains: " + left);
+            FreeNosHost.Reply terminate = terminate(host, 1);
+            assertEquals(0, terminate.result, terminate.toString());
+            assertEquals(5, terminate.datacount, "the new job ran: exit status of its rank");
+        }
+        assertTrue(jobDirectories().isEmpty(), "the new job's directory is removed: " + jobDirectories());
+    }
+
+    /** @return the pid of the node keeper among the ancestors of {@code pid}, or -1 */
+    private static long keeperOf(long pid) {
+        Optional<ProcessHandle> p = ProcessHandle.of(pid);
+        while (p.isPresent()) {
+            p = p.get().parent();
+            if (p.isPresent() && p.get().info().commandLine().map(c -> c.contains("NodeKeeper")).orElse(false)) {
+                return p.get().pid();
+            }
+        }
+        return -1;
+    }
+
+    /** Kills the node keepers of this node (a test that failed may leave one waiting). */
+    private void killKeepers() {
+        String marker = home == null ? null : home.toString();
+        ProcessHandle.allProcesses()
+                .filter(p -> marker != null && p.info().commandLine()
+                        .map(c -> c.contains("NodeKeeper") && c.contains(marker)).orElse(false))
+                .forEach(ProcessHandle::destroyForcibly);
     }
 
     private void startKaraf() throws Exception {

@@ -90,6 +90,50 @@ class ProxyLifelineTest {
         assertFalse(check(List.of(Long.toString(self), Long.toString(start + 1))), "same pid, other process");
     }
 
+    @Test
+    void shouldWaitTheKeepersWindowForAProxyThatTakesTheJobOverAndFollowIt() throws Exception {
+        Path keeper = temp.resolve("keeper-1");
+        Files.createDirectories(keeper);
+        Files.writeString(keeper.resolve("policy"), "survive.seconds=3\nstop.grace.seconds=1\n");
+        Process ended = new ProcessBuilder("true").start();
+        assertTrue(ended.waitFor(10, TimeUnit.SECONDS));
+        int[] exit = {-1};
+        // every check is 0.5 s after the last: 6 checks make the window
+        ProxyLifeline lifeline = ProxyLifelineAccess.create(ended.pid(), 1, keeper, status -> exit[0] = status);
+        for (int i = 0; i < 5; i++) {
+            lifeline.check();
+        }
+        assertEquals(-1, exit[0], "the rank waits within the window");
+
+        proxy = new ProcessBuilder("sleep", "1000").start();
+        Files.writeString(keeper.resolve("owner"), proxy.pid() + " " + startTime(proxy.pid()) + "\n");
+        for (int i = 0; i < 20; i++) {
+            lifeline.check();
+        }
+        assertEquals(-1, exit[0], "a proxy that took the job over is watched from then on");
+
+        proxy.destroyForcibly();
+        assertTrue(proxy.waitFor(10, TimeUnit.SECONDS));
+        for (int i = 0; i < 6; i++) {
+            lifeline.check();
+        }
+        assertEquals(-1, exit[0], "the window starts again when the new proxy is gone");
+        lifeline.check();
+        assertEquals(ProxyLifeline.EXIT_PROXY_GONE, exit[0], "no proxy within the window: the rank ends");
+    }
+
+    @Test
+    void shouldEndAtOnceWhenTheKeepersWindowIsZero() throws Exception {
+        Path keeper = temp.resolve("keeper-2");
+        Files.createDirectories(keeper);
+        Files.writeString(keeper.resolve("policy"), "survive.seconds=0\n");
+        Process ended = new ProcessBuilder("true").start();
+        assertTrue(ended.waitFor(10, TimeUnit.SECONDS));
+        int[] exit = {-1};
+        ProxyLifelineAccess.create(ended.pid(), 1, keeper, status -> exit[0] = status).check();
+        assertEquals(ProxyLifeline.EXIT_PROXY_GONE, exit[0]);
+    }
+
     /** @return whether a lifeline for (pid, start) lets the rank live */
     private static boolean check(List<String> pidAndStart) {
         int[] exit = {-1};

@@ -4,15 +4,7 @@ import java.io.File;
 import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
-import java.io.OutputStream;
 import java.util.List;
-import java.util.concurrent.CompletableFuture;
-import java.util.concurrent.ExecutionException;
-import java.util.concurrent.ExecutorService;
-import java.util.concurrent.Executors;
-import java.util.concurrent.TimeUnit;
-import java.util.concurrent.TimeoutException;
-import java.util.stream.Stream;
 
 import com.sun.jna.Function;
 import com.sun.jna.Library;
@@ -57,7 +49,7 @@ final class NativeSpawn {
     private static final int O_CLOEXEC = 0x80000;
     /** The system property that turns the native path off ({@code false}); on when unset. */
     static final String ENABLE_PROPERTY = "mpiproxy.spawn.native";
-    private static final int EINTR = 4;
+    static final int EINTR = 4;
     private static final int ESRCH = 3;
     static final int SIGTERM = 15;
     static final int SIGKILL = 9;
@@ -105,11 +97,6 @@ final class NativeSpawn {
     }
 
     private static final NativeSpawn INSTANCE = load();
-    private static final ExecutorService REAPERS = Executors.newCachedThreadPool(r -> {
-        Thread t = new Thread(r, "mpiproxy-rank-reaper");
-        t.setDaemon(true);
-        return t;
-    });
 
     private final LibC libc;
     private final Function closeFrom;
@@ -173,6 +160,21 @@ final class NativeSpawn {
      * @throws IOException with the C library's reason when it cannot be spawned
      */
     Process spawn(List<String> argv, List<String> envp, int cpu) throws IOException {
+        return spawn(argv, envp, cpu, null, null);
+    }
+
+    /**
+     * As {@link #spawn(List, List, int)}, with standard output and error going to FIFOs the rank
+     * holds open for reading and writing ({@link RankFifos}) instead of pipes.
+     *
+     * @param outFifo the FIFO of standard output, {@code null} for a pipe
+     * @param errFifo the FIFO of standard error ({@code null} exactly when {@code outFifo} is)
+     */
+    Process spawn(List<String> argv, List<String> envp, int cpu, java.nio.file.Path outFifo,
+                  java.nio.file.Path errFifo) throws IOException {
+        if (outFifo != null) {
+            return spawnToFifos(argv, envp, cpu, outFifo, errFifo);
+        }
         int[] out = pipe();
         int[] err;
         try {
@@ -181,43 +183,118 @@ final class NativeSpawn {
             closeAll(out);
             throw e;
         }
-        Memory actions = new Memory(OPAQUE_BYTES);
-        Memory attributes = new Memory(OPAQUE_BYTES);
-        Memory empty = new Memory(SET_BYTES);
-        Memory all = new Memory(SET_BYTES);
         boolean spawned = false;
         try {
-            check(libc.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init");
-            try {
-                check(libc.posix_spawnattr_init(attributes), "posix_spawnattr_init");
-                try {
-                    check(libc.posix_spawn_file_actions_addopen(actions, 0, "/dev/null", O_RDONLY, 0),
-                            "posix_spawn_file_actions_addopen /dev/null");
-                    check(libc.posix_spawn_file_actions_adddup2(actions, out[1], 1), "posix_spawn_file_actions_adddup2");
-                    check(libc.posix_spawn_file_actions_adddup2(actions, err[1], 2), "posix_spawn_file_actions_adddup2");
-                    check(closeFrom.invokeInt(new Object[] {actions, 3}), "posix_spawn_file_actions_addclosefrom_np");
-                    libc.sigemptyset(empty);
-                    libc.sigfillset(all);
-                    check(libc.posix_spawnattr_setsigmask(attributes, empty), "posix_spawnattr_setsigmask");
-                    check(libc.posix_spawnattr_setsigdefault(attributes, all), "posix_spawnattr_setsigdefault");
-                    check(libc.posix_spawnattr_setflags(attributes, (short) (SETSID | SETSIGMASK | SETSIGDEF)),
-                            "posix_spawnattr_setflags");
-                    int pid = spawnPinned(argv, envp, cpu, actions, attributes);
-                    spawned = true;
-                    libc.close(out[1]);
-                    libc.close(err[1]);
-                    return new Spawned(pid, reopen(out[0]), reopen(err[0]));
-                } finally {
-                    libc.posix_spawnattr_destroy(attributes);
-                }
-            } finally {
-                libc.posix_spawn_file_actions_destroy(actions);
-            }
+            int pid = spawnWith(argv, envp, cpu, actions -> {
+                check(libc.posix_spawn_file_actions_adddup2(actions, out[1], 1), "posix_spawn_file_actions_adddup2");
+                check(libc.posix_spawn_file_actions_adddup2(actions, err[1], 2), "posix_spawn_file_actions_adddup2");
+            }, null);
+            spawned = true;
+            libc.close(out[1]);
+            libc.close(err[1]);
+            return new NativeProcess(libc, pid, reopen(out[0]), reopen(err[0]));
         } finally {
             if (!spawned) {
                 closeAll(out);
                 closeAll(err);
             }
+        }
+    }
+
+    private Process spawnToFifos(List<String> argv, List<String> envp, int cpu, java.nio.file.Path outFifo,
+                                 java.nio.file.Path errFifo) throws IOException {
+        // the reading ends first: a rank that ends at once still leaves its output to read
+        RankFifos.FifoInputStream out = RankFifos.create(outFifo);
+        RankFifos.FifoInputStream err;
+        try {
+            err = RankFifos.create(errFifo);
+        } catch (IOException e) {
+            out.close();
+            throw e;
+        }
+        boolean spawned = false;
+        try {
+            int pid = spawnWith(argv, envp, cpu, null, actions -> {
+                check(libc.posix_spawn_file_actions_addopen(actions, 1, outFifo.toString(), RankFifos.O_RDWR, 0),
+                        "posix_spawn_file_actions_addopen " + outFifo);
+                check(libc.posix_spawn_file_actions_addopen(actions, 2, errFifo.toString(), RankFifos.O_RDWR, 0),
+                        "posix_spawn_file_actions_addopen " + errFifo);
+            });
+            spawned = true;
+            return new NativeProcess(libc, pid, out, err);
+        } finally {
+            if (!spawned) {
+                out.close();
+                err.close();
+            }
+        }
+    }
+
+    /**
+     * Spawns a process that holds the reading ends of FIFOs open for {@code seconds} and then ends:
+     * while the JVM restarts, the output a rank wrote before it ended stays in its FIFO for the next
+     * proxy (a FIFO's data goes with its last open descriptor). It leads a session of its own; the
+     * next proxy stops it once it has opened the FIFOs itself.
+     *
+     * @param fifos   the FIFOs
+     * @param seconds how long it holds them
+     * @return its pid
+     * @throws IOException when it cannot be spawned
+     */
+    long hold(List<java.nio.file.Path> fifos, long seconds) throws IOException {
+        return spawnWith(List.of("sleep", Long.toString(Math.max(1, seconds))), List.of("PATH=/usr/bin:/bin"), -1, null,
+                actions -> {
+                    int fd = 3;
+                    for (java.nio.file.Path fifo : fifos) {
+                        check(libc.posix_spawn_file_actions_addopen(actions, fd++, fifo.toString(),
+                                RankFifos.O_RDONLY | RankFifos.O_NONBLOCK, 0), "posix_spawn_file_actions_addopen " + fifo);
+                    }
+                });
+    }
+
+    /** File actions beyond standard input and the closing of the JVM's descriptors. */
+    private interface FileActions {
+        void add(Pointer actions) throws IOException;
+    }
+
+    /**
+     * Spawns a process in a session of its own with default signal actions, an empty signal mask,
+     * standard input from {@code /dev/null} and no descriptor of the JVM.
+     *
+     * @param beforeClose actions on the JVM's descriptors (duplicating a pipe's end), or {@code null}
+     * @param afterClose  actions that open descriptors of their own, or {@code null}
+     */
+    private int spawnWith(List<String> argv, List<String> envp, int cpu, FileActions beforeClose,
+                          FileActions afterClose) throws IOException {
+        Memory actions = new Memory(OPAQUE_BYTES);
+        Memory attributes = new Memory(OPAQUE_BYTES);
+        Memory empty = new Memory(SET_BYTES);
+        Memory all = new Memory(SET_BYTES);
+        check(libc.posix_spawn_file_actions_init(actions), "posix_spawn_file_actions_init");
+        try {
+            check(libc.posix_spawnattr_init(attributes), "posix_spawnattr_init");
+            try {
+                check(libc.posix_spawn_file_actions_addopen(actions, 0, "/dev/null", O_RDONLY, 0),
+                        "posix_spawn_file_actions_addopen /dev/null");
+                if (beforeClose != null) {
+                    beforeClose.add(actions);
+                }
+                check(closeFrom.invokeInt(new Object[] {actions, 3}), "posix_spawn_file_actions_addclosefrom_np");
+                if (afterClose != null) {
+                    afterClose.add(actions);
+                }
+                libc.sigemptyset(empty);
+                libc.sigfillset(all);
+                check(libc.posix_spawnattr_setsigmask(attributes, empty), "posix_spawnattr_setsigmask");
+                check(libc.posix_spawnattr_setsigdefault(attributes, all), "posix_spawnattr_setsigdefault");
+                check(libc.posix_spawnattr_setflags(attributes, (short) (SETSID | SETSIGMASK | SETSIGDEF)),
+                        "posix_spawnattr_setflags");
+                return spawnPinned(argv, envp, cpu, actions, attributes);
+            } finally {
+                libc.posix_spawnattr_destroy(attributes);
+            }
+        } finally {
+            libc.posix_spawn_file_actions_destroy(actions);
         }
     }
 
@@ -309,127 +386,5 @@ final class NativeSpawn {
     static int exitValue(int status) {
         int signal = status & 0x7f;
         return signal == 0 ? (status >> 8) & 0xff : 0x80 + signal;
-    }
-
-    /** A process spawned here; its exit is reaped by a thread of {@link #REAPERS}. */
-    private final class Spawned extends Process {
-        private final int pid;
-        private final InputStream out;
-        private final InputStream err;
-        private final CompletableFuture<Integer> exit = new CompletableFuture<>();
-
-        Spawned(int pid, InputStream out, InputStream err) {
-            this.pid = pid;
-            this.out = out;
-            this.err = err;
-            REAPERS.execute(this::reap);
-        }
-
-        private void reap() {
-            IntByReference status = new IntByReference();
-            while (true) {
-                int r = libc.waitpid(pid, status, 0);
-                if (r == pid) {
-                    exit.complete(NativeSpawn.exitValue(status.getValue()));
-                    return;
-                }
-                int errno = Native.getLastError();
-                if (r < 0 && errno != EINTR) {
-                    exit.completeExceptionally(new IOException("waitpid " + pid + ": " + libc.strerror(errno)));
-                    return;
-                }
-            }
-        }
-
-        @Override
-        public OutputStream getOutputStream() {
-            return OutputStream.nullOutputStream();
-        }
-
-        @Override
-        public InputStream getInputStream() {
-            return out;
-        }
-
-        @Override
-        public InputStream getErrorStream() {
-            return err;
-        }
-
-        @Override
-        public int waitFor() throws InterruptedException {
-            try {
-                return exit.get();
-            } catch (ExecutionException e) {
-                throw new IllegalStateException(e.getCause());
-            }
-        }
-
-        @Override
-        public boolean waitFor(long timeout, TimeUnit unit) throws InterruptedException {
-            try {
-                exit.get(timeout, unit);
-                return true;
-            } catch (TimeoutException e) {
-                return false;
-            } catch (ExecutionException e) {
-                throw new IllegalStateException(e.getCause());
-            }
-        }
-
-        @Override
-        public int exitValue() {
-            if (!exit.isDone()) {
-                throw new IllegalThreadStateException("process " + pid + " has not exited");
-            }
-            return exit.join();
-        }
-
-        @Override
-        public void destroy() {
-            // once reaped the pid may belong to another process: signal only while it is ours
-            if (!exit.isDone()) {
-                libc.kill(pid, SIGTERM);
-            }
-        }
-
-        @Override
-        public Process destroyForcibly() {
-            if (!exit.isDone()) {
-                libc.kill(pid, SIGKILL);
-            }
-            return this;
-        }
-
-        @Override
-        public boolean isAlive() {
-            return !exit.isDone();
-        }
-
-        @Override
-        public long pid() {
-            return pid;
-        }
-
-        @Override
-        public CompletableFuture<Process> onExit() {
-            return exit.handle((status, failure) -> this);
-        }
-
-        @Override
-        public ProcessHandle toHandle() {
-            return ProcessHandle.of(pid).orElseThrow(() -> new IllegalStateException("process " + pid + " has ended"));
-        }
-
-        @Override
-        public Stream<ProcessHandle> descendants() {
-            return ProcessHandle.of(pid).map(ProcessHandle::descendants).orElseGet(Stream::empty);
-        }
-
-        @Override
-        public String toString() {
-            return "Process[pid=" + pid + ", spawned natively, " + (exit.isDone() ? "exitValue=" + exit.join() : "alive")
-                    + "]";
-        }
     }
 }

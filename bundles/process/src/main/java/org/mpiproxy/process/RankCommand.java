@@ -134,6 +134,13 @@ public final class RankCommand {
         if (SELF_START >= 0) {
             env.put(ENV_PROXY_START, Long.toString(SELF_START));
         }
+        java.nio.file.Path keeper = KeeperFiles.own();
+        if (keeper != null) {
+            // the lifeline waits the keeper's window for a proxy that takes the job over
+            env.put(KeeperFiles.DIR_ENV, keeper.toString());
+        } else {
+            env.remove(KeeperFiles.DIR_ENV);
+        }
         return Collections.unmodifiableMap(env);
     }
 

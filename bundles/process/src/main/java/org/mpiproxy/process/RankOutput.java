@@ -52,6 +52,8 @@ public final class RankOutput {
     private final RankOutputListener.Stream stream;
     private final RankOutputListener listener;
     private final CompletableFuture<Long> done = new CompletableFuture<>();
+    /** Set when the stream was detached ({@link #detachAll}) rather than ended. */
+    private volatile boolean detached;
     private byte[] line = new byte[256];
     private int lineLength;
     private long written;
@@ -67,6 +69,70 @@ public final class RankOutput {
         this.rankId = rankId;
         this.stream = stream;
         this.listener = listener;
+    }
+
+    /** The outputs being read from FIFOs, by {@link #key}: what {@link #detachAll} detaches. */
+    private static final java.util.Map<String, RankOutput> FIFO_OUTPUTS = new java.util.concurrent.ConcurrentHashMap<>();
+
+    /**
+     * @return the key of a stream in {@link #detachAll}'s result: {@code <job hex>/<rank>/out} or {@code /err}
+     */
+    public static String key(long jobId, int rankId, RankOutputListener.Stream stream) {
+        return RankCommand.jobIdHex(jobId) + "/" + rankId + (stream == RankOutputListener.Stream.STDOUT ? "/out" : "/err");
+    }
+
+    /** @return the FIFOs being read now */
+    public static java.util.List<Path> fifos() {
+        java.util.List<Path> paths = new java.util.ArrayList<>();
+        for (RankOutput o : FIFO_OUTPUTS.values()) {
+            paths.add(((RankFifos.FifoInputStream) o.in).path());
+        }
+        return paths;
+    }
+
+    /**
+     * Stops reading every stream that is a FIFO ({@link RankFifos}) without losing a byte: what a
+     * stream has not read stays in its FIFO, for whoever opens it next; the start of a line read but
+     * not complete is returned. The streams' ends are not reported to the listeners (the ranks run
+     * on). For a JVM that ends while its ranks run on (a restart of the node).
+     *
+     * @param wait longest wait for the readers to stop
+     * @return the incomplete line of each stream that had one, by {@link #key}
+     */
+    public static java.util.Map<String, byte[]> detachAll(java.time.Duration wait) {
+        java.util.List<RankOutput> outputs = new java.util.ArrayList<>(FIFO_OUTPUTS.values());
+        for (RankOutput o : outputs) {
+            o.detached = true;
+            ((RankFifos.FifoInputStream) o.in).detach();
+        }
+        long deadline = System.nanoTime() + wait.toNanos();
+        java.util.Map<String, byte[]> partial = new java.util.HashMap<>();
+        for (RankOutput o : outputs) {
+            try {
+                o.done.get(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+                break;
+            } catch (java.util.concurrent.ExecutionException | java.util.concurrent.TimeoutException e) {
+                continue;
+            }
+            if (o.lineLength > 0) {
+                partial.put(key(o.jobId, o.rankId, o.stream), Arrays.copyOf(o.line, o.lineLength));
+            }
+        }
+        return partial;
+    }
+
+    /**
+     * As {@link #start(InputStream, Path, long, boolean, long, int, RankOutputListener.Stream,
+     * RankOutputListener)}, continuing a line an earlier reader of the same stream began.
+     *
+     * @param begun the start of the current line ({@link #detachAll}), or {@code null}
+     */
+    public static CompletableFuture<Long> resume(InputStream in, Path file, long capBytes, boolean raw, long jobId,
+                                                 int rankId, RankOutputListener.Stream stream,
+                                                 RankOutputListener listener, byte[] begun) {
+        return start(in, file, capBytes, raw, jobId, rankId, stream, listener, begun);
     }
 
     /**
@@ -86,7 +152,21 @@ public final class RankOutput {
     public static CompletableFuture<Long> start(InputStream in, Path file, long capBytes, boolean raw, long jobId,
                                                 int rankId, RankOutputListener.Stream stream,
                                                 RankOutputListener listener) {
+        return start(in, file, capBytes, raw, jobId, rankId, stream, listener, null);
+    }
+
+    private static CompletableFuture<Long> start(InputStream in, Path file, long capBytes, boolean raw, long jobId,
+                                                 int rankId, RankOutputListener.Stream stream,
+                                                 RankOutputListener listener, byte[] begun) {
         RankOutput output = new RankOutput(in, file, capBytes, raw, jobId, rankId, stream, listener);
+        if (begun != null && begun.length > 0) {
+            output.append(begun, 0, begun.length);
+        }
+        if (in instanceof RankFifos.FifoInputStream) {
+            String key = key(jobId, rankId, stream);
+            FIFO_OUTPUTS.put(key, output);
+            output.done.whenComplete((n, e) -> FIFO_OUTPUTS.remove(key, output));
+        }
         String name = "mpiproxy-output-" + RankCommand.jobIdHex(jobId) + "-" + rankId
                 + "-" + stream.name().toLowerCase(java.util.Locale.ROOT);
         PUMPS.execute(() -> {
@@ -127,10 +207,20 @@ public final class RankOutput {
                     emit(out, true);
                 }
             }
+            if (detached) {
+                // the rank runs on: the begun line and the stream's end belong to the next reader
+                out.flush();
+                done.complete(total);
+                return;
+            }
             if (lineLength > 0) {
                 emit(out, true);
             }
             out.flush();
+            if (in instanceof RankFifos.FifoInputStream) {
+                // nobody writes it any more
+                ((RankFifos.FifoInputStream) in).removePath();
+            }
             ended();
             done.complete(total);
         } catch (IOException | RuntimeException e) {

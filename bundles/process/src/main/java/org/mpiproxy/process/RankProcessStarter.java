@@ -16,8 +16,8 @@ import org.mpiproxy.api.RankOutputListener;
 /**
  * Spawns a rank's process, leading its own process group and session ({@link ProcessGroup}):
  * the proxy's environment plus the rank's variables, standard
- * input from {@code /dev/null}, standard output and error read through pipes by
- * {@link RankOutput} and appended line by line to {@code <logDirectory>/rank-<rankId>.out}
+ * input from {@code /dev/null}, standard output and error read through pipes (FIFOs on a node run
+ * under the node keeper, {@link RankFifos}) by {@link RankOutput} and appended line by line to {@code <logDirectory>/rank-<rankId>.out}
  * and {@code .err}. Stateless and thread-safe;
  * {@link #start} blocks for the time the operating system takes to spawn.
  */
@@ -153,7 +153,13 @@ public final class RankProcessStarter {
         Process process;
         try {
             NativeSpawn spawn = nativeSpawn();
-            if (spawn != null) {
+            if (spawn != null && fifos()) {
+                // under the node keeper the rank outlives the JVM: its output must too
+                Path fifos = RankFifos.directory(logDirectory, environment.get(RankCommand.ENV_CHANNEL));
+                process = spawn.spawn(command, environmentLines(allowlist, environment), cpu,
+                        RankFifos.path(fifos, rankId, RankOutputListener.Stream.STDOUT),
+                        RankFifos.path(fifos, rankId, RankOutputListener.Stream.STDERR));
+            } else if (spawn != null) {
                 process = spawn.spawn(command, environmentLines(allowlist, environment), cpu);
             } else {
                 process = startBuilder(ProcessGroup.argv(cpu < 0 ? command : RankCommand.pinned(cpu, command)),
@@ -188,6 +194,22 @@ public final class RankProcessStarter {
         }
         return "ProcessBuilder with setsid and taskset (" + why + ")";
     }
+
+    /**
+     * @return whether ranks' output goes through FIFOs ({@link RankFifos}): on a node run under the
+     *         node keeper ({@link KeeperFiles#own()}), unless {@value #FIFO_PROPERTY} says otherwise
+     */
+    static boolean fifos() {
+        String forced = System.getProperty(FIFO_PROPERTY, "").trim();
+        return RankFifos.available() && !"false".equalsIgnoreCase(forced)
+                && (KeeperFiles.own() != null || "true".equalsIgnoreCase(forced));
+    }
+
+    /**
+     * System property: {@code false} turns the FIFOs off (output through pipes, which end with the
+     * JVM), {@code true} uses them without a keeper.
+     */
+    public static final String FIFO_PROPERTY = "mpiproxy.output.fifo";
 
     /** @return the native spawner, or {@code null} when it cannot be used (JNA missing included) */
     static NativeSpawn nativeSpawn() {

@@ -6,12 +6,14 @@
  * ({@link org.mpiproxy.process.LauncherDirectories}), starting a process with its output
  * redirected ({@link org.mpiproxy.process.RankProcessStarter}) and the
  * {@link org.mpiproxy.api.RankProcess} over a {@link java.lang.Process}
- * ({@link org.mpiproxy.process.SpawnedRankProcess}), process groups and their signals
+ * ({@link org.mpiproxy.process.SpawnedRankProcess}), ranks a previous JVM of the node started
+ * ({@link org.mpiproxy.process.AdoptedRankProcess}, {@link org.mpiproxy.process.RankFifos},
+ * {@link org.mpiproxy.process.KeeperFiles}), process groups and their signals
  * ({@link org.mpiproxy.process.ProcessGroup}), {@code /proc} ({@link org.mpiproxy.process.ProcStat}) and the
  * unprivileged user ranks run as ({@link org.mpiproxy.process.RankUser}).
  */
 @Export
-@Version("0.3.0")
+@Version("0.4.0")
 package org.mpiproxy.process;
 
 import org.osgi.annotation.bundle.Export;

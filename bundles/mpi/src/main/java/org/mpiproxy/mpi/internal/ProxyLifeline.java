@@ -14,10 +14,16 @@ import java.util.function.LongSupplier;
  * A rank's watch on its proxy. The proxy passes its pid and start time (field 22 of
  * {@code /proc/<pid>/stat}) in {@code MPIPROXY_PROXY_PID} and {@code MPIPROXY_PROXY_START};
  * while the rank idles on a ring, {@link #check()} looks at most every {@link #CHECK_INTERVAL_NANOS}
- * whether that very process still runs. When it does not, nobody will ever fill or drain the
- * rings again: the rank prints why on standard error and exits with {@link #EXIT_PROXY_GONE}.
- * Without the variables (a rank started by hand), there is nothing to watch. Not thread-safe:
- * one per transport.
+ * whether that very process still runs.
+ * <p>
+ * When it does not, the node may be restarting: on a node run under the node keeper
+ * ({@code MPIPROXY_KEEPER_DIR} names its directory), the rank waits up to the keeper's
+ * {@code survive.seconds} (its {@code policy} file, written by the proxy) for a new proxy to take
+ * the job over; that proxy names itself in the keeper's {@code owner} file, and the rank watches it
+ * from then on. When no proxy takes over within the window (or the node has no keeper, or the
+ * window is 0), nobody will ever fill or drain the rings again: the rank prints why on standard
+ * error and exits with {@link #EXIT_PROXY_GONE}. Without the variables (a rank started by hand),
+ * there is nothing to watch. Not thread-safe: one per transport.
  */
 public final class ProxyLifeline {
 
@@ -27,11 +33,16 @@ public final class ProxyLifeline {
     public static final String START_ENV = "MPIPROXY_PROXY_START";
     /** Exit status of a rank whose proxy is gone ({@code EX_UNAVAILABLE}). */
     public static final int EXIT_PROXY_GONE = 69;
+    /** Environment variable with the node keeper's directory. */
+    public static final String KEEPER_ENV = "MPIPROXY_KEEPER_DIR";
     /** How often an idle rank looks at its proxy: 500 ms. */
     public static final long CHECK_INTERVAL_NANOS = 500_000_000L;
 
-    private final long pid;
-    private final long start;
+    private long pid;
+    private long start;
+    private final Path keeper;
+    /** When the watched proxy was found gone (clock), or {@link Long#MIN_VALUE} while it runs. */
+    private long goneSince = Long.MIN_VALUE;
     private final String who;
     private final PrintStream diagnostics;
     private final IntConsumer exit;
@@ -39,8 +50,14 @@ public final class ProxyLifeline {
     private long nextCheck;
 
     ProxyLifeline(long pid, long start, String who, PrintStream diagnostics, IntConsumer exit, LongSupplier clock) {
+        this(pid, start, null, who, diagnostics, exit, clock);
+    }
+
+    ProxyLifeline(long pid, long start, Path keeper, String who, PrintStream diagnostics, IntConsumer exit,
+                  LongSupplier clock) {
         this.pid = pid;
         this.start = start;
+        this.keeper = keeper;
         this.who = who;
         this.diagnostics = diagnostics;
         this.exit = exit;
@@ -62,7 +79,9 @@ public final class ProxyLifeline {
             long pid = Long.parseLong(pidText.trim());
             String startText = env.apply(START_ENV);
             long start = startText == null || startText.isBlank() ? -1 : Long.parseLong(startText.trim());
-            return new ProxyLifeline(pid, start, "rank " + rank, System.err, System::exit, System::nanoTime);
+            String keeperText = env.apply(KEEPER_ENV);
+            Path keeper = keeperText == null || keeperText.isBlank() ? null : Path.of(keeperText.trim());
+            return new ProxyLifeline(pid, start, keeper, "rank " + rank, System.err, System::exit, System::nanoTime);
         } catch (NumberFormatException e) {
             return null;
         }
@@ -75,16 +94,65 @@ public final class ProxyLifeline {
             return;
         }
         nextCheck = now + CHECK_INTERVAL_NANOS;
-        if (!proxyRuns()) {
-            diagnostics.println("mpiproxy " + who + ": the proxy (pid " + pid + ") is gone; exiting with status "
-                    + EXIT_PROXY_GONE);
+        if (runs(pid, start)) {
+            goneSince = Long.MIN_VALUE;
+            return;
+        }
+        long[] owner = keeper == null ? null : owner(keeper);
+        if (owner != null && (owner[0] != pid || owner[1] != start) && runs(owner[0], owner[1])) {
+            diagnostics.println("mpiproxy " + who + ": the proxy (pid " + pid + ") is gone; the proxy with pid "
+                    + owner[0] + " took the job over");
+            diagnostics.flush();
+            pid = owner[0];
+            start = owner[1];
+            goneSince = Long.MIN_VALUE;
+            return;
+        }
+        long survive = keeper == null ? 0 : surviveSeconds(keeper);
+        if (goneSince == Long.MIN_VALUE) {
+            goneSince = now;
+            if (survive > 0) {
+                diagnostics.println("mpiproxy " + who + ": the proxy (pid " + pid + ") is gone; waiting up to "
+                        + survive + " s for a proxy to take the job over");
+                diagnostics.flush();
+            }
+        }
+        if (now - goneSince >= survive * 1_000_000_000L) {
+            diagnostics.println("mpiproxy " + who + ": the proxy (pid " + pid + ") is gone"
+                    + (survive > 0 ? " and no proxy took the job over within " + survive + " s" : "")
+                    + "; exiting with status " + EXIT_PROXY_GONE);
             diagnostics.flush();
             exit.accept(EXIT_PROXY_GONE);
         }
     }
 
+    /** @return {pid, start time} named in the keeper's owner file, or {@code null} */
+    static long[] owner(Path keeper) {
+        try {
+            String[] parts = Files.readString(keeper.resolve("owner"), StandardCharsets.US_ASCII).trim().split(" ");
+            return parts.length == 2 ? new long[] {Long.parseLong(parts[0]), Long.parseLong(parts[1])} : null;
+        } catch (IOException | NumberFormatException e) {
+            return null;
+        }
+    }
+
+    /** @return the keeper's {@code survive.seconds}, 0 when it has none */
+    static long surviveSeconds(Path keeper) {
+        java.util.Properties policy = new java.util.Properties();
+        try (var in = Files.newInputStream(keeper.resolve("policy"))) {
+            policy.load(in);
+            return Math.max(0, Long.parseLong(policy.getProperty("survive.seconds", "0").trim()));
+        } catch (IOException | NumberFormatException e) {
+            return 0;
+        }
+    }
+
     /** @return whether the proxy process (pid and, when known, start time) still runs */
     boolean proxyRuns() {
+        return runs(pid, start);
+    }
+
+    private static boolean runs(long pid, long start) {
         String line;
         try {
             line = Files.readString(Path.of("/proc", Long.toString(pid), "stat"), StandardCharsets.US_ASCII);

@@ -84,6 +84,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     /** The key files v2 serves with, the signing key first. */
     private volatile List<java.nio.file.Path> v2KeyFiles = List.of();
     private volatile RankOutputListener outputBridge;
+    /** The output of ranks a previous start of the node left, held until the bridge is bound. */
+    private final org.mpiproxy.process.OutputListeners adoptedOutput = new org.mpiproxy.process.OutputListeners();
     /** Set when this revision hands its jobs over: see {@link #unbindOutput}. */
     private volatile boolean handingOver;
     private final StartupGate startup;
@@ -151,7 +153,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         dispatcher.supervision(ProxyConfigs.supervision(config));
         this.ledger = new RankLedger(ProxyConfigs.stateDirectory(config));
         dispatcher.ledger(ledger);
-        Map<String, Object> state = HandOver.take();
+        KeeperPolicy.tell(config);
+        Map<String, Object> state = NodeRestart.takeAny(config, adoptedOutput);
         this.adopted = state != null ? HandOver.jobIds(state) : Set.of();
         handedOver.set(state);
         // the node was serving a moment ago: no start-up wait once the jobs are taken over
@@ -166,8 +169,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
                 v2KeyFiles = List.copyOf(files.values());
             } catch (IllegalArgumentException e) {
                 v2Problem = e.getMessage();
-                org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).error("protocol v2 is not started: {}",
-                        v2Problem);
+                LOG.error("protocol v2 is not started: {}", v2Problem);
             }
         }
         timer.scheduleWithFixedDelay(this::sweepLogs, 0, LOG_SWEEP_MINUTES, TimeUnit.MINUTES);
@@ -333,8 +335,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         }
         if (v2Failure != null) {
             v2Problem = v2Failure;
-            org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).error("protocol v2 is not started: {}",
-                    v2Failure);
+            LOG.error("protocol v2 is not started: {}", v2Failure);
         }
         LaunchPool.resize(launches, launchThreads);
         dispatcher.settings(next);
@@ -347,19 +348,19 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             if (v2Next != null) {
                 List<String> later = v2.reconfigure(v2Next);
                 if (!later.isEmpty()) {
-                    org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).warn(
-                            "{}: new values of {} take effect at the next start of the proxy", PID, later);
+                    LOG.warn("{}: new values of {} take effect at the next start of the proxy", PID, later);
                 }
             }
         } else if (v2Next != null) {
             startV2(v2Next, next);
-            org.slf4j.LoggerFactory.getLogger(ProxyComponent.class).info("protocol v2 started");
+            LOG.info("protocol v2 started");
         }
         inForce = config;
         if (v2Next != null) {
             v2KeyFiles = keyFiles;
         }
         configurations.remember(config);
+        KeeperPolicy.tell(config);
         // new limits or a new log directory apply now, not at the next periodic sweep
         timer.execute(this::sweepLogs);
         return null;
@@ -392,8 +393,9 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     /**
      * Stops the proxy's threads. When the framework keeps running (an update of this bundle, a
      * restart of this component) and {@code handover.seconds} is not 0, the jobs of both protocols
-     * are left running for the next revision ({@link HandOver}), which takes them over; otherwise
-     * every rank is stopped and the channels removed.
+     * are left running for the next revision ({@link HandOver}), which takes them over; when Karaf
+     * stops, they are left for its next start ({@link NodeRestart}); otherwise every rank is
+     * stopped and the channels removed.
      *
      * @param context this bundle's context
      */
@@ -403,13 +405,9 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         if (front == null) {
             return;
         }
-        if (config.handover_seconds() == 0 || context.getBundle(0).getState() == Bundle.STOPPING) {
-            front.close();
-            return;
-        }
-        handingOver = true;
-        HandOver.leave(front.handOver(), java.time.Duration.ofSeconds(config.handover_seconds()),
-                java.time.Duration.ofSeconds(config.stop_grace_seconds()));
+        boolean karafStops = context.getBundle(0).getState() == Bundle.STOPPING;
+        handingOver = karafStops ? NodeRestart.keepsJobs(config) : config.handover_seconds() > 0;
+        NodeRestart.stop(front, config, karafStops);
     }
 
     /** Stops every rank, removes the channels and stops the proxy's threads. */
@@ -469,6 +467,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             policy = ReferencePolicy.DYNAMIC, policyOption = ReferencePolicyOption.GREEDY, unbind = "unbindOutput")
     void bindOutput(RankOutputListener bridge) {
         outputBridge = bridge;
+        adoptedOutput.add(bridge);
         V2Dispatcher v2 = rejected == null ? front.v2() : null;
         if (bridge instanceof RankOutputBridge && v2 != null) {
             ((RankOutputBridge) bridge).target(v2.outputListener());
@@ -476,6 +475,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     }
 
     void unbindOutput(RankOutputListener bridge) {
+        adoptedOutput.remove(bridge);
         if (outputBridge == bridge) {
             outputBridge = null;
         }

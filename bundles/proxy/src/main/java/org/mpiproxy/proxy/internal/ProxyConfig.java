@@ -46,6 +46,13 @@ public @interface ProxyConfig {
                     + " 0 stops them at once. A shutdown of Karaf always stops them.", min = "0")
     int handover_seconds() default 30;
 
+    @AttributeDefinition(name = "Restart window",
+            description = "Seconds the ranks of a node run under the node keeper (the distribution's bin/karaf) outlive"
+                    + " Karaf's JVM, waiting for the next proxy to take their jobs over (a restart, an upgrade, a"
+                    + " crash); then the keeper stops them (SIGTERM, SIGKILL after the stop grace) and the ranks'"
+                    + " lifelines end them. 0 ends them with the JVM.", min = "0")
+    int restart_survive_seconds() default 120;
+
     @AttributeDefinition(name = "Abort on failure",
             description = "When a rank of a v1 job exits with a non-zero status or cannot be started, stop the"
                     + " job's other ranks.")

@@ -71,6 +71,10 @@ final class ProxyConfigs {
         if (config.stop_grace_seconds() < 0) {
             throw new IllegalArgumentException("stop.grace.seconds=" + config.stop_grace_seconds() + " must be >= 0");
         }
+        if (config.restart_survive_seconds() < 0) {
+            throw new IllegalArgumentException("restart.survive.seconds=" + config.restart_survive_seconds()
+                    + " must be >= 0");
+        }
         if (config.handover_seconds() < 0) {
             throw new IllegalArgumentException("handover.seconds=" + config.handover_seconds() + " must be >= 0");
         }

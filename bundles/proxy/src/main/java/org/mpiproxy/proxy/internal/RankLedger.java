@@ -125,6 +125,8 @@ final class RankLedger {
         if (jobs > 0) {
             LOG.warn("cleaned up after a previous run: {} jobs, {} rank process groups killed", jobs, killed);
         }
+        // what ended node keepers recorded about these ranks is of no use any more
+        KeeperPolicy.removeEnded();
         return new Sweep(jobs, killed);
     }
 

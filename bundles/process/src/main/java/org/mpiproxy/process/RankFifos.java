@@ -1,0 +1,295 @@
+package org.mpiproxy.process;
+
+import java.io.IOException;
+import java.io.InputStream;
+import java.nio.file.Files;
+import java.nio.file.Path;
+
+import com.sun.jna.Library;
+import com.sun.jna.Memory;
+import com.sun.jna.Native;
+import com.sun.jna.Pointer;
+
+import org.mpiproxy.api.RankOutputListener;
+
+/**
+ * A rank's standard output and error as named pipes (FIFOs) beside its channel, for a
+ * node whose ranks outlive the JVM (run under the node keeper, {@link KeeperFiles}).
+ * <p>
+ * An anonymous pipe ends with the JVM that reads it: the rank's next write gets {@code EPIPE} or
+ * {@code SIGPIPE}. A FIFO that the rank itself holds open for reading and writing
+ * ({@code O_RDWR}, set up by the spawn) never has no reader: while no proxy reads, the rank's
+ * writes fill the pipe's buffer and then wait, and the next proxy opens the FIFO by its path and
+ * reads on from the first byte nobody read. The proxy's end is opened non-blocking before the
+ * spawn (so a rank that ends at once still has a reader, and its output is kept), then read
+ * through {@code poll(2)} and {@code read(2)} ({@link FifoInputStream}), which a
+ * {@linkplain FifoInputStream#detach() detach} ends at once without losing a byte. The reader sees
+ * the end of the stream when the rank and everything that inherited its output have closed it,
+ * as with a pipe. Linux with glibc; any thread.
+ */
+public final class RankFifos {
+
+    /** The C library's functions for FIFOs. */
+    interface LibC extends Library {
+        int mkfifo(String path, int mode);
+
+        int open(String path, int flags);
+
+        int fcntl(int fd, int command, int argument);
+
+        int poll(Pointer fds, long count, int timeoutMillis);
+
+        long read(int fd, byte[] buffer, long count);
+
+        int close(int fd);
+
+        String strerror(int error);
+    }
+
+    static final int O_RDONLY = 0;
+    static final int O_RDWR = 2;
+    static final int O_NONBLOCK = 0x800;
+    static final int O_CLOEXEC = 0x80000;
+    private static final int F_GETFL = 3;
+    private static final int F_SETFL = 4;
+    private static final short POLLIN = 1;
+    private static final int EINTR = 4;
+    private static final int EAGAIN = 11;
+    /** How long one {@code poll} waits before looking at the detach flag again. */
+    private static final int POLL_MILLIS = 200;
+
+    private static final LibC LIBC = load();
+
+    private RankFifos() {
+    }
+
+    private static LibC load() {
+        try {
+            return Native.load("c", LibC.class);
+        } catch (LinkageError | RuntimeException e) {
+            return null;
+        }
+    }
+
+    /** @return whether FIFOs can be made and read here */
+    static boolean available() {
+        return LIBC != null;
+    }
+
+    /**
+     * Where a rank's FIFOs go: beside its channel, in the job's directory in shared memory, when it
+     * has one (made and removed with the job; {@code mkfifo} on a disk file system can cost half a
+     * millisecond, on tmpfs a few microseconds), else in its log directory.
+     *
+     * @param logDirectory the job's log directory
+     * @param channel      the rank's channel file ({@code MPIPROXY_CHANNEL}), or {@code null}
+     * @return the directory of the rank's FIFOs
+     */
+    public static Path directory(Path logDirectory, String channel) {
+        if (channel != null && !channel.isBlank()) {
+            Path parent = Path.of(channel).getParent();
+            if (parent != null && Files.isDirectory(parent)) {
+                return parent;
+            }
+        }
+        return logDirectory;
+    }
+
+    /**
+     * @param directory the directory of the rank's FIFOs ({@link #directory})
+     * @param rankId    the rank
+     * @param stream    which stream
+     * @return the FIFO of that stream: {@code <directory>/rank-<rankId>.out.fifo} or {@code .err.fifo}
+     */
+    public static Path path(Path directory, int rankId, RankOutputListener.Stream stream) {
+        return directory.resolve("rank-" + rankId + (stream == RankOutputListener.Stream.STDOUT ? ".out" : ".err")
+                + ".fifo");
+    }
+
+    /**
+     * Makes a FIFO (replacing whatever has its name) and opens its reading end.
+     *
+     * @param fifo the path
+     * @return its reading end
+     * @throws IOException when it cannot be made or opened
+     */
+    static FifoInputStream create(Path fifo) throws IOException {
+        Files.deleteIfExists(fifo);
+        if (LIBC.mkfifo(fifo.toString(), 0600) != 0) {
+            throw new IOException("mkfifo " + fifo + ": " + LIBC.strerror(Native.getLastError()));
+        }
+        return open(fifo);
+    }
+
+    /**
+     * Opens the reading end of an existing FIFO without waiting for a writer (a rank's, after a
+     * restart of the node).
+     *
+     * @param fifo the path
+     * @return its reading end
+     * @throws IOException when it cannot be opened
+     */
+    public static InputStream openExisting(Path fifo) throws IOException {
+        if (LIBC == null) {
+            throw new IOException("FIFOs cannot be read here: JNA is not available");
+        }
+        return open(fifo);
+    }
+
+    private static FifoInputStream open(Path fifo) throws IOException {
+        int fd = LIBC.open(fifo.toString(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        if (fd < 0) {
+            throw new IOException("open " + fifo + ": " + LIBC.strerror(Native.getLastError()));
+        }
+        Object fileKey;
+        try {
+            fileKey = Files.readAttributes(fifo, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+        } catch (IOException e) {
+            fileKey = null;
+        }
+        return new FifoInputStream(fd, fifo, fileKey);
+    }
+
+    /**
+     * Starts a process that holds the FIFOs open for reading for {@code seconds}: the output a rank
+     * writes before it ends stays in its FIFO while no JVM reads it (a FIFO's data goes with its last
+     * open descriptor). The next proxy stops it once it has opened the FIFOs itself.
+     *
+     * @param fifos   the FIFOs
+     * @param seconds how long it holds them, then it ends
+     * @return its pid
+     * @throws IOException when it cannot be started
+     */
+    public static long hold(java.util.List<Path> fifos, long seconds) throws IOException {
+        NativeSpawn spawn = RankProcessStarter.nativeSpawn();
+        if (spawn == null) {
+            throw new IOException("processes cannot be spawned natively here");
+        }
+        return spawn.hold(fifos, seconds);
+    }
+
+    /**
+     * The reading end of a FIFO. {@link #read} waits in {@code poll} in slices of
+     * {@value #POLL_MILLIS} ms and returns -1 at the end of the stream, or at once after
+     * {@link #detach()}. One reading thread; {@link #detach()} from any thread.
+     */
+    public static final class FifoInputStream extends InputStream {
+        private final int fd;
+        private final Path path;
+        /** The FIFO's identity (device and inode) when opened: its path may name another FIFO later. */
+        private final Object fileKey;
+        private final Memory pollFd = new Memory(8);
+        private byte[] chunk = new byte[0];
+        private volatile boolean detached;
+        private volatile boolean endWhenEmpty;
+        private boolean closed;
+
+        FifoInputStream(int fd, Path path, Object fileKey) {
+            this.fd = fd;
+            this.path = path;
+            this.fileKey = fileKey;
+            pollFd.setInt(0, fd);
+        }
+
+        /** @return the FIFO's path */
+        public Path path() {
+            return path;
+        }
+
+        /**
+         * Removes the FIFO's path when it still names this FIFO (a later rank of the same job and
+         * rank id may have made a new one there).
+         */
+        public void removePath() {
+            try {
+                Object now = Files.readAttributes(path, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
+                if (fileKey != null && fileKey.equals(now)) {
+                    Files.deleteIfExists(path);
+                }
+            } catch (IOException e) {
+                // gone already
+            }
+        }
+
+        /** Makes the next (or the current) {@link #read} return -1 without reading more. */
+        public void detach() {
+            detached = true;
+        }
+
+        /**
+         * Makes {@link #read} return -1 once nothing is left to read, even while a writer may still
+         * hold the FIFO: for a FIFO opened again after its rank ended (a FIFO whose writers all left
+         * before it was opened never reports their end).
+         */
+        public void endWhenEmpty() {
+            endWhenEmpty = true;
+        }
+
+        /** @return whether {@link #detach()} was called */
+        public boolean detached() {
+            return detached;
+        }
+
+        @Override
+        public int read() throws IOException {
+            byte[] one = new byte[1];
+            int n = read(one, 0, 1);
+            return n < 0 ? -1 : one[0] & 0xff;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            if (len == 0) {
+                return 0;
+            }
+            while (true) {
+                if (detached || closed) {
+                    return -1;
+                }
+                pollFd.setShort(4, POLLIN);
+                pollFd.setShort(6, (short) 0);
+                int ready = LIBC.poll(pollFd, 1, POLL_MILLIS);
+                if (ready < 0) {
+                    int errno = Native.getLastError();
+                    if (errno == EINTR) {
+                        continue;
+                    }
+                    throw new IOException("poll: " + LIBC.strerror(errno));
+                }
+                if (ready == 0) {
+                    if (endWhenEmpty) {
+                        return -1;
+                    }
+                    continue;
+                }
+                if (detached) {
+                    continue;
+                }
+                if (chunk.length < len) {
+                    chunk = new byte[len];
+                }
+                long n = LIBC.read(fd, chunk, len);
+                if (n > 0) {
+                    System.arraycopy(chunk, 0, b, off, (int) n);
+                    return (int) n;
+                }
+                if (n == 0) {
+                    // no writer left: the rank and whatever inherited its output are gone
+                    return -1;
+                }
+                int errno = Native.getLastError();
+                if (errno != EINTR && errno != EAGAIN) {
+                    throw new IOException("read: " + LIBC.strerror(errno));
+                }
+            }
+        }
+
+        @Override
+        public void close() {
+            if (!closed) {
+                closed = true;
+                LIBC.close(fd);
+            }
+        }
+    }
+}

@@ -1,0 +1,373 @@
+package org.mpiproxy.proxy.internal;
+
+import java.io.BufferedInputStream;
+import java.io.BufferedOutputStream;
+import java.io.DataInputStream;
+import java.io.DataOutputStream;
+import java.io.IOException;
+import java.nio.file.Files;
+import java.nio.file.Path;
+import java.nio.file.StandardCopyOption;
+import java.time.Duration;
+import java.util.ArrayList;
+import java.util.List;
+import java.util.Map;
+import java.util.Optional;
+import java.util.Set;
+import java.util.concurrent.CompletableFuture;
+
+import org.mpiproxy.api.RankOutputListener;
+import org.mpiproxy.api.RankProcess;
+import org.mpiproxy.process.AdoptedRankProcess;
+import org.mpiproxy.process.KeeperFiles;
+import org.mpiproxy.process.ProcStat;
+import org.mpiproxy.process.ProcessGroup;
+import org.mpiproxy.process.RankFifos;
+import org.mpiproxy.process.RankOutput;
+import org.slf4j.Logger;
+import org.slf4j.LoggerFactory;
+
+/**
+ * Jobs that outlive the JVM: a restart of the node ({@code bin/stop} and {@code bin/start}, an
+ * upgrade of the distribution) keeps them, on a node run under the node keeper
+ * ({@link KeeperFiles}) with {@code restart.survive.seconds} above 0.
+ * <p>
+ * At an orderly shutdown {@link #leave} does what a hand-over to the next revision does
+ * ({@link ProtocolFront#handOver()}), but into a file, {@value #FILE} in the state directory, and
+ * leaves the ranks running: the keeper becomes their parent when the JVM ends. Before that, the
+ * ranks' output readers are detached ({@link RankOutput#detachAll}: what they had not read stays
+ * in the ranks' FIFOs, the lines they had begun go into the file), a holder process keeps the
+ * FIFOs open so that the output of a rank that ends during the restart is kept, and every rank's
+ * exit that this JVM still sees is written where the keeper writes those it sees
+ * ({@code exit-<pid>-<start time>}).
+ * <p>
+ * The next proxy's {@link #take} reads the file (and removes it), turns every rank back into a
+ * process handle ({@link AdoptedRankProcess}: its exit from {@code /proc} and the keeper's record,
+ * its output read on from its FIFOs), names itself the owner of the old keepers' orphans (the
+ * ranks' lifelines follow it) and stops the holder. From there the jobs go the way handed-over
+ * jobs go. What does not outlive the JVM: the PMI server (MPICH ranks that still need it after the
+ * restart fail), v2's replay caches (they start empty) and replies not yet sent (hosts repeat
+ * their requests). Times measured with {@code System.nanoTime} restart at the new JVM's start.
+ */
+final class NodeRestart {
+
+    /** The state file's name in the state directory. */
+    static final String FILE = "restart.state";
+    /** Marks a rank whose process is to be adopted. */
+    private static final String ADOPT = "adopt";
+    private static final int MAGIC = 0x4d505253;
+    private static final int VERSION = 1;
+    /** Keys of {@code System.nanoTime} values, 0 meaning none. */
+    private static final Set<String> NANOS = Set.of("lastHeardNanos", "stallNanos", "emptySince");
+
+    private static final Logger LOG = LoggerFactory.getLogger(NodeRestart.class);
+
+    private NodeRestart() {
+    }
+
+    /**
+     * What a starting proxy takes over: a previous revision's hand-over in this JVM
+     * ({@link HandOver}), else the jobs a previous start of the node left.
+     *
+     * @return the state, or {@code null} when there is none
+     */
+    static Map<String, Object> takeAny(ProxyConfig config, RankOutputListener output) {
+        Map<String, Object> state = HandOver.take();
+        return state != null ? state : take(ProxyConfigs.stateDirectory(config), output);
+    }
+
+    /**
+     * What a stopping proxy does with its jobs: when Karaf stops, they are kept for the next start
+     * when {@link #keepsJobs} and stopped otherwise; else (an update, a restart of the component)
+     * they are handed over to the next revision unless {@code handover.seconds} is 0.
+     */
+    static void stop(ProtocolFront front, ProxyConfig config, boolean karafStops) {
+        if (karafStops && keepsJobs(config)) {
+            leave(front, config, ProxyConfigs.stateDirectory(config));
+        } else if (karafStops || config.handover_seconds() == 0) {
+            front.close();
+        } else {
+            HandOver.leave(front.handOver(), Duration.ofSeconds(config.handover_seconds()),
+                    Duration.ofSeconds(config.stop_grace_seconds()));
+        }
+    }
+
+    /** @return whether an orderly shutdown keeps the jobs: under a keeper, with a window above 0 */
+    static boolean keepsJobs(ProxyConfig config) {
+        return KeeperFiles.own() != null && config.restart_survive_seconds() > 0;
+    }
+
+    /**
+     * Saves the running jobs for the next proxy and leaves their ranks running. When they cannot be
+     * saved, the ranks are stopped as a shutdown would.
+     *
+     * @param front    the protocols
+     * @param config   the configuration in force
+     * @param stateDir the state directory
+     */
+    static void leave(ProtocolFront front, ProxyConfig config, Path stateDir) {
+        Duration grace = Duration.ofSeconds(config.stop_grace_seconds());
+        long holder = -1;
+        List<Path> fifos = RankOutput.fifos();
+        if (!fifos.isEmpty()) {
+            try {
+                holder = RankFifos.hold(fifos, config.restart_survive_seconds() + config.stop_grace_seconds() + 60L);
+            } catch (IOException e) {
+                LOG.warn("cannot keep the ranks' output pipes open over the restart ({}): the output of a rank that"
+                        + " ends meanwhile is lost", e.toString());
+            }
+        }
+        Map<String, byte[]> begun = RankOutput.detachAll(Duration.ofSeconds(5));
+        Map<String, Object> state = front.handOver();
+        Path keeper = KeeperFiles.own();
+        int ranks = prepare(state, keeper);
+        state.put("begun", new java.util.HashMap<>(begun));
+        state.put("holder", holder > 0 ? new long[] {holder, startTime(holder)} : null);
+        state.put("savedNanos", System.nanoTime());
+        try {
+            StateCodec codec = new StateCodec();
+            Files.createDirectories(stateDir);
+            Path tmp = stateDir.resolve(FILE + ".tmp");
+            try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(tmp)))) {
+                out.writeInt(MAGIC);
+                out.writeInt(VERSION);
+                codec.write(out, state, "state");
+            }
+            Files.move(tmp, stateDir.resolve(FILE), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            LOG.info("Karaf stops: {} job(s) with {} rank(s) left running for the next start (restart.survive.seconds"
+                    + " = {}); not kept: {}", HandOver.jobIds(state).size(), ranks, config.restart_survive_seconds(),
+                    codec.dropped().isEmpty() ? "nothing" : codec.dropped());
+        } catch (IOException | RuntimeException e) {
+            LOG.error("cannot save the running jobs for the next start ({}); stopping their ranks", e.toString());
+            RankHandOver.stopJobs(state.get("jobs"), grace);
+            if (state.get("v2") instanceof Map<?, ?> v2) {
+                RankHandOver.stopJobs(v2.get("jobs"), grace);
+            }
+        }
+    }
+
+    /**
+     * Marks every rank for adoption with its start time, and has this JVM record the exits it still
+     * sees where the keeper records those it sees.
+     *
+     * @return how many ranks run
+     */
+    private static int prepare(Map<String, Object> state, Path keeper) {
+        int running = 0;
+        for (Map<String, Object> rank : ranks(state)) {
+            Object process = rank.get("process");
+            if (process == null) {
+                continue;
+            }
+            long pid = (Long) rank.get("pid");
+            @SuppressWarnings("unchecked")
+            CompletableFuture<Integer> exit = (CompletableFuture<Integer>) rank.get("exit");
+            if (exit != null && exit.isDone() && !exit.isCompletedExceptionally()) {
+                rank.put("exited", exit.join());
+            } else {
+                long start = startTime(pid);
+                rank.put("startTime", start);
+                running++;
+                if (exit != null && keeper != null && start >= 0) {
+                    exit.thenAccept(status -> {
+                        try {
+                            KeeperFiles.writeExit(keeper, pid, start, status);
+                        } catch (IOException e) {
+                            // the keeper may still see it
+                        }
+                    });
+                }
+            }
+            rank.put("process", ADOPT);
+            rank.remove("exit");
+            rank.remove("stop");
+            rank.remove("alive");
+            if (rank.get("channel") != null) {
+                rank.put("channel", ADOPT);
+            }
+        }
+        return running;
+    }
+
+    /**
+     * Takes the jobs a previous JVM of the node left, once: the file is removed.
+     *
+     * @param stateDir the state directory
+     * @param output   receives the adopted ranks' output
+     * @return the state as a hand-over gives it, or {@code null} when there is none (or it is unreadable)
+     */
+    static Map<String, Object> take(Path stateDir, RankOutputListener output) {
+        Path file = stateDir.resolve(FILE);
+        if (!Files.exists(file)) {
+            return null;
+        }
+        Map<String, Object> state;
+        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file)))) {
+            if (in.readInt() != MAGIC || in.readInt() != VERSION) {
+                throw new IOException("not a state file of this version");
+            }
+            state = RankHandOver.asMap(new StateCodec().read(in));
+        } catch (IOException | RuntimeException e) {
+            LOG.error("cannot read the jobs the previous start left in {} ({}); the start-up sweep stops their ranks",
+                    file, e.toString());
+            state = null;
+        }
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            LOG.warn("cannot remove {}: {}", file, e.toString());
+        }
+        if (state == null) {
+            return null;
+        }
+        long shift = System.nanoTime() - (state.get("savedNanos") instanceof Long l ? l : System.nanoTime());
+        shiftNanos(state, shift);
+        Path keeper = KeeperFiles.own();
+        Path keepers = keeper != null ? keeper.getParent() : stateDir;
+        @SuppressWarnings("unchecked")
+        Map<String, byte[]> begun = state.get("begun") instanceof Map<?, ?> m ? (Map<String, byte[]>) m : Map.of();
+        int adopted = adopt(state, keepers, output, begun);
+        claimOrphans(keepers, keeper);
+        if (state.get("holder") instanceof long[] holder && holder.length == 2) {
+            stopHolder(holder[0], holder[1]);
+        }
+        LOG.info("took over {} job(s) with {} running rank(s) from the previous start", HandOver.jobIds(state).size(),
+                adopted);
+        return state;
+    }
+
+    private static int adopt(Map<String, Object> state, Path keepers, RankOutputListener output,
+                             Map<String, byte[]> begun) {
+        int running = 0;
+        for (Map<String, Object> job : jobs(state)) {
+            long jobId = RankHandOver.jobId(job);
+            Path logDirectory = job.get("logDirectory") instanceof Path p ? p : null;
+            for (Map<String, Object> rank : ranks(job)) {
+                if (!ADOPT.equals(rank.get("process"))) {
+                    continue;
+                }
+                long pid = (Long) rank.get("pid");
+                int coreId = (Integer) rank.get("coreId");
+                if (rank.get("exited") instanceof Integer status) {
+                    rank.put("process", ended(pid, coreId, status));
+                } else if (rank.get("startTime") instanceof Long start && start >= 0 && logDirectory != null) {
+                    Path fifos = RankFifos.directory(logDirectory,
+                            rank.get("channelPath") instanceof Path c ? c.toString() : null);
+                    rank.put("process", AdoptedRankProcess.adopt(pid, start, coreId, keepers, logDirectory, fifos,
+                            jobId, (Integer) rank.get("rankId"), output, begun));
+                    running++;
+                } else {
+                    LOG.warn("job {} rank {}: its process could not be identified at the shutdown; reported as ended",
+                            Job.hex(jobId), rank.get("rankId"));
+                    rank.put("process", ended(pid, coreId, AdoptedRankProcess.UNKNOWN_STATUS));
+                }
+            }
+        }
+        return running;
+    }
+
+    /** Makes this JVM the one that answers for the orphans of every other keeper still running. */
+    private static void claimOrphans(Path keepers, Path own) {
+        long self = ProcessHandle.current().pid();
+        long start = startTime(self);
+        for (Path keeper : KeeperFiles.keepers(keepers)) {
+            long pid = KeeperFiles.keeperPid(keeper);
+            if (keeper.equals(own) || pid <= 0 || !ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false)) {
+                continue;
+            }
+            try {
+                KeeperFiles.writeOwner(keeper, self, start);
+            } catch (IOException e) {
+                LOG.warn("cannot tell the node keeper {} that this proxy took its ranks over: {}", pid, e.toString());
+            }
+        }
+    }
+
+    private static void stopHolder(long pid, long start) {
+        try {
+            if (pid > 1 && ProcStat.isRunning(pid, start)) {
+                ProcessGroup.signal(pid, ProcessGroup.Signal.TERM);
+            }
+        } catch (IOException | RuntimeException e) {
+            LOG.debug("stopping the output holder {}", pid, e);
+        }
+    }
+
+    /** A rank that ended before the shutdown, with its status. */
+    private static RankProcess ended(long pid, int coreId, int status) {
+        return new RankProcess() {
+            @Override
+            public long pid() {
+                return pid;
+            }
+
+            @Override
+            public int coreId() {
+                return coreId;
+            }
+
+            @Override
+            public boolean isAlive() {
+                return false;
+            }
+
+            @Override
+            public CompletableFuture<Integer> onExit() {
+                return CompletableFuture.completedFuture(status);
+            }
+
+            @Override
+            public void stop(Duration grace) {
+                // it has ended
+            }
+        };
+    }
+
+    @SuppressWarnings("unchecked")
+    private static void shiftNanos(Object value, long shift) {
+        if (value instanceof Map<?, ?> map) {
+            for (Map.Entry<Object, Object> e : ((Map<Object, Object>) map).entrySet()) {
+                if (NANOS.contains(e.getKey()) && e.getValue() instanceof Long l && l != 0) {
+                    e.setValue(l + shift);
+                } else {
+                    shiftNanos(e.getValue(), shift);
+                }
+            }
+        } else if (value instanceof List<?> list) {
+            list.forEach(o -> shiftNanos(o, shift));
+        }
+    }
+
+    private static List<Map<String, Object>> jobs(Map<String, Object> state) {
+        List<Map<String, Object>> jobs = new ArrayList<>();
+        for (Object o : state.get("jobs") instanceof List<?> l ? l : List.of()) {
+            jobs.add(RankHandOver.asMap(o));
+        }
+        if (state.get("v2") instanceof Map<?, ?> v2) {
+            for (Object o : v2.get("jobs") instanceof List<?> l ? l : List.of()) {
+                jobs.add(RankHandOver.asMap(o));
+            }
+        }
+        return jobs;
+    }
+
+    private static List<Map<String, Object>> ranks(Map<String, Object> stateOrJob) {
+        List<Map<String, Object>> ranks = new ArrayList<>();
+        List<Map<String, Object>> jobs = stateOrJob.containsKey("ranks") ? List.of(stateOrJob) : jobs(stateOrJob);
+        for (Map<String, Object> job : jobs) {
+            for (Object o : job.get("ranks") instanceof List<?> l ? l : List.of()) {
+                ranks.add(RankHandOver.asMap(o));
+            }
+        }
+        return ranks;
+    }
+
+    private static long startTime(long pid) {
+        try {
+            Optional<ProcStat> stat = ProcStat.read(pid);
+            return stat.map(ProcStat::startTime).orElse(-1L);
+        } catch (IOException e) {
+            return -1;
+        }
+    }
+}
