@@ -225,14 +225,19 @@ class NodeCrashIT {
             }
             if (reply != null) {
                 assertEquals(FreeNosHost.EXEC, reply.op, reply.toString());
-                assertEquals(0, reply.result, "EXEC " + program + ": " + reply);
+                if (reply.result != 0) {
+                    fail("EXEC " + program + ": " + reply + " " + reply.text() + "; end of karaf.log:\n" + logTail(home));
+                }
                 return;
             }
         }
+        fail("the proxy did not answer within " + BOOT + "; end of karaf.log:\n" + logTail(home));
+    }
+
+    private static String logTail(Path home) throws IOException {
         Path log = home.resolve("data/log/karaf.log");
         List<String> lines = Files.exists(log) ? Files.readAllLines(log) : List.of("(no karaf.log)");
-        fail("the proxy did not answer within " + BOOT + "; end of karaf.log:\n"
-                + String.join("\n", lines.subList(Math.max(0, lines.size() - 40), lines.size())));
+        return String.join("\n", lines.subList(Math.max(0, lines.size() - 60), lines.size()));
     }
 
     /** TERMINATE, skipping late replies to the EXECs sent while the proxy booted. */

@@ -159,7 +159,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         handedOver.set(state);
         // the node was serving a moment ago: no start-up wait once the jobs are taken over
         this.startup = new StartupGate(TimeUnit.SECONDS.toNanos(config.startup_wait_seconds()), () -> channels != null,
-                () -> launchers.forCore(0) != null, state != null);
+                () -> launchers.forCore(0) != null, !adopted.isEmpty());
         this.front = new ProtocolFront(dispatcher, config.v1_enabled(), null);
         front.v2Enabled(config.v2_enabled());
         if (config.v2_enabled()) {
