@@ -115,6 +115,7 @@ class NodeRestartIT {
                 .contains("leaving"), "the line the exiter wrote while Karaf was down is in its log");
         String log = node.log();
         assertTrue(log.contains("took over 3 job(s)"), "the jobs were taken over after the restart");
+        assertFalse(log.contains("could not be taken over"), "every job's output streams were taken over");
         StreamJobs.awaitNoRanks(cluster);
         awaitNoKeeperButTheCurrent(node);
     }

@@ -152,7 +152,7 @@ final class NodeRestart {
      *
      * @return how many ranks run
      */
-    private static int prepare(Map<String, Object> state, Path keeper) {
+    static int prepare(Map<String, Object> state, Path keeper) {
         int running = 0;
         for (Map<String, Object> rank : ranks(state)) {
             Object process = rank.get("process");

@@ -43,6 +43,7 @@ final class StateCodec {
     private static final byte SET = 16;
     private static final byte RANK_INFO = 17;
     private static final byte JOB_INFO = 18;
+    private static final byte BOOLEANS = 19;
     /** Deepest nesting read; deeper is a damaged file. */
     private static final int MAX_DEPTH = 64;
     /** Longest array or collection read. */
@@ -60,6 +61,7 @@ final class StateCodec {
         return value == null || value instanceof String || value instanceof Long || value instanceof Integer
                 || value instanceof Short || value instanceof Boolean || value instanceof Double
                 || value instanceof byte[] || value instanceof long[] || value instanceof int[]
+                || value instanceof boolean[]
                 || value instanceof Object[] || value instanceof List || value instanceof Set || value instanceof Map
                 || value instanceof Instant || value instanceof Path || value instanceof InetSocketAddress
                 || value instanceof org.mpiproxy.api.RankInfo || value instanceof org.mpiproxy.api.JobInfo;
@@ -104,6 +106,12 @@ final class StateCodec {
             out.writeInt(ints.length);
             for (int i : ints) {
                 out.writeInt(i);
+            }
+        } else if (value instanceof boolean[] flags) {
+            out.writeByte(BOOLEANS);
+            out.writeInt(flags.length);
+            for (boolean f : flags) {
+                out.writeBoolean(f);
             }
         } else if (value instanceof Object[] objects) {
             out.writeByte(OBJECTS);
@@ -217,6 +225,13 @@ final class StateCodec {
                     ints[i] = in.readInt();
                 }
                 return ints;
+            }
+            case BOOLEANS: {
+                boolean[] flags = new boolean[length(in)];
+                for (int i = 0; i < flags.length; i++) {
+                    flags[i] = in.readBoolean();
+                }
+                return flags;
             }
             case OBJECTS: {
                 Object[] objects = new Object[length(in)];

@@ -73,6 +73,27 @@ class V1HandOverTest {
     }
 
     @Test
+    void shouldKeepEveryValueOfAV1JobButItsProcessHandlesInTheStateFile() throws Exception {
+        channels.ringCapacity = 64;
+        V1Dispatcher old = proxy();
+        start(old, channels, launcher, transport, 1);
+        start(old, channels, launcher, transport, 2);
+        old.onDatagram(sendInts(1, range(0, 16)), HOST, transport);
+        old.onDatagram(sendInts(1, range(16, 4)), HOST, transport);
+        old.onDatagram(recv(2, MpiDatatype.INT, 2), HOST, transport);
+        Map<String, Object> state = old.handOver();
+        NodeRestart.prepare(state, null);
+        StateCodec codec = new StateCodec();
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
+            codec.write(out, state, "state");
+        }
+        assertEquals(Set.of(), codec.dropped(), "left out of the state file");
+        assertTrue(new StateCodec().read(new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray())))
+                instanceof Map);
+    }
+
+    @Test
     void shouldServeTheJobsOfThePreviousRevisionWithTheirHeldAndQueuedData() {
         channels.ringCapacity = 64;
         V1Dispatcher old = proxy();

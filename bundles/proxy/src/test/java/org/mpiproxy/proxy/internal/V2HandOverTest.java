@@ -184,6 +184,34 @@ class V2HandOverTest {
     }
 
     @Test
+    void shouldKeepEveryValueOfAV2JobButTheProcessServicesInTheStateFile() throws Exception {
+        V2Dispatcher old = proxy();
+        deliver(old, host.execWithOutput(JOB, 1, 3, "prog"));
+        deliver(old, host.exec(JOB, 2, 0, 3, "prog"));
+        deliver(old, host.sendInts(JOB, 1, 0, 5, true, 10));
+        old.outputListener().onOutput(JOB, 1, RankOutputListener.Stream.STDOUT, "line", false);
+        old.doWork(transport);
+        launcher.processes.get(1).exitWith(3);
+        Map<String, Object> state = new java.util.HashMap<>();
+        state.put("v2", old.handOver());
+        NodeRestart.prepare(state, null);
+        StateCodec codec = new StateCodec();
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
+            codec.write(out, state, "state");
+        }
+        for (String dropped : codec.dropped()) {
+            assertTrue(dropped.startsWith("state.v2.authenticator") || dropped.startsWith("state.v2.pmi")
+                    || dropped.startsWith("state.v2.lateOutput"), "left out of the state file: " + codec.dropped());
+        }
+        @SuppressWarnings("unchecked")
+        Map<String, Object> read = (Map<String, Object>) new StateCodec().read(
+                new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray())));
+        Map<?, ?> job = (Map<?, ?>) ((List<?>) ((Map<?, ?>) read.get("v2")).get("jobs")).get(0);
+        assertEquals(2, ((List<?>) job.get("ranks")).size());
+    }
+
+    @Test
     void shouldStopTheRanksOfAJobThatCannotBeRestored() {
         V2Dispatcher old = proxy();
         deliver(old, host.exec(JOB, 1, 0, 3, "prog"));

@@ -92,6 +92,33 @@ class V2OutputStreamsTest {
     }
 
     @Test
+    void shouldTakeOverStreamsSavedToAFileForTheNextStartOfTheNode() throws Exception {
+        V2OutputStreams first = streams(100, 1 << 20, TimeUnit.SECONDS.toNanos(30));
+        first.open(JOB, 1);
+        first.onOutput(JOB, 1, Stream.STDOUT, "0", false);
+        first.onOutput(JOB, 1, Stream.STDOUT, "1", true);
+        first.pump(sender);
+        first.onOutput(JOB, 1, Stream.STDERR, "e", false);
+        List<Map<String, Object>> exported = first.handOver();
+        // through the state file's format, as a restart of the node does
+        StateCodec codec = new StateCodec();
+        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
+        try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
+            codec.write(out, exported, "output");
+        }
+        assertEquals(java.util.Set.of(), codec.dropped(), "every value of the output streams is kept");
+        Object read = new StateCodec().read(new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray())));
+
+        V2OutputStreams second = streams(100, 1 << 20, TimeUnit.SECONDS.toNanos(30));
+        assertEquals(List.of(), second.adopt((List<?>) read), "no job's streams lost");
+        sent.clear();
+        second.pump(sender);
+        second.pump(sender);
+        assertTrue(sent.stream().anyMatch(s -> s.text().equals("0") && s.sequence() == 0), sent.toString());
+        assertTrue(sent.stream().anyMatch(s -> s.text().equals("e")), "the line not sent yet goes out: " + sent);
+    }
+
+    @Test
     void shouldCutALineLongerThanThePayloadIntoFragmentsMarkingOnlyTheLast() {
         V2OutputStreams s = streams(10, 1 << 20, TimeUnit.SECONDS.toNanos(30));
         s.open(JOB, 3);
