@@ -21,7 +21,7 @@ while [ $# -gt 0 ]; do
     esac
 done
 old_id=$(git rev-parse --short "${old_rev}^{commit}")
-new_id=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!docs' || echo "+changes")
+new_id=$(git rev-parse --short HEAD)$(git diff --quiet HEAD -- . ':!docs' ':!benchmarks/analysis.md' || echo "+changes")
 work=$(mktemp -d)
 cleanup() { git worktree remove --force "$work/old" >/dev/null 2>&1 || true; rm -rf "$work"; }
 trap cleanup EXIT
