@@ -142,8 +142,10 @@ final class KarafNode {
         // a rank's children inherit its environment: the rank is the one whose parent is not a rank
         java.util.Set<Long> pids = new java.util.HashSet<>();
         matching.forEach(p -> pids.add(p.pid()));
+        // a process that ended while this looked (a rank's short-lived child) has no parent any more: not a rank
         return matching.stream()
-                .filter(p -> p.parent().map(parent -> !pids.contains(parent.pid())).orElse(true))
+                .filter(p -> p.parent().map(parent -> !pids.contains(parent.pid())).orElseGet(p::isAlive))
+                .filter(ProcessHandle::isAlive)
                 .toList();
     }
 

@@ -89,7 +89,8 @@ class NodeRestartIT {
 
             long jvm = node.stopKaraf();
             assertFalse(ProcessHandle.of(jvm).isPresent(), "Karaf's JVM has ended");
-            assertEquals(4, cluster.ranks().size(), "the ranks outlive Karaf (mpiprime, exiter, two mpijava): " + cluster.ranks());
+            List<ProcessHandle> kept = cluster.ranks();
+            assertEquals(4, kept.size(), "the ranks outlive Karaf (mpiprime, exiter, two mpijava): " + kept);
             // the exiter ends while no proxy runs: only the node keeper sees its status
             Files.createFile(programs.resolve("exiter.go"));
             awaitGone(exiterPid);
