@@ -143,11 +143,6 @@ public final class AdoptedRankProcess implements RankProcess {
         return statusKnown;
     }
 
-    /** @return the start time it was adopted with */
-    public long startTime() {
-        return startTime;
-    }
-
     @Override
     public long pid() {
         return pid;

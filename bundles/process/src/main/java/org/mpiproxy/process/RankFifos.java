@@ -225,11 +225,6 @@ public final class RankFifos {
             endWhenEmpty = true;
         }
 
-        /** @return whether {@link #detach()} was called */
-        public boolean detached() {
-            return detached;
-        }
-
         @Override
         public int read() throws IOException {
             byte[] one = new byte[1];

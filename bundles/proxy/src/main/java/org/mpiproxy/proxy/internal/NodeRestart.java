@@ -17,7 +17,6 @@ import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
 import org.mpiproxy.api.RankOutputListener;
-import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.process.AdoptedRankProcess;
 import org.mpiproxy.process.KeeperFiles;
 import org.mpiproxy.process.ProcStat;
@@ -125,15 +124,7 @@ final class NodeRestart {
         state.put("holder", holder > 0 ? new long[] {holder, startTime(holder)} : null);
         state.put("savedNanos", System.nanoTime());
         try {
-            StateCodec codec = new StateCodec();
-            Files.createDirectories(stateDir);
-            Path tmp = stateDir.resolve(FILE + ".tmp");
-            try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(tmp)))) {
-                out.writeInt(MAGIC);
-                out.writeInt(VERSION);
-                codec.write(out, state, "state");
-            }
-            Files.move(tmp, stateDir.resolve(FILE), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+            StateCodec codec = write(state, stateDir);
             LOG.info("Karaf stops: {} job(s) with {} rank(s) left running for the next start (restart.survive.seconds"
                     + " = {}); not kept: {}", HandOver.jobIds(state).size(), ranks, config.restart_survive_seconds(),
                     codec.dropped().isEmpty() ? "nothing" : codec.dropped());
@@ -144,6 +135,24 @@ final class NodeRestart {
                 RankHandOver.stopJobs(v2.get("jobs"), grace);
             }
         }
+    }
+
+    /**
+     * Writes a prepared state ({@link #prepare}) to {@value #FILE} in the state directory, atomically.
+     *
+     * @return the codec, which names what it left out
+     */
+    static StateCodec write(Map<String, Object> state, Path stateDir) throws IOException {
+        StateCodec codec = new StateCodec();
+        Files.createDirectories(stateDir);
+        Path tmp = stateDir.resolve(FILE + ".tmp");
+        try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(tmp)))) {
+            out.writeInt(MAGIC);
+            out.writeInt(VERSION);
+            codec.write(out, state, "state");
+        }
+        Files.move(tmp, stateDir.resolve(FILE), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
+        return codec;
     }
 
     /**
@@ -249,17 +258,25 @@ final class NodeRestart {
                 long pid = (Long) rank.get("pid");
                 int coreId = (Integer) rank.get("coreId");
                 if (rank.get("exited") instanceof Integer status) {
-                    rank.put("process", ended(pid, coreId, status));
+                    ended(rank, status);
                 } else if (rank.get("startTime") instanceof Long start && start >= 0 && logDirectory != null) {
                     Path fifos = RankFifos.directory(logDirectory,
                             rank.get("channelPath") instanceof Path c ? c.toString() : null);
-                    rank.put("process", AdoptedRankProcess.adopt(pid, start, coreId, keepers, logDirectory, fifos,
-                            jobId, (Integer) rank.get("rankId"), output, begun));
+                    AdoptedRankProcess process = AdoptedRankProcess.adopt(pid, start, coreId, keepers, logDirectory,
+                            fifos, jobId, (Integer) rank.get("rankId"), output, begun);
+                    process.onExit().thenRun(() -> {
+                        if (!process.statusKnown()) {
+                            LOG.warn("job {} rank {} (pid {}) ended while no proxy ran and no node keeper recorded how;"
+                                    + " reported with status {}", Job.hex(jobId), rank.get("rankId"), pid,
+                                    AdoptedRankProcess.UNKNOWN_STATUS);
+                        }
+                    });
+                    rank.put("process", process);
                     running++;
                 } else {
                     LOG.warn("job {} rank {}: its process could not be identified at the shutdown; reported as ended",
                             Job.hex(jobId), rank.get("rankId"));
-                    rank.put("process", ended(pid, coreId, AdoptedRankProcess.UNKNOWN_STATUS));
+                    ended(rank, AdoptedRankProcess.UNKNOWN_STATUS);
                 }
             }
         }
@@ -293,34 +310,14 @@ final class NodeRestart {
         }
     }
 
-    /** A rank that ended before the shutdown, with its status. */
-    private static RankProcess ended(long pid, int coreId, int status) {
-        return new RankProcess() {
-            @Override
-            public long pid() {
-                return pid;
-            }
-
-            @Override
-            public int coreId() {
-                return coreId;
-            }
-
-            @Override
-            public boolean isAlive() {
-                return false;
-            }
-
-            @Override
-            public CompletableFuture<Integer> onExit() {
-                return CompletableFuture.completedFuture(status);
-            }
-
-            @Override
-            public void stop(Duration grace) {
-                // it has ended
-            }
-        };
+    /**
+     * Makes a rank that ended before the shutdown a process of JDK-typed parts (the way
+     * {@link RankHandOver} takes a handle of another revision): its exit done with its status.
+     */
+    private static void ended(Map<String, Object> rank, int status) {
+        rank.put("exit", CompletableFuture.completedFuture(status));
+        rank.put("stop", (java.util.function.Consumer<Duration>) grace -> { });
+        rank.put("alive", (java.util.function.BooleanSupplier) () -> false);
     }
 
     @SuppressWarnings("unchecked")

@@ -195,20 +195,24 @@ class V2HandOverTest {
         Map<String, Object> state = new java.util.HashMap<>();
         state.put("v2", old.handOver());
         NodeRestart.prepare(state, null);
-        StateCodec codec = new StateCodec();
-        java.io.ByteArrayOutputStream bytes = new java.io.ByteArrayOutputStream();
-        try (java.io.DataOutputStream out = new java.io.DataOutputStream(bytes)) {
-            codec.write(out, state, "state");
-        }
+        java.nio.file.Path dir = java.nio.file.Files.createTempDirectory("mpiproxy-state-");
+        StateCodec codec = NodeRestart.write(state, dir);
         for (String dropped : codec.dropped()) {
             assertTrue(dropped.startsWith("state.v2.authenticator") || dropped.startsWith("state.v2.pmi")
                     || dropped.startsWith("state.v2.lateOutput"), "left out of the state file: " + codec.dropped());
         }
-        @SuppressWarnings("unchecked")
-        Map<String, Object> read = (Map<String, Object>) new StateCodec().read(
-                new java.io.DataInputStream(new java.io.ByteArrayInputStream(bytes.toByteArray())));
+        Map<String, Object> read = NodeRestart.take(dir, null);
+        java.nio.file.Files.deleteIfExists(dir);
         Map<?, ?> job = (Map<?, ?>) ((List<?>) ((Map<?, ?>) read.get("v2")).get("jobs")).get(0);
         assertEquals(2, ((List<?>) job.get("ranks")).size());
+        // the rank that ended before the shutdown comes back ended, with its status, through a new revision
+        V2Dispatcher next = proxy();
+        next.adoptOutput(RankHandOver.asMap(read.get("v2")));
+        assertEquals(java.util.Set.of(JOB), next.adopt(RankHandOver.asMap(read.get("v2"))));
+        next.doWork(transport);
+        org.mpiproxy.api.RankInfo two = next.jobs().get(0).ranks().stream().filter(i -> i.rankId() == 2)
+                .findFirst().orElseThrow();
+        assertEquals(3, two.exitStatus(), "the exact status of the rank that ended before the shutdown");
     }
 
     @Test
