@@ -10,6 +10,7 @@ import static org.mpiproxy.protocol.V1HeaderDescriptor.OP_RECV;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
+import java.util.Map;
 import java.util.function.LongSupplier;
 
 import org.mpiproxy.api.DatagramTransport;
@@ -31,13 +32,9 @@ final class V1DataPath {
     /** Result of a RECV answered without data because the rank ended before writing it all. */
     static final int RECV_RANK_ENDED = MpiErrors.ERR_TRUNCATE;
 
-    /** Finds the rank a datagram names: the job of its source address, the rank id in its header. */
-    interface Ranks {
-        Rank rankOf(InetSocketAddress source, int rankId);
-    }
-
     private final Logger log;
-    private final Ranks ranks;
+    /** The live jobs by their host's address; kept by {@link V1RankRequests}, read here. */
+    private final Map<InetSocketAddress, Job> jobs;
     private final V1Replies replies;
     private final ProxyCounters<ProxyCounter> counters;
     private final RateLimitedLog<ProxyCounter> lines;
@@ -45,12 +42,13 @@ final class V1DataPath {
     private final ArrayList<Rank> active = new ArrayList<>();
 
     /**
+     * @param jobs           the live jobs by their host's address ({@link V1RankRequests} keeps them)
      * @param holdLimitBytes the most SEND bytes held for one rank whose ring is full
      */
-    V1DataPath(Logger log, Ranks ranks, V1Replies replies, ProxyCounters<ProxyCounter> counters,
+    V1DataPath(Logger log, Map<InetSocketAddress, Job> jobs, V1Replies replies, ProxyCounters<ProxyCounter> counters,
                RateLimitedLog<ProxyCounter> lines, LongSupplier holdLimitBytes) {
         this.log = log;
-        this.ranks = ranks;
+        this.jobs = jobs;
         this.replies = replies;
         this.counters = counters;
         this.lines = lines;
@@ -70,7 +68,7 @@ final class V1DataPath {
             invalid(ProxyCounter.INVALID_COUNT, source, length, count);
             return;
         }
-        Rank rank = ranks.rankOf(source, header.rankId());
+        Rank rank = rankOf(source, header.rankId());
         if (rank == null) {
             invalid(ProxyCounter.INVALID_RANK, source, length, header.rankId());
             return;
@@ -117,7 +115,7 @@ final class V1DataPath {
             invalid(ProxyCounter.INVALID_DATATYPE, source, HEADER_LENGTH, datatype);
             return;
         }
-        Rank rank = ranks.rankOf(source, header.rankId());
+        Rank rank = rankOf(source, header.rankId());
         if (rank == null) {
             invalid(ProxyCounter.INVALID_RANK, source, HEADER_LENGTH, header.rankId());
             return;
@@ -332,6 +330,16 @@ final class V1DataPath {
             log.warn("dropped a {}-byte datagram from {}: {} (value {}; {} similar lines suppressed)", length,
                     Job.ownerText(source), reason.key(), value, lines.takeSuppressed(reason));
         }
+    }
+
+    /** @return the rank a datagram names: the job of its source address, the rank id in its header */
+    Rank rankOf(InetSocketAddress source, int rankId) {
+        Job job = jobs.get(source);
+        if (job == null) {
+            return null;
+        }
+        JobSupervisor.onHostHeard(job, System.nanoTime());
+        return job.rank(rankId);
     }
 
     private static int v1Size(int datatype) {

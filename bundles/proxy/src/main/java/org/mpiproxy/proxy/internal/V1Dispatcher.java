@@ -11,6 +11,7 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.ArrayList;
 import java.util.Comparator;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Executor;
@@ -91,19 +92,15 @@ final class V1Dispatcher implements DatagramHandler {
         });
         RankLifecycle lifecycle = new RankLifecycle("job", LOG, () -> this.settings, timer, channels,
                 RankLifecycle.counting(ProxyCounter.class, counters::increment, ProxyCounter.TERMINATE_FORCED), relay);
-        this.data = new V1DataPath(LOG, this::rankOf, replies, counters, invalidLog,
+        Map<InetSocketAddress, Job> jobs = new HashMap<>();
+        this.data = new V1DataPath(LOG, jobs, replies, counters, invalidLog,
                 () -> this.settings.holdLimitBytes());
         this.ranks = new V1RankRequests(new V1RankRequests.Parts(LOG, channels, launchers, () -> this.settings,
-                launchExecutor, timer, relay, lifecycle, replies, data, counters, invalidLog));
+                launchExecutor, timer, relay, lifecycle, replies, data, jobs, counters, invalidLog));
     }
 
     private boolean hasActiveRanks() {
         return data.hasActive();
-    }
-
-    /** The data path's lookup: the job of the source address, the rank it names. */
-    private Rank rankOf(InetSocketAddress source, int rankId) {
-        return ranks.rankOf(source, rankId);
     }
 
     /** Applies new supervision settings to jobs created from now on; any thread. */

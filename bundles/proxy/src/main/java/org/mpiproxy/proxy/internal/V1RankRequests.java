@@ -10,7 +10,6 @@ import java.security.SecureRandom;
 import java.time.Instant;
 import java.util.ArrayDeque;
 import java.util.ArrayList;
-import java.util.HashMap;
 import java.util.HashSet;
 import java.util.List;
 import java.util.Map;
@@ -54,14 +53,14 @@ final class V1RankRequests {
     private final JobSupervisor supervisor;
     private final SecureRandom random = new SecureRandom();
     private final Steps steps = new Steps();
-    private final Map<InetSocketAddress, Job> jobs = new HashMap<>();
+    private final Map<InetSocketAddress, Job> jobs;
     private final ArrayDeque<JobInfo> history = new ArrayDeque<>();
 
     /** The dispatcher's parts this class works with. */
     record Parts(Logger log, ChannelManager channels, LauncherLookup launchers, Supplier<ProxySettings> settings,
                  Executor launchExecutor, ScheduledExecutorService timer, RelayQueue relay, RankLifecycle lifecycle,
-                 V1Replies answers, V1DataPath data, ProxyCounters<ProxyCounter> counters,
-                 RateLimitedLog<ProxyCounter> invalidLog) {
+                 V1Replies answers, V1DataPath data, Map<InetSocketAddress, Job> jobs,
+                 ProxyCounters<ProxyCounter> counters, RateLimitedLog<ProxyCounter> invalidLog) {
     }
 
     V1RankRequests(Parts p) {
@@ -76,6 +75,7 @@ final class V1RankRequests {
         this.counters = p.counters();
         this.invalidLog = p.invalidLog();
         this.data = p.data();
+        this.jobs = p.jobs();
         this.supervisor = new JobSupervisor(p.timer(), relay::post, () -> settings.get().stopGrace(), this::reap);
     }
 
@@ -197,7 +197,7 @@ final class V1RankRequests {
             return;
         }
         counters.increment(ProxyCounter.TERMINATE_REQUESTS);
-        Rank rank = rankOf(source, rankId);
+        Rank rank = data.rankOf(source, rankId);
         if (rank == null) {
             counters.increment(ProxyCounter.TERMINATE_UNKNOWN);
             answers.set(OP_TERMINATE, MpiErrors.ERR_RANK, rankId, header.coreId(), 0, 0);
@@ -315,15 +315,6 @@ final class V1RankRequests {
         }
         answers.set(OP_EXEC, result, rankId, coreId, worldSize, 0);
         answers.send(replies, HEADER_LENGTH + answers.putReason(reason), source);
-    }
-
-    Rank rankOf(InetSocketAddress source, int rankId) {
-        Job job = jobs.get(source);
-        if (job == null) {
-            return null;
-        }
-        JobSupervisor.onHostHeard(job, System.nanoTime());
-        return job.rank(rankId);
     }
 
     private long newJobId() {
