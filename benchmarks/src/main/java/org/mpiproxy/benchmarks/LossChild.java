@@ -113,7 +113,7 @@ final class LossChild {
             }
         }
         // every message the rank counted was compared byte for byte with what was sent
-        System.out.printf(Locale.ROOT, "%s=%.3f %d %d %d %d%n", key, s.megabytesPerSecond(), s.sent(), s.received(),
-                dropped, duplicated);
+        System.out.printf(Locale.ROOT, "%s=%.3f %d %d %d %d %s%n", key, s.megabytesPerSecond(), s.sent(),
+                s.received(), dropped, duplicated, s.detail());
     }
 }

@@ -634,16 +634,18 @@ final class Report {
                 + "force from the EXEC to the last TERMINATE reply. The 8-byte doorbells the proxy rings from its "
                 + "port to wake the rank on the same node are exempt: they are local signals, not network "
                 + "traffic. Goodput = bytes of exact messages per second at the rank. The dropped and "
-                + "duplicated columns are nft's counters.%n%n"));
-        body.append("| run | goodput MB/s | messages sent | received exact | datagrams dropped | datagrams duplicated |\n"
-                + "| --- | --- | --- | --- | --- | --- |\n");
+                + "duplicated columns are nft's counters; fragments: the proxy's counters (resent = fragments that "
+                + "came again), then the host library's (sent again at once for a hole a reply showed, or after a "
+                + "retransmit timeout).%n%n"));
+        body.append("| run | goodput MB/s | messages sent | received exact | datagrams dropped | datagrams duplicated "
+                + "| fragments |\n| --- | --- | --- | --- | --- | --- | --- |\n");
         Samples lossless = new Samples();
         Samples faults = new Samples();
         boolean exact = true;
         for (Map.Entry<String, String> e : values.entrySet()) {
-            String[] parts = e.getValue().split(" ");
-            body.append(f("| %s | %s | %s | %s | %s | %s |%n", e.getKey(), parts[0], parts[1], parts[2], parts[3],
-                    parts[4]));
+            String[] parts = e.getValue().split(" ", 6);
+            body.append(f("| %s | %s | %s | %s | %s | %s | %s |%n", e.getKey(), parts[0], parts[1], parts[2], parts[3],
+                    parts[4], parts.length > 5 ? parts[5] : ""));
             (e.getKey().startsWith("lossless") ? lossless : faults).add(Double.parseDouble(parts[0]));
             exact &= parts[1].equals(parts[2]);
         }

@@ -127,12 +127,22 @@ final class V2Benchmarks {
             long stored = c.get("v2.send.stored");
             String detail = "fragments " + fragments + ", stored " + stored + ", resent " + (fragments - stored)
                     + " (ring full " + c.get("v2.send.ring.full") + ", duplicate " + c.get("v2.send.duplicate")
-                    + ", out of order " + c.get("v2.send.out.of.order") + "); CPU " + busy;
+                    + ", out of order " + c.get("v2.send.out.of.order") + "); host " + hostResends(host)
+                    + "; CPU " + busy;
             long received = counts[0] - 1; // the extra message is not timed
             return new UdpBenchmarks.Stream(sent, received, (counts[2] - counts[1]) / 1e9, messageBytes, detail);
         } finally {
             host.finish();
         }
+    }
+
+    /** @return what the host library sent again, and why */
+    static String hostResends(V2HostTransport host) {
+        Map<String, Long> h = host.sendCounters();
+        return "sent " + h.get("send.fragments") + ", again for holes " + h.get("send.resent.hole") + " (probes "
+                + h.get("send.hole.probes") + "), "
+                + h.get("send.timeouts") + " timeouts (" + h.get("send.timeout.wait.micros") / 1000
+                + " ms waited) sending " + h.get("send.resent.timeout") + " again";
     }
 
     private static ByteBuffer[] patterns(int messageBytes) {

@@ -7,8 +7,8 @@ import org.mpiproxy.protocol.V2HeaderDescriptor;
 /**
  * Copies of the SEND fragments a host sent to one rank and the proxy has not acknowledged yet,
  * for messages {@code send} returned from before their acknowledgement (eager sends): fragment
- * {@code sequence} in slot {@code sequence % slots}, the whole datagram as built (header and
- * payload, before its timestamp, nonce and MAC are set), so that a retransmission only signs it
+ * {@code sequence} in slot {@code sequence % slots}, the whole datagram as sent (signed) and when
+ * it was signed, so that a retransmission soon after sends it as it is and a later one signs it
  * again. Sequences are consecutive; the oldest goes when the proxy acknowledges it.
  * Not thread-safe (the transport's lock).
  */
@@ -16,6 +16,7 @@ final class RetainedFragments {
 
     private final ByteBuffer data;
     private final int[] lengths;
+    private final long[] signedAt;
     private final int slotSize;
     /** The first sequence still kept, and the one after the last. */
     private long from;
@@ -28,6 +29,7 @@ final class RetainedFragments {
     RetainedFragments(int slots, int slotSize) {
         this.data = ByteBuffer.allocate(slots * slotSize).order(V2HeaderDescriptor.BYTE_ORDER);
         this.lengths = new int[slots];
+        this.signedAt = new long[slots];
         this.slotSize = slotSize;
     }
 
@@ -50,11 +52,12 @@ final class RetainedFragments {
     }
 
     /**
-     * Keeps fragment {@code sequence}: bytes {@code [0, length)} of {@code datagram}.
+     * Keeps fragment {@code sequence}: bytes {@code [0, length)} of {@code datagram}, signed at
+     * {@code signedAtMillis}.
      *
      * @throws IllegalStateException when it is not the next sequence or no slot is free
      */
-    void keep(long sequence, ByteBuffer datagram, int length) {
+    void keep(long sequence, ByteBuffer datagram, int length, long signedAtMillis) {
         if (isEmpty()) {
             from = sequence;
             end = sequence;
@@ -66,6 +69,7 @@ final class RetainedFragments {
         int slot = (int) (sequence % lengths.length);
         data.put(slot * slotSize, datagram, 0, length);
         lengths[slot] = length;
+        signedAt[slot] = signedAtMillis;
         end++;
     }
 
@@ -107,6 +111,19 @@ final class RetainedFragments {
         int slot = keptSlot(sequence);
         datagram.put(0, data, slot * slotSize, lengths[slot]);
         return lengths[slot];
+    }
+
+    /** Fragment {@code sequence} was signed again: it is now the first {@code length} bytes of {@code datagram}. */
+    void resigned(long sequence, int length, long signedAtMillis, ByteBuffer datagram) {
+        int slot = keptSlot(sequence);
+        data.put(slot * slotSize, datagram, 0, length);
+        lengths[slot] = length;
+        signedAt[slot] = signedAtMillis;
+    }
+
+    /** @return when fragment {@code sequence} was signed, milliseconds since the epoch */
+    long signedAt(long sequence) {
+        return signedAt[keptSlot(sequence)];
     }
 
     /** @return the slot of fragment {@code sequence}, which must be kept */

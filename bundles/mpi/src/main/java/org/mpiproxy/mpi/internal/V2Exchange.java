@@ -170,10 +170,33 @@ final class V2Exchange {
 
     /** Signs the request in {@link #out} with a fresh nonce and sends it to rank {@code rank}. */
     void transmit(int rank) {
+        transmit(rank, System.currentTimeMillis());
+    }
+
+    /**
+     * As {@link #transmit(int)}, with {@code nowMillis} as the timestamp.
+     *
+     * @return the datagram's length: {@link #out} holds it, signed, from index 0
+     */
+    int transmit(int rank, long nowMillis) {
         long nonce = random.nextLong();
         ranks[rank].at.sent(nonce);
-        outHeader.timestamp(System.currentTimeMillis()).nonce(nonce);
+        outHeader.timestamp(nowMillis).nonce(nonce);
         int length = ranks[rank].auth.sign(out, 0);
+        sendOut(rank, length);
+        return length;
+    }
+
+    /**
+     * Sends the signed datagram in {@link #out} again as it is (a SEND fragment resent soon: SEND
+     * skips the proxy's replay cache, docs/protocol-v2.md 3.2).
+     */
+    void transmitSigned(int rank, int length) {
+        ranks[rank].at.sent(outHeader.nonce());
+        sendOut(rank, length);
+    }
+
+    private void sendOut(int rank, int length) {
         out.limit(length).position(0);
         try {
             // 0 bytes sent (socket buffer full) is a loss like any other: retransmission recovers it
@@ -217,7 +240,9 @@ final class V2Exchange {
      */
     void awaitReplies(long waitNanos, int watched) {
         try {
-            long millis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(waitNanos));
+            // whole milliseconds (the selector's unit), rounded up: a retransmit is not looked for too early
+            long millis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(waitNanos, Long.MAX_VALUE - 999_999)
+                    + 999_999));
             if (selector.select(millis) > 0) {
                 selector.selectedKeys().clear();
             }
@@ -226,7 +251,7 @@ final class V2Exchange {
         } catch (IOException e) {
             throw new MpiException(MpiErrors.ERR_IO, "receiving failed: " + e.getMessage(), e);
         }
-        send.resendOverdue();
+        send.resendOverdueNow();
         if (watched == 0) {
             return;
         }

@@ -12,6 +12,7 @@ import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND;
 
 import java.nio.ByteBuffer;
+import java.util.concurrent.TimeUnit;
 
 import org.mpiproxy.mpi.MpiException;
 import org.mpiproxy.protocol.MpiDatatype;
@@ -26,6 +27,26 @@ import org.mpiproxy.protocol.V2HeaderFlyweight;
  * transport's lock.
  */
 final class V2SendStreams {
+
+    /**
+     * A fragment resent within this time of its signature goes out as it was signed: a proxy
+     * takes it within its skew (30 s by default, seconds at the least one would set), and only
+     * its sequence number tells it from the first copy (docs/protocol-v2.md 3.2). Later it is
+     * signed again with a fresh timestamp and nonce.
+     */
+    static final long RESEND_SIGNED_MILLIS = 200;
+
+    /**
+     * What a proxy may hold of the fragments after a hole (docs/protocol-v2.md 5.2: ours holds the
+     * next 64, at most 2 MiB per rank): after a retransmit timeout only the first fragment not
+     * acknowledged and those past this range go out again. A proxy that holds fewer gets the
+     * others one round trip apart, each reply showing the next one missing.
+     */
+    static final int HELD_PAST_HOLE = 64;
+    static final int HELD_PAST_HOLE_BYTES = 2 << 20;
+
+    /** The shortest wait for the reply to a hole sent again before it goes once more ({@link #holeProbeNanos}). */
+    static final long MIN_HOLE_PROBE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
 
     /** Per rank: the stream's positions, window, kept copies and retransmit timer. */
     private static final class Stream {
@@ -54,6 +75,9 @@ final class V2SendStreams {
         /** The last hole sent again, -1 once its reply came, and the end of the fragments sent before it. */
         long holeResent = -1;
         long holeSentBefore;
+        /** When the hole was last sent again, and how often since its first resend (the probe's back-off). */
+        long holeResentAt;
+        int holeProbes;
         /** One past the highest fragment sent (first time or again) since the last refusal. */
         long sentEnd;
         /** The argument of a refused SEND's reply (the proxy's maximum message size for that refusal). */
@@ -65,11 +89,24 @@ final class V2SendStreams {
     private final Stream[] streams;
     /** When {@link #resendOverdue} last looked through the ranks. */
     private long lastOverdueScan = System.nanoTime() - OVERDUE_SCAN_NANOS;
+    /** Fragments sent (first time or again), sent again for a hole, retransmit timeouts and what they sent. */
+    private long fragmentsSent;
+    private long holeResends;
+    private long timeouts;
+    private long timeoutResends;
+    /** Holes sent once more because no reply to their resend came within the probe time. */
+    private long holeProbesSent;
+    /** How long the streams waited for their retransmit timeouts in all. */
+    private long timeoutWaitNanos;
+    /** Fragments after a hole a proxy may hold (ours: 64, at most 2 MiB), not resent after a timeout. */
+    private final long heldPastHole;
 
     V2SendStreams(V2Exchange exchange) {
         this.exchange = exchange;
         this.ranks = exchange.ranks;
         this.streams = new Stream[ranks.length];
+        this.heldPastHole = Math.max(1, Math.min(HELD_PAST_HOLE,
+                HELD_PAST_HOLE_BYTES / Math.max(1, exchange.maxPayload)));
         for (int r = 1; r < ranks.length; r++) {
             streams[r] = new Stream();
         }
@@ -99,7 +136,7 @@ final class V2SendStreams {
         // a node that falls silent fails the wait (awaitReplies)
         while (unacknowledged(s) && s.sendResult == MpiErrors.SUCCESS) {
             pumpKept(dest);
-            exchange.awaitReplies(s.sendTimer.timeoutNanos(), dest);
+            await(s, dest);
         }
         throwRefusal(s, dest);
     }
@@ -133,7 +170,7 @@ final class V2SendStreams {
                 break;
             }
             pumpKept(dest);
-            exchange.awaitReplies(s.sendTimer.timeoutNanos(), dest);
+            await(s, dest);
             throwRefusal(s, dest);
         }
         resendHole(dest);
@@ -148,8 +185,9 @@ final class V2SendStreams {
             s.sendProgressAt = now;
             s.sendTimer.progress();
         }
-        kept.keep(sequence, out, HEADER_LENGTH + bytes);
-        exchange.transmit(dest);
+        long nowMillis = System.currentTimeMillis();
+        kept.keep(sequence, out, exchange.transmit(dest, nowMillis), nowMillis);
+        fragmentsSent++;
         s.sendNext = sequence + 1;
         s.sentEnd = Math.max(s.sentEnd, sequence + 1);
         if (s.timedSequence < 0) {
@@ -165,11 +203,39 @@ final class V2SendStreams {
         if (hole >= 0) {
             s.hole = -1;
             if (hole >= s.sendAcked && s.retained != null && s.retained.holds(hole)) {
-                s.holeResent = hole;
-                s.holeSentBefore = s.sentEnd;
-                resendKept(dest, hole);
+                resendAsHole(dest, hole);
+                holeResends++;
             }
         }
+    }
+
+    /** Sends fragment {@code hole} again, watching the reply to it for the next hole and for its loss. */
+    private void resendAsHole(int dest, long hole) {
+        Stream s = streams[dest];
+        s.holeResent = hole;
+        s.holeSentBefore = s.sentEnd;
+        s.holeResentAt = System.nanoTime();
+        s.holeProbes = 0;
+        resendKept(dest, hole);
+    }
+
+    /**
+     * How long after a hole was sent again, with no reply to it, it goes once more: one and a half
+     * smoothed round trips, at least {@link #MIN_HOLE_PROBE_NANOS}, doubled per probe, never
+     * longer than the retransmit timeout. The host that waits for it has nothing else in flight
+     * that could show the loss (every kept copy is out), so this is the tail-loss probe of that wait.
+     */
+    private static long holeProbeNanos(Stream s) {
+        long rto = s.sendTimer.timeoutNanos();
+        long srtt = s.sendTimer.smoothedNanos();
+        long probe = srtt < 0 ? rto : Math.max(MIN_HOLE_PROBE_NANOS, srtt + srtt / 2) << Math.min(s.holeProbes, 20);
+        return Math.min(rto, probe);
+    }
+
+    /** @return whether the hole sent again still waits for its reply (the hole is the first not acknowledged) */
+    private static boolean holeOutstanding(Stream s) {
+        return s.holeResent >= 0 && s.holeResent == s.sendAcked && s.retained != null
+                && s.retained.holds(s.holeResent);
     }
 
     /** Sends the kept fragments from {@code sendNext} on, as far as the window allows. */
@@ -192,8 +258,14 @@ final class V2SendStreams {
         s.sentEnd = Math.max(s.sentEnd, sequence + 1);
         ByteBuffer out = exchange.out;
         out.clear();
-        s.retained.copy(sequence, out);
-        exchange.transmit(dest);
+        int length = s.retained.copy(sequence, out);
+        long nowMillis = System.currentTimeMillis();
+        if (nowMillis - s.retained.signedAt(sequence) < RESEND_SIGNED_MILLIS) {
+            exchange.transmitSigned(dest, length); // no second MAC over the payload
+        } else {
+            s.retained.resigned(sequence, exchange.transmit(dest, nowMillis), nowMillis, out);
+        }
+        fragmentsSent++;
     }
 
     /**
@@ -203,11 +275,15 @@ final class V2SendStreams {
      * eager message that was lost gets it while the host waits in {@code recv} or {@code finish}.
      */
     void resendOverdue() {
-        long now = System.nanoTime();
         // every send comes here: the ranks are looked through once per millisecond at most
-        if (now - lastOverdueScan < OVERDUE_SCAN_NANOS) {
-            return;
+        if (System.nanoTime() - lastOverdueScan >= OVERDUE_SCAN_NANOS) {
+            resendOverdueNow();
         }
+    }
+
+    /** As {@link #resendOverdue}, whenever the last look was: after a wait for datagrams. */
+    void resendOverdueNow() {
+        long now = System.nanoTime();
         lastOverdueScan = now;
         for (int r = 1; r < ranks.length; r++) {
             Stream s = streams[r];
@@ -221,17 +297,34 @@ final class V2SendStreams {
             }
             resendHole(r);
             if (now - s.sendProgressAt >= s.sendTimer.timeoutNanos()) {
-                s.sendNext = s.sendAcked;
+                timeouts++;
+                timeoutWaitNanos += now - s.sendProgressAt;
+                long before = fragmentsSent;
+                long first = s.sendAcked;
                 if (s.window <= 0) {
-                    if (kept.holds(s.sendNext)) {
-                        resendKept(r, s.sendNext);
+                    s.sendNext = first;
+                    if (kept.holds(first)) {
+                        resendKept(r, first);
                         s.sendNext++;
                     }
                 } else {
+                    // the first fragment not acknowledged goes again as a hole (its reply shows the next
+                    // one missing, if any); those a proxy holds past a hole are not sent again, the rest are
+                    if (kept.holds(first)) {
+                        resendAsHole(r, first);
+                    }
+                    s.sendNext = Math.max(first + 1, Math.min(s.sendNext, first + 1 + heldPastHole));
                     pumpKept(r);
                 }
+                timeoutResends += fragmentsSent - before;
                 s.sendTimer.backOff();
                 s.sendProgressAt = now;
+            } else if (s.window > 0 && holeOutstanding(s) && now - s.holeResentAt >= holeProbeNanos(s)) {
+                // the hole sent again or its reply was lost too: once more, long before the timeout
+                int probes = s.holeProbes + 1;
+                resendAsHole(r, s.holeResent);
+                s.holeProbes = probes;
+                holeProbesSent++;
             } else if (s.sendNext < kept.end()) {
                 // a window update after a full ring sent us back: the kept ones go out again now
                 pumpKept(r);
@@ -274,6 +367,42 @@ final class V2SendStreams {
                 + "; the messages sent after it were dropped");
     }
 
+    /**
+     * @return {fragments sent (first time or again), sent again for a hole a reply showed,
+     *         retransmit timeouts, fragments those sent again, microseconds waited for them, hole probes}
+     */
+    long[] counters() {
+        return new long[] {fragmentsSent, holeResends, timeouts, timeoutResends, timeoutWaitNanos / 1000,
+            holeProbesSent};
+    }
+
+    /**
+     * Waits for replies from rank {@code dest}'s node until the stream's retransmit timeout at
+     * most, then resends what is overdue (what is overdue already goes first).
+     */
+    private void await(Stream s, int dest) {
+        long left = untilOverdue(s);
+        if (left == 0) {
+            resendOverdueNow();
+            left = untilOverdue(s);
+        }
+        exchange.awaitReplies(left, dest);
+    }
+
+    /** @return how long until the stream's retransmit timeout expires (the whole timeout with nothing kept) */
+    private static long untilOverdue(Stream s) {
+        long timeout = s.sendTimer.timeoutNanos();
+        if (s.retained == null || s.retained.isEmpty()) {
+            return timeout;
+        }
+        long now = System.nanoTime();
+        long left = s.sendProgressAt + timeout - now;
+        if (s.window > 0 && holeOutstanding(s)) {
+            left = Math.min(left, s.holeResentAt + holeProbeNanos(s) - now);
+        }
+        return Math.max(0, left);
+    }
+
     /** @return whether fragments sent to the rank wait for the proxy's acknowledgement */
     private static boolean unacknowledged(Stream s) {
         return s.retained != null && s.sendAcked < s.retained.end();
@@ -289,7 +418,7 @@ final class V2SendStreams {
                     && !ranks[r].at.dead && ranks[r].execResult == MpiErrors.SUCCESS && System.nanoTime() < deadline) {
                 try {
                     pumpKept(r);
-                    exchange.awaitReplies(s.sendTimer.timeoutNanos(), r);
+                    await(s, r);
                 } catch (MpiException e) {
                     exchange.diagnostics.println("mpi: " + e.getMessage() + "; " + (s.retained.end() - s.sendAcked)
                             + " fragments sent to rank " + r + " were not acknowledged");

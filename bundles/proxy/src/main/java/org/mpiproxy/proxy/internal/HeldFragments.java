@@ -13,8 +13,8 @@ final class HeldFragments {
 
     /** Fragments held per rank at most. */
     static final int MAX_SLOTS = 64;
-    /** Bytes held per rank at most (fewer slots for large datagrams). */
-    static final int MAX_BYTES = 1 << 20;
+    /** Bytes held per rank at most (fewer slots for large datagrams); as much as a host of ours keeps in flight. */
+    static final int MAX_BYTES = 2 << 20;
 
     private final ByteBuffer payloads;
     private final int slotSize;

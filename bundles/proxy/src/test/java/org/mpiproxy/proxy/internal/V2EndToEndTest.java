@@ -268,10 +268,24 @@ class V2EndToEndTest {
         });
         org.mpiproxy.protocol.V2HeaderFlyweight header = new org.mpiproxy.protocol.V2HeaderFlyweight();
         java.util.Set<Long> lostOnce = java.util.concurrent.ConcurrentHashMap.newKeySet();
+        // the nonce of each lost first sending, and how many copies came again unchanged or signed again
+        Map<Long, Long> lostNonces = new java.util.concurrent.ConcurrentHashMap<>();
+        java.util.concurrent.atomic.AtomicInteger unchanged = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.concurrent.atomic.AtomicInteger resigned = new java.util.concurrent.atomic.AtomicInteger();
         lose = datagram -> {
             header.wrap(datagram, datagram.position());
-            return header.operation() == org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND
-                    && header.sequence() % 7 == 3 && lostOnce.add(header.sequence());
+            if (header.operation() != org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND) {
+                return false;
+            }
+            Long first = lostNonces.get(header.sequence());
+            if (first != null) {
+                (first == header.nonce() ? unchanged : resigned).incrementAndGet();
+            }
+            if (header.sequence() % 7 == 3 && lostOnce.add(header.sequence())) {
+                lostNonces.put(header.sequence(), header.nonce());
+                return true;
+            }
+            return false;
         };
         V2HostTransport host = V2HostTransport.start(hostfile(port, 1), "sink", List.of(), V2Datagrams.KEYS, 1448,
                 Duration.ofSeconds(60), System.err);
@@ -285,6 +299,91 @@ class V2EndToEndTest {
         assertEquals(messages / 7 + (messages % 7 > 3 ? 1 : 0), lostOnce.size(), "first sendings lost");
         assertEquals(messages * (long) Integer.BYTES, dispatcher.counter(V2Counter.SEND_BYTES),
                 "every message stored once");
+        // resent soon after its signature, a fragment goes out as it was signed: no second MAC
+        assertEquals(true, unchanged.get() >= lostOnce.size() / 2,
+                unchanged.get() + " lost fragments came again unchanged, " + resigned.get() + " signed again");
+    }
+
+    /**
+     * A hole sent again and lost again: the host has every kept copy out and nothing else in flight
+     * (it waits in {@code flush}), so no reply can show the second loss. It goes once more after the
+     * hole probe time (1 ms here), before the retransmit timeout (2 ms at least).
+     */
+    @Test
+    void shouldSendALostHoleOnceMoreBeforeTheRetransmitTimeout() throws Exception {
+        int messages = 10;
+        AtomicReference<String> seen = new AtomicReference<>("nothing");
+        int port = start(1448, "127.0.0.1", (rank, request) -> {
+            ByteBuffer b = ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            for (int i = 0; i < messages; i++) {
+                rank.recv(MpiDatatype.INT.code(), b, 0, 1, 0);
+                if (b.getInt(0) != i) {
+                    seen.set("message " + i + " was " + b.getInt(0));
+                    return;
+                }
+            }
+            seen.set("all");
+        });
+        org.mpiproxy.protocol.V2HeaderFlyweight header = new org.mpiproxy.protocol.V2HeaderFlyweight();
+        java.util.concurrent.atomic.AtomicInteger sendings = new java.util.concurrent.atomic.AtomicInteger();
+        lose = datagram -> {
+            header.wrap(datagram, datagram.position());
+            // the first sending of fragment 5 and its first resend are lost
+            return header.operation() == org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND && header.sequence() == 5
+                    && sendings.incrementAndGet() <= 2;
+        };
+        V2HostTransport host = V2HostTransport.start(hostfile(port, 1), "sink", List.of(), V2Datagrams.KEYS, 1448,
+                Duration.ofSeconds(60), System.err);
+        ByteBuffer one = ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        for (int i = 0; i < messages; i++) {
+            host.send(MpiDatatype.INT.code(), one.putInt(0, i), 0, 1, 1);
+        }
+        host.flush(1);
+        Map<String, Long> c = host.sendCounters();
+        assertArrayEquals(new int[] {0, 10}, host.finish());
+        assertEquals("all", seen.get());
+        assertEquals(3, sendings.get(), "fragment 5 went three times");
+        assertEquals(1, c.get("send.hole.probes"), "the lost resend went once more as a probe: " + c);
+    }
+
+    /**
+     * After a retransmit timeout only the first fragment not acknowledged goes again (a proxy holds
+     * those after it that arrived); the ones it misses too follow one reply apart. With every SEND
+     * lost for 150 ms, ten kept fragments cost one resend per timeout, not ten.
+     */
+    @Test
+    void shouldSendOnlyTheFirstFragmentNotAcknowledgedAgainAfterATimeout() throws Exception {
+        int messages = 10;
+        AtomicReference<Integer> sum = new AtomicReference<>();
+        int port = start(1448, "127.0.0.1", (rank, request) -> {
+            ByteBuffer b = ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            int total = 0;
+            for (int i = 0; i < messages; i++) {
+                rank.recv(MpiDatatype.INT.code(), b, 0, 1, 0);
+                total = total * 31 + b.getInt(0);
+            }
+            sum.set(total);
+        });
+        V2HostTransport host = V2HostTransport.start(hostfile(port, 1), "sink", List.of(), V2Datagrams.KEYS, 1448,
+                Duration.ofSeconds(60), System.err);
+        long until = System.nanoTime() + Duration.ofMillis(150).toNanos();
+        org.mpiproxy.protocol.V2HeaderFlyweight header = new org.mpiproxy.protocol.V2HeaderFlyweight();
+        lose = datagram -> {
+            header.wrap(datagram, datagram.position());
+            return header.operation() == org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND && System.nanoTime() < until;
+        };
+        ByteBuffer one = ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+        int expected = 0;
+        for (int i = 0; i < messages; i++) {
+            host.send(MpiDatatype.INT.code(), one.putInt(0, i + 7), 0, 1, 1);
+            expected = expected * 31 + i + 7;
+        }
+        host.flush(1);
+        Map<String, Long> c = host.sendCounters();
+        assertArrayEquals(new int[] {0, 10}, host.finish());
+        assertEquals(expected, sum.get());
+        assertEquals(true, c.get("send.timeouts") >= 2, "timeouts while every SEND was lost: " + c);
+        assertEquals(c.get("send.timeouts"), c.get("send.resent.timeout"), "one fragment per timeout: " + c);
     }
 
     /**
@@ -304,9 +403,14 @@ class V2EndToEndTest {
                 Duration.ofSeconds(60), System.err);
         long until = System.nanoTime() + Duration.ofMillis(300).toNanos();
         org.mpiproxy.protocol.V2HeaderFlyweight header = new org.mpiproxy.protocol.V2HeaderFlyweight();
+        java.util.Set<Long> nonces = java.util.concurrent.ConcurrentHashMap.newKeySet();
         lose = datagram -> {
             header.wrap(datagram, datagram.position());
-            return header.operation() == org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND && System.nanoTime() < until;
+            if (header.operation() != org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND) {
+                return false;
+            }
+            nonces.add(header.nonce());
+            return System.nanoTime() < until;
         };
         ByteBuffer one = ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN).putInt(0, 4242);
         long t0 = System.nanoTime();
@@ -316,6 +420,8 @@ class V2EndToEndTest {
         assertEquals(null, got.get(), "nothing reached the rank yet");
         assertArrayEquals(new int[] {0, 10}, host.finish());
         assertEquals(4242, got.get());
+        // the copies sent 200 ms or more after the first were signed again, with a fresh nonce
+        assertEquals(true, nonces.size() >= 2, "nonces of the fragment's copies: " + nonces);
     }
 
     /** The refusal of an eager message (the rank has ended) is thrown by the next send to that rank. */
