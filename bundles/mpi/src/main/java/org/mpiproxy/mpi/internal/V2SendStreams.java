@@ -2,10 +2,6 @@ package org.mpiproxy.mpi.internal;
 
 import static org.mpiproxy.mpi.internal.V2HostTransport.EAGER_BYTES_PER_RANK;
 import static org.mpiproxy.mpi.internal.V2HostTransport.EAGER_SLOTS;
-import static org.mpiproxy.mpi.internal.V2HostTransport.INITIAL_RTO_NANOS;
-import static org.mpiproxy.mpi.internal.V2HostTransport.INITIAL_WINDOW;
-import static org.mpiproxy.mpi.internal.V2HostTransport.MAX_RTO_NANOS;
-import static org.mpiproxy.mpi.internal.V2HostTransport.MIN_SEND_RTO_NANOS;
 import static org.mpiproxy.mpi.internal.V2HostTransport.OVERDUE_SCAN_NANOS;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_END_OF_MESSAGE;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
@@ -45,48 +41,12 @@ final class V2SendStreams {
     static final int HELD_PAST_HOLE = 64;
     static final int HELD_PAST_HOLE_BYTES = 2 << 20;
 
-    /** The shortest wait for the reply to a hole sent again before it goes once more ({@link #holeProbeNanos}). */
+    /** The shortest wait for the reply to a resent hole before it goes again ({@link V2SendStream#holeProbeNanos}). */
     static final long MIN_HOLE_PROBE_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
-
-    /** Per rank: the stream's positions, window, kept copies and retransmit timer. */
-    private static final class Stream {
-        long sendNext;
-        long sendAcked;
-        int window = INITIAL_WINDOW;
-        /** A fragment was refused for a full ring (window 0): the next window above 0 sends again from sendAcked. */
-        boolean sendStalled;
-        int sendResult;
-        /** Copies of eager fragments not yet acknowledged; made with the first eager send. */
-        RetainedFragments retained;
-        /** When {@link #sendAcked} last moved or an eager fragment was (re)sent, and their retransmit timeout. */
-        long sendProgressAt;
-        final RoundTripEstimator sendTimer = new RoundTripEstimator(INITIAL_RTO_NANOS, MIN_SEND_RTO_NANOS,
-                MAX_RTO_NANOS);
-        /** The fragment whose acknowledgement times a round trip, -1 when none; when it was sent. */
-        long timedSequence = -1;
-        long timedAt;
-        /**
-         * Replies to fragments from this sequence on may start a resend from a hole: those to
-         * fragments sent before the last such resend ({@link #onReply}) report the same hole.
-         */
-        long resentFrom;
-        /** A fragment the proxy's replies show missing, to send again at the next chance; -1 when none. */
-        long hole = -1;
-        /** The last hole sent again, -1 once its reply came, and the end of the fragments sent before it. */
-        long holeResent = -1;
-        long holeSentBefore;
-        /** When the hole was last sent again, and how often since its first resend (the probe's back-off). */
-        long holeResentAt;
-        int holeProbes;
-        /** One past the highest fragment sent (first time or again) since the last refusal. */
-        long sentEnd;
-        /** The argument of a refused SEND's reply (the proxy's maximum message size for that refusal). */
-        long sendRefusalArgument;
-    }
 
     private final V2Exchange exchange;
     private final V2Rank[] ranks;
-    private final Stream[] streams;
+    private final V2SendStream[] streams;
     /** When {@link #resendOverdue} last looked through the ranks. */
     private long lastOverdueScan = System.nanoTime() - OVERDUE_SCAN_NANOS;
     /** Fragments sent (first time or again), sent again for a hole, retransmit timeouts and what they sent. */
@@ -104,17 +64,17 @@ final class V2SendStreams {
     V2SendStreams(V2Exchange exchange) {
         this.exchange = exchange;
         this.ranks = exchange.ranks;
-        this.streams = new Stream[ranks.length];
+        this.streams = new V2SendStream[ranks.length];
         this.heldPastHole = Math.max(1, Math.min(HELD_PAST_HOLE,
                 HELD_PAST_HOLE_BYTES / Math.max(1, exchange.maxPayload)));
         for (int r = 1; r < ranks.length; r++) {
-            streams[r] = new Stream();
+            streams[r] = new V2SendStream();
         }
     }
 
     /** As {@link V2HostTransport#send(int, int, ByteBuffer, int, int, int)}. */
     void send(int datatype, int tag, ByteBuffer src, int offset, int count, int dest) {
-        Stream s = streams[dest];
+        V2SendStream s = streams[dest];
         // what arrived since the last call: acknowledgements free kept copies, a refusal is thrown now
         exchange.receive();
         resendOverdue();
@@ -132,9 +92,9 @@ final class V2SendStreams {
 
     /** As {@link V2HostTransport#flush(int)}. */
     void flush(int dest) {
-        Stream s = streams[dest];
+        V2SendStream s = streams[dest];
         // a node that falls silent fails the wait (awaitReplies)
-        while (unacknowledged(s) && s.sendResult == MpiErrors.SUCCESS) {
+        while (s.unacknowledged() && s.sendResult == MpiErrors.SUCCESS) {
             pumpKept(dest);
             await(s, dest);
         }
@@ -154,7 +114,7 @@ final class V2SendStreams {
      */
     private void sendKept(int datatype, int tag, ByteBuffer src, int at, int n, int size, int dest, boolean last,
                           long statedSize) {
-        Stream s = streams[dest];
+        V2SendStream s = streams[dest];
         if (s.retained == null) {
             int datagramSize = exchange.datagramSize;
             s.retained = new RetainedFragments(Math.max(1, Math.min(EAGER_SLOTS, EAGER_BYTES_PER_RANK / datagramSize)),
@@ -198,7 +158,7 @@ final class V2SendStreams {
 
     /** Sends the hole the proxy's replies showed again, if it is still not acknowledged. */
     private void resendHole(int dest) {
-        Stream s = streams[dest];
+        V2SendStream s = streams[dest];
         long hole = s.hole;
         if (hole >= 0) {
             s.hole = -1;
@@ -211,7 +171,7 @@ final class V2SendStreams {
 
     /** Sends fragment {@code hole} again, watching the reply to it for the next hole and for its loss. */
     private void resendAsHole(int dest, long hole) {
-        Stream s = streams[dest];
+        V2SendStream s = streams[dest];
         s.holeResent = hole;
         s.holeSentBefore = s.sentEnd;
         s.holeResentAt = System.nanoTime();
@@ -219,29 +179,10 @@ final class V2SendStreams {
         resendKept(dest, hole);
     }
 
-    /**
-     * How long after a hole was sent again, with no reply to it, it goes once more: one and a half
-     * smoothed round trips, at least {@link #MIN_HOLE_PROBE_NANOS}, doubled per probe, never
-     * longer than the retransmit timeout. The host that waits for it has nothing else in flight
-     * that could show the loss (every kept copy is out), so this is the tail-loss probe of that wait.
-     */
-    private static long holeProbeNanos(Stream s) {
-        long rto = s.sendTimer.timeoutNanos();
-        long srtt = s.sendTimer.smoothedNanos();
-        long probe = srtt < 0 ? rto : Math.max(MIN_HOLE_PROBE_NANOS, srtt + srtt / 2) << Math.min(s.holeProbes, 20);
-        return Math.min(rto, probe);
-    }
-
-    /** @return whether the hole sent again still waits for its reply (the hole is the first not acknowledged) */
-    private static boolean holeOutstanding(Stream s) {
-        return s.holeResent >= 0 && s.holeResent == s.sendAcked && s.retained != null
-                && s.retained.holds(s.holeResent);
-    }
-
     /** Sends the kept fragments from {@code sendNext} on, as far as the window allows. */
     private void pumpKept(int dest) {
         resendHole(dest);
-        Stream s = streams[dest];
+        V2SendStream s = streams[dest];
         long limit = s.sendAcked + Math.max(s.window, 0);
         s.sendNext = Math.max(s.sendNext, s.sendAcked);
         while (s.retained != null && s.sendNext < s.retained.end() && s.sendNext < limit) {
@@ -251,7 +192,7 @@ final class V2SendStreams {
     }
 
     private void resendKept(int dest, long sequence) {
-        Stream s = streams[dest];
+        V2SendStream s = streams[dest];
         if (sequence <= s.timedSequence) {
             s.timedSequence = -1; // its acknowledgement could answer either copy
         }
@@ -286,7 +227,7 @@ final class V2SendStreams {
         long now = System.nanoTime();
         lastOverdueScan = now;
         for (int r = 1; r < ranks.length; r++) {
-            Stream s = streams[r];
+            V2SendStream s = streams[r];
             RetainedFragments kept = s.retained;
             if (kept == null || s.sendResult != MpiErrors.SUCCESS) {
                 continue;
@@ -319,7 +260,7 @@ final class V2SendStreams {
                 timeoutResends += fragmentsSent - before;
                 s.sendTimer.backOff();
                 s.sendProgressAt = now;
-            } else if (s.window > 0 && holeOutstanding(s) && now - s.holeResentAt >= holeProbeNanos(s)) {
+            } else if (s.window > 0 && s.holeOutstanding() && now - s.holeResentAt >= s.holeProbeNanos()) {
                 // the hole sent again or its reply was lost too: once more, long before the timeout
                 int probes = s.holeProbes + 1;
                 resendAsHole(r, s.holeResent);
@@ -337,7 +278,7 @@ final class V2SendStreams {
      * an earlier one. The fragments after the refused one were not stored: they are dropped, and
      * the next message starts from the refused fragment's sequence.
      */
-    private void throwRefusal(Stream s, int dest) {
+    private void throwRefusal(V2SendStream s, int dest) {
         int result = s.sendResult;
         if (result == MpiErrors.SUCCESS) {
             return;
@@ -380,32 +321,13 @@ final class V2SendStreams {
      * Waits for replies from rank {@code dest}'s node until the stream's retransmit timeout at
      * most, then resends what is overdue (what is overdue already goes first).
      */
-    private void await(Stream s, int dest) {
-        long left = untilOverdue(s);
+    private void await(V2SendStream s, int dest) {
+        long left = s.untilOverdue();
         if (left == 0) {
             resendOverdueNow();
-            left = untilOverdue(s);
+            left = s.untilOverdue();
         }
         exchange.awaitReplies(left, dest);
-    }
-
-    /** @return how long until the stream's retransmit timeout expires (the whole timeout with nothing kept) */
-    private static long untilOverdue(Stream s) {
-        long timeout = s.sendTimer.timeoutNanos();
-        if (s.retained == null || s.retained.isEmpty()) {
-            return timeout;
-        }
-        long now = System.nanoTime();
-        long left = s.sendProgressAt + timeout - now;
-        if (s.window > 0 && holeOutstanding(s)) {
-            left = Math.min(left, s.holeResentAt + holeProbeNanos(s) - now);
-        }
-        return Math.max(0, left);
-    }
-
-    /** @return whether fragments sent to the rank wait for the proxy's acknowledgement */
-    private static boolean unacknowledged(Stream s) {
-        return s.retained != null && s.sendAcked < s.retained.end();
     }
 
     /** Waits until every eager fragment was acknowledged, or its node is given up; before TERMINATE. */
@@ -413,8 +335,8 @@ final class V2SendStreams {
         long timeoutNanos = exchange.timeoutNanos;
         long deadline = timeoutNanos == Long.MAX_VALUE ? Long.MAX_VALUE : System.nanoTime() + timeoutNanos;
         for (int r = 1; r < ranks.length; r++) {
-            Stream s = streams[r];
-            while (unacknowledged(s) && s.sendResult == MpiErrors.SUCCESS
+            V2SendStream s = streams[r];
+            while (s.unacknowledged() && s.sendResult == MpiErrors.SUCCESS
                     && !ranks[r].at.dead && ranks[r].execResult == MpiErrors.SUCCESS && System.nanoTime() < deadline) {
                 try {
                     pumpKept(r);
@@ -442,7 +364,7 @@ final class V2SendStreams {
      * that resend acknowledging less than was sent before it shows the next one lost too.
      */
     void onReply(int rank, int result, V2HeaderFlyweight inHeader) {
-        Stream s = streams[rank];
+        V2SendStream s = streams[rank];
         long ack = inHeader.ack();
         int window = (int) inHeader.argument();
         boolean advanced = ack > s.sendAcked;
@@ -497,7 +419,7 @@ final class V2SendStreams {
      * one, the proxy's window update (docs/protocol-v2.md 5.2), which makes the fragments from
      * the refused one go out again now rather than after the retransmit timeout.
      */
-    private static void onWindow(Stream s, int window) {
+    private static void onWindow(V2SendStream s, int window) {
         if (window == 0) {
             s.sendStalled = true;
         } else if (s.sendStalled) {
