@@ -239,19 +239,27 @@ final class V2Exchange {
      *                  every rank that may still send; 0: none)
      */
     void awaitReplies(long waitNanos, int watched) {
+        boolean timedOut;
         try {
             // whole milliseconds (the selector's unit), rounded up: a retransmit is not looked for too early
             long millis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(waitNanos, Long.MAX_VALUE - 999_999)
                     + 999_999));
-            if (selector.select(millis) > 0) {
-                selector.selectedKeys().clear();
-            }
+            timedOut = selector.select(millis) == 0;
+            selector.selectedKeys().clear();
             receiveAvailable();
             receiveProbes();
         } catch (IOException e) {
             throw new MpiException(MpiErrors.ERR_IO, "receiving failed: " + e.getMessage(), e);
         }
-        send.resendOverdueNow();
+        if (timedOut) {
+            send.resendOverdueNow(); // the wait ran to what was due: every rank, however recently looked at
+        } else {
+            // woken by datagrams, maybe many a millisecond: the rank waited for at once, the others once per ms
+            if (watched > 0) {
+                send.resendOverdueFor(watched);
+            }
+            send.resendOverdue();
+        }
         if (watched == 0) {
             return;
         }

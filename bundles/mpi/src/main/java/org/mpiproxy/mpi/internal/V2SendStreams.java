@@ -227,49 +227,58 @@ final class V2SendStreams {
         long now = System.nanoTime();
         lastOverdueScan = now;
         for (int r = 1; r < ranks.length; r++) {
-            V2SendStream s = streams[r];
-            RetainedFragments kept = s.retained;
-            if (kept == null || s.sendResult != MpiErrors.SUCCESS) {
-                continue;
-            }
-            // acknowledgements released what they covered as they came
-            if (kept.isEmpty() || ranks[r].at.dead) {
-                continue;
-            }
-            resendHole(r);
-            if (now - s.sendProgressAt >= s.sendTimer.timeoutNanos()) {
-                timeouts++;
-                timeoutWaitNanos += now - s.sendProgressAt;
-                long before = fragmentsSent;
-                long first = s.sendAcked;
-                if (s.window <= 0) {
-                    s.sendNext = first;
-                    if (kept.holds(first)) {
-                        resendKept(r, first);
-                        s.sendNext++;
-                    }
-                } else {
-                    // the first fragment not acknowledged goes again as a hole (its reply shows the next
-                    // one missing, if any); those a proxy holds past a hole are not sent again, the rest are
-                    if (kept.holds(first)) {
-                        resendAsHole(r, first);
-                    }
-                    s.sendNext = Math.max(first + 1, Math.min(s.sendNext, first + 1 + heldPastHole));
-                    pumpKept(r);
+            resendOverdue(r, now);
+        }
+    }
+
+    /** As {@link #resendOverdueNow} for rank {@code rank} alone: after a wait for replies from its node. */
+    void resendOverdueFor(int rank) {
+        resendOverdue(rank, System.nanoTime());
+    }
+
+    private void resendOverdue(int r, long now) {
+        V2SendStream s = streams[r];
+        RetainedFragments kept = s.retained;
+        if (kept == null || s.sendResult != MpiErrors.SUCCESS) {
+            return;
+        }
+        // acknowledgements released what they covered as they came
+        if (kept.isEmpty() || ranks[r].at.dead) {
+            return;
+        }
+        resendHole(r);
+        if (now - s.sendProgressAt >= s.sendTimer.timeoutNanos()) {
+            timeouts++;
+            timeoutWaitNanos += now - s.sendProgressAt;
+            long before = fragmentsSent;
+            long first = s.sendAcked;
+            if (s.window <= 0) {
+                s.sendNext = first;
+                if (kept.holds(first)) {
+                    resendKept(r, first);
+                    s.sendNext++;
                 }
-                timeoutResends += fragmentsSent - before;
-                s.sendTimer.backOff();
-                s.sendProgressAt = now;
-            } else if (s.window > 0 && s.holeOutstanding() && now - s.holeResentAt >= s.holeProbeNanos()) {
-                // the hole sent again or its reply was lost too: once more, long before the timeout
-                int probes = s.holeProbes + 1;
-                resendAsHole(r, s.holeResent);
-                s.holeProbes = probes;
-                holeProbesSent++;
-            } else if (s.sendNext < kept.end()) {
-                // a window update after a full ring sent us back: the kept ones go out again now
+            } else {
+                // the first fragment not acknowledged goes again as a hole (its reply shows the next
+                // one missing, if any); those a proxy holds past a hole are not sent again, the rest are
+                if (kept.holds(first)) {
+                    resendAsHole(r, first);
+                }
+                s.sendNext = Math.max(first + 1, Math.min(s.sendNext, first + 1 + heldPastHole));
                 pumpKept(r);
             }
+            timeoutResends += fragmentsSent - before;
+            s.sendTimer.backOff();
+            s.sendProgressAt = now;
+        } else if (s.window > 0 && s.holeOutstanding() && now - s.holeResentAt >= s.holeProbeNanos()) {
+            // the hole sent again or its reply was lost too: once more, long before the timeout
+            int probes = s.holeProbes + 1;
+            resendAsHole(r, s.holeResent);
+            s.holeProbes = probes;
+            holeProbesSent++;
+        } else if (s.sendNext < kept.end()) {
+            // a window update after a full ring sent us back: the kept ones go out again now
+            pumpKept(r);
         }
     }
 
