@@ -66,10 +66,7 @@ final class RetainedFragments {
             throw new IllegalStateException("fragment " + sequence + " cannot be kept: next " + end + ", "
                     + size() + " of " + lengths.length + " slots used, " + length + " bytes");
         }
-        int slot = (int) (sequence % lengths.length);
-        data.put(slot * slotSize, datagram, 0, length);
-        lengths[slot] = length;
-        signedAt[slot] = signedAtMillis;
+        store((int) (sequence % lengths.length), datagram, length, signedAtMillis);
         end++;
     }
 
@@ -115,7 +112,10 @@ final class RetainedFragments {
 
     /** Fragment {@code sequence} was signed again: it is now the first {@code length} bytes of {@code datagram}. */
     void resigned(long sequence, int length, long signedAtMillis, ByteBuffer datagram) {
-        int slot = keptSlot(sequence);
+        store(keptSlot(sequence), datagram, length, signedAtMillis);
+    }
+
+    private void store(int slot, ByteBuffer datagram, int length, long signedAtMillis) {
         data.put(slot * slotSize, datagram, 0, length);
         lengths[slot] = length;
         signedAt[slot] = signedAtMillis;

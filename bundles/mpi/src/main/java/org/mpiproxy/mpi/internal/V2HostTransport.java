@@ -6,7 +6,6 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Arrays;
-import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -289,21 +288,12 @@ public final class V2HostTransport implements TaggedTransport {
      *         resend was late); a snapshot
      */
     public Map<String, Long> sendCounters() {
-        long[] c;
         io.lock();
         try {
-            c = send.counters();
+            return send.counters();
         } finally {
             io.unlock();
         }
-        Map<String, Long> m = new LinkedHashMap<>();
-        m.put("send.fragments", c[0]);
-        m.put("send.resent.hole", c[1]);
-        m.put("send.timeouts", c[2]);
-        m.put("send.resent.timeout", c[3]);
-        m.put("send.timeout.wait.micros", c[4]);
-        m.put("send.hole.probes", c[5]);
-        return m;
     }
 
     @Override

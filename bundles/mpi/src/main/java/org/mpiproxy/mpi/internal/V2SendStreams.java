@@ -8,6 +8,8 @@ import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND;
 
 import java.nio.ByteBuffer;
+import java.util.LinkedHashMap;
+import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.mpiproxy.mpi.MpiException;
@@ -317,13 +319,16 @@ final class V2SendStreams {
                 + "; the messages sent after it were dropped");
     }
 
-    /**
-     * @return {fragments sent (first time or again), sent again for a hole a reply showed,
-     *         retransmit timeouts, fragments those sent again, microseconds waited for them, hole probes}
-     */
-    long[] counters() {
-        return new long[] {fragmentsSent, holeResends, timeouts, timeoutResends, timeoutWaitNanos / 1000,
-            holeProbesSent};
+    /** @return the counters by name, as {@link V2HostTransport#sendCounters} describes them */
+    Map<String, Long> counters() {
+        Map<String, Long> m = new LinkedHashMap<>();
+        m.put("send.fragments", fragmentsSent);
+        m.put("send.resent.hole", holeResends);
+        m.put("send.timeouts", timeouts);
+        m.put("send.resent.timeout", timeoutResends);
+        m.put("send.timeout.wait.micros", timeoutWaitNanos / 1000);
+        m.put("send.hole.probes", holeProbesSent);
+        return m;
     }
 
     /**
@@ -333,7 +338,7 @@ final class V2SendStreams {
     private void await(V2SendStream s, int dest) {
         long left = s.untilOverdue();
         if (left == 0) {
-            resendOverdueNow();
+            resendOverdueFor(dest);
             left = s.untilOverdue();
         }
         exchange.awaitReplies(left, dest);
