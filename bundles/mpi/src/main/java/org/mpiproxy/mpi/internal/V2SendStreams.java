@@ -338,7 +338,7 @@ final class V2SendStreams {
     private void await(V2SendStream s, int dest) {
         long left = s.untilOverdue();
         if (left == 0) {
-            resendOverdueFor(dest);
+            resendOverdueNow();
             left = s.untilOverdue();
         }
         exchange.awaitReplies(left, dest);
