@@ -6,6 +6,7 @@ import java.net.StandardSocketOptions;
 import java.nio.channels.DatagramChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
+import java.util.concurrent.TimeUnit;
 
 /**
  * A host's UDP socket, non-blocking, with its selector: what both host transports (v1 and v2)
@@ -16,6 +17,15 @@ import java.nio.channels.Selector;
  * @param key      the socket's key, interested in reads
  */
 record HostSocket(DatagramChannel channel, Selector selector, SelectionKey key) {
+
+    /**
+     * How long a host waiting for the next datagram of a stream polls its socket before it sleeps
+     * in the selector. Datagrams of a stream come microseconds apart; a wake-up from the selector
+     * costs more than that on a virtual machine, so a receiver that sleeps at every gap spends its
+     * time waking up (docs/benchmarks/analysis.md, "Streams": v2 rank to host 0.43x raw sleeping
+     * at once, 0.62-0.65x polling first).
+     */
+    static final long POLL_BEFORE_SLEEP_NANOS = TimeUnit.MICROSECONDS.toNanos(20);
 
     /**
      * @param localPort   the local port, 0 for any
@@ -42,5 +52,25 @@ record HostSocket(DatagramChannel channel, Selector selector, SelectionKey key) 
             }
             throw e;
         }
+    }
+
+    /**
+     * {@link Selector#select(long)}, after polling the selector for up to {@code pollNanos}: a
+     * datagram that comes meanwhile is taken without sleeping.
+     *
+     * @param millis    the longest sleep after the polling, 0 for no limit
+     * @param pollNanos how long to poll first, 0 for not at all
+     * @return the number of keys ready, 0 when the wait ran out
+     */
+    static int select(Selector selector, long millis, long pollNanos) throws IOException {
+        int ready = selector.selectNow();
+        if (ready == 0 && pollNanos > 0) {
+            long end = System.nanoTime() + pollNanos;
+            do {
+                Thread.onSpinWait();
+                ready = selector.selectNow();
+            } while (ready == 0 && System.nanoTime() < end);
+        }
+        return ready > 0 ? ready : selector.select(millis);
     }
 }

@@ -30,7 +30,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BooleanSupplier;
 
 import org.mpiproxy.mpi.MpiException;
 import org.mpiproxy.protocol.ClusterKeys;
@@ -239,12 +238,21 @@ final class V2Exchange {
      *                  every rank that may still send; 0: none)
      */
     void awaitReplies(long waitNanos, int watched) {
+        awaitReplies(waitNanos, watched, 0);
+    }
+
+    /** As {@link #awaitReplies(long, int)} for the next fragments of a stream: polls for them first ({@link HostSocket}). */
+    void awaitData(long waitNanos, int watched) {
+        awaitReplies(waitNanos, watched, HostSocket.POLL_BEFORE_SLEEP_NANOS);
+    }
+
+    private void awaitReplies(long waitNanos, int watched, long pollNanos) {
         boolean timedOut;
         try {
             // whole milliseconds (the selector's unit), rounded up: a retransmit is not looked for too early
             long millis = Math.max(1, TimeUnit.NANOSECONDS.toMillis(Math.min(waitNanos, Long.MAX_VALUE - 999_999)
                     + 999_999));
-            timedOut = selector.select(millis) == 0;
+            timedOut = HostSocket.select(selector, millis, pollNanos) == 0;
             selector.selectedKeys().clear();
             receiveAvailable();
             receiveProbes();
@@ -294,16 +302,6 @@ final class V2Exchange {
             }
             throw new MpiException(MpiErrors.ERR_OTHER, "rank " + r + " on " + ranks[r].node + ": " + failure);
         }
-    }
-
-    /** Waits up to {@code nanos} for replies, less when {@code done} turns true. */
-    void awaitRepliesFor(long nanos, int watched, BooleanSupplier done) {
-        long end = System.nanoTime() + nanos;
-        long left = nanos;
-        do {
-            awaitReplies(left, watched);
-            left = end - System.nanoTime();
-        } while (left > 0 && !done.getAsBoolean());
     }
 
     /**

@@ -12,6 +12,8 @@ import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
 import java.io.PrintStream;
 import java.util.concurrent.TimeUnit;
 
+import java.util.function.BooleanSupplier;
+
 import org.mpiproxy.mpi.MpiException;
 import org.mpiproxy.protocol.MpiErrors;
 
@@ -79,7 +81,7 @@ final class V2JobControl {
                 break;
             }
             // output of ranks already started arrives meanwhile: repeat EXECs only after the timeout
-            exchange.awaitRepliesFor(rto, V2Exchange.WATCH_EXECS, this::execsAnswered);
+            awaitRepliesFor(rto, V2Exchange.WATCH_EXECS, this::execsAnswered);
             rto = Math.min(rto * 2, MAX_RTO_NANOS);
             long t = System.nanoTime();
             if (t - nextProgress >= 0 && !execsAnswered()) {
@@ -140,7 +142,7 @@ final class V2JobControl {
                     break;
                 }
                 try {
-                    exchange.awaitRepliesFor(rto, V2Exchange.WATCH_TERMINATING, this::terminatesAnswered);
+                    awaitRepliesFor(rto, V2Exchange.WATCH_TERMINATING, this::terminatesAnswered);
                 } catch (MpiException e) {
                     diagnostics.println("mpi: " + e.getMessage());
                     break;
@@ -194,5 +196,15 @@ final class V2JobControl {
             }
         }
         return true;
+    }
+
+    /** Waits up to {@code nanos} for replies, less when {@code done} turns true. */
+    private void awaitRepliesFor(long nanos, int watched, BooleanSupplier done) {
+        long end = System.nanoTime() + nanos;
+        long left = nanos;
+        do {
+            exchange.awaitReplies(left, watched);
+            left = end - System.nanoTime();
+        } while (left > 0 && !done.getAsBoolean());
     }
 }

@@ -114,7 +114,7 @@ final class V2RecvStreams {
                 asked = true;
                 lastProgress = System.nanoTime();
             }
-            exchange.awaitReplies(rto, source);
+            exchange.awaitData(rto, source);
         }
     }
 
@@ -154,7 +154,7 @@ final class V2RecvStreams {
                 return null;
             }
             askIfDue(s, source, now);
-            exchange.awaitReplies(Math.min(s.pullRto, deadline - now), source);
+            exchange.awaitData(Math.min(s.pullRto, deadline - now), source);
         }
     }
 
@@ -214,7 +214,7 @@ final class V2RecvStreams {
         if (waitNanos <= 0) {
             exchange.poll();
         } else {
-            exchange.awaitReplies(waitNanos, V2Exchange.WATCH_RUNNING);
+            exchange.awaitData(waitNanos, V2Exchange.WATCH_RUNNING);
         }
         return drainQueued(sink);
     }
