@@ -11,7 +11,6 @@ import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
 
 import java.io.PrintStream;
 import java.util.concurrent.TimeUnit;
-
 import java.util.function.BooleanSupplier;
 
 import org.mpiproxy.mpi.MpiException;
