@@ -177,10 +177,7 @@ final class V1Dispatcher implements DatagramHandler {
             if (relay.closed()) {
                 return 0;
             }
-            int work = relay.drain(replies);
-            if (!deferred.isEmpty()) {
-                work += deferred.sendAll(replies);
-            }
+            int work = relay.drain(replies) + deferred.sendAll(replies);
             work += data.pump(replies);
             return work;
         }

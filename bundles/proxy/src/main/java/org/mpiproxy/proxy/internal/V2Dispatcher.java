@@ -348,10 +348,7 @@ final class V2Dispatcher {
             if (relay.closed()) {
                 return 0;
             }
-            int work = relay.drain(replies);
-            if (!deferred.isEmpty()) {
-                work += deferred.sendAll(replies);
-            }
+            int work = relay.drain(replies) + deferred.sendAll(replies);
             outputReplies = replies;
             work += output.pump(outputSender);
             for (int i = active.size() - 1; i >= 0; i--) {
