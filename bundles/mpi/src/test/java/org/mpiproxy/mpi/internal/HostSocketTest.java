@@ -34,29 +34,25 @@ class HostSocketTest {
 
     @Test
     void shouldSleepInTheSelectorAfterPollingWhenNothingComes() throws Exception {
-        HostSocket socket = HostSocket.open(0, 1 << 16, false);
-        try {
-            long t0 = System.nanoTime();
-            int ready = HostSocket.select(socket.selector(), 30, HostSocket.POLL_BEFORE_SLEEP_NANOS);
-            long waited = System.nanoTime() - t0;
-            assertEquals(0, ready, "nothing came");
-            // the selector's own wait ran after the polling: 30 ms, not the 20 µs of polling alone
-            assertTrue(waited >= TimeUnit.MILLISECONDS.toNanos(25), "waited " + waited / 1000 + " µs");
-        } finally {
-            close(socket);
-        }
+        // the selector's own wait runs after the polling: 30 ms, not the 20 µs of polling alone
+        long waited = waitWithNothingComing(30, HostSocket.POLL_BEFORE_SLEEP_NANOS);
+        assertTrue(waited >= TimeUnit.MILLISECONDS.toNanos(25), "waited " + waited / 1000 + " µs");
     }
 
     @Test
     void shouldPollForTheGivenTimeBeforeItSleeps() throws Exception {
+        // 5 ms of polling before a sleep of 1 ms
+        long waited = waitWithNothingComing(1, TimeUnit.MILLISECONDS.toNanos(5));
+        assertTrue(waited >= TimeUnit.MILLISECONDS.toNanos(5), "waited " + waited / 1000 + " µs");
+    }
+
+    /** @return how long {@link HostSocket#select} took on a socket nothing is sent to (it found nothing) */
+    private static long waitWithNothingComing(long millis, long pollNanos) throws Exception {
         HostSocket socket = HostSocket.open(0, 1 << 16, false);
         try {
             long t0 = System.nanoTime();
-            int ready = HostSocket.select(socket.selector(), 1, TimeUnit.MILLISECONDS.toNanos(5));
-            long waited = System.nanoTime() - t0;
-            assertEquals(0, ready);
-            // 5 ms of polling before a sleep of 1 ms
-            assertTrue(waited >= TimeUnit.MILLISECONDS.toNanos(5), "waited " + waited / 1000 + " µs");
+            assertEquals(0, HostSocket.select(socket.selector(), millis, pollNanos), "nothing came");
+            return System.nanoTime() - t0;
         } finally {
             close(socket);
         }
