@@ -130,11 +130,4 @@ public @interface ProxyConfig {
                     + " MPIPROXY_ERR_MESSAGE_TOO_LARGE (201) and nothing of it is stored. 0 means no limit.",
             min = "0")
     long v2_max_message_bytes() default V2Settings.DEFAULT_MAX_MESSAGE_BYTES;
-
-    @AttributeDefinition(name = "v2 acknowledgement delay",
-            description = "Microseconds the acknowledgement of a one-fragment message stored in order may wait"
-                    + " so that one reply acknowledges up to 8 of them (a host streaming messages then receives"
-                    + " and checks fewer replies). 0 acknowledges every fragment at once.",
-            min = "0", max = "1000")
-    int v2_ack_delay_micros() default V2Settings.DEFAULT_ACK_DELAY_MICROS;
 }

@@ -44,8 +44,7 @@ final class V2Config {
         String node = config.node_name().isBlank() ? DEFAULT_NODE_NAME : config.node_name().trim();
         return new V2Settings(ClusterKeys.load(files), node, Duration.ofSeconds(config.v2_skew_seconds()),
                 config.v2_replay_cache_size(), config.v2_datagram_size(),
-                Duration.ofSeconds(config.v2_job_linger_seconds()), config.v2_max_message_bytes(),
-                config.v2_ack_delay_micros());
+                Duration.ofSeconds(config.v2_job_linger_seconds()), config.v2_max_message_bytes());
     }
 
     /**

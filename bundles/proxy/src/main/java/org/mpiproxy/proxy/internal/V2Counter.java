@@ -33,8 +33,6 @@ enum V2Counter implements CounterKey {
     SEND_HELD("v2.send.held"),
     SEND_RING_FULL("v2.send.ring.full"),
     SEND_WINDOW_UPDATES("v2.send.window.updates"),
-    /** Acknowledgements of one-fragment messages delayed to be said with the next ones' (v2.ack.delay.micros). */
-    SEND_ACKS_DELAYED("v2.send.acks.delayed"),
     SEND_TOO_LARGE("v2.send.too.large"),
     SEND_BYTES("v2.send.bytes"),
     RECV_REQUESTS("v2.recv.requests"),

@@ -348,7 +348,7 @@ final class V2Dispatcher {
             if (relay.closed()) {
                 return 0;
             }
-            int work = relay.drain(replies) + deferred.sendAll(replies) + sends.sendDelayedAcks(replies);
+            int work = relay.drain(replies) + deferred.sendAll(replies);
             outputReplies = replies;
             work += output.pump(outputSender);
             for (int i = active.size() - 1; i >= 0; i--) {
@@ -378,7 +378,7 @@ final class V2Dispatcher {
 
     boolean hasPendingWork() {
         synchronized (lock) {
-            return !active.isEmpty() || sends.hasStalled() || sends.hasDelayedAcks() || output.hasPendingWork();
+            return !active.isEmpty() || sends.hasStalled() || output.hasPendingWork();
         }
     }
 

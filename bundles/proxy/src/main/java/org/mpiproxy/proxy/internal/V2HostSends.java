@@ -21,10 +21,6 @@ final class V2HostSends {
 
     /** Most fragments a SEND acknowledgement lets the host have in flight. */
     static final int MAX_WINDOW = 256;
-    /** Most one-fragment messages one delayed acknowledgement covers. */
-    static final int ACK_EVERY = 8;
-    /** Below this window an acknowledgement is never delayed: the host may be about to wait for it. */
-    static final int DELAY_ABOVE_WINDOW = 2 * ACK_EVERY;
 
     /** What the SEND side needs of its dispatcher. */
     interface Host {
@@ -40,8 +36,6 @@ final class V2HostSends {
     private final Supplier<V2Settings> settings;
     /** Ranks whose host was told window 0 (a full ring) and is owed a window update. */
     private final ArrayList<V2Rank> stalled = new ArrayList<>();
-    /** Ranks whose acknowledgement waits ({@link #sendDelayedAcks}). */
-    private final ArrayList<V2Rank> delayed = new ArrayList<>();
 
     /**
      * @param host     the dispatcher
@@ -72,7 +66,6 @@ final class V2HostSends {
         MessageRing ring = rank.toRank;
         long expected = ring != null ? ring.producerMark() : 0;
         boolean refused = false;
-        boolean delayable = false;
         if (problem == MpiErrors.SUCCESS) {
             if (s < expected) {
                 counters.increment(V2Counter.SEND_DUPLICATE);
@@ -87,8 +80,6 @@ final class V2HostSends {
                 counters.increment(V2Counter.SEND_TOO_LARGE);
             } else {
                 boolean last = (header.flags() & FLAG_END_OF_MESSAGE) != 0;
-                // a message of one fragment: its send did not wait for this acknowledgement
-                boolean alone = last && rank.messageBytesIn == 0;
                 int tagWord = header.tag() | (last ? 0 : MessageRing.MORE_RECORDS);
                 boolean stored;
                 try {
@@ -102,7 +93,6 @@ final class V2HostSends {
                 if (stored) {
                     expected = stored(rank, ring, s, payload, last);
                     expected = drainHeld(rank, ring, expected);
-                    delayable = alone && expected == s + 1 && (rank.held == null || rank.held.size() == 0);
                     if (RankDoorbells.ringIfArmed(ring, replies)) {
                         counters.increment(V2Counter.DOORBELLS_RUNG);
                     }
@@ -124,72 +114,9 @@ final class V2HostSends {
             rank.sendStalled = true;
             stalled.add(rank);
         }
-        if (delayable && window > DELAY_ABOVE_WINDOW && delay(rank, s)) {
-            return;
-        }
-        rank.acksDelayed = 0; // this reply says what a delayed one would
         long argument = problem == MpiErrors.SUCCESS ? window : problem == MpiErrors.ERR_MESSAGE_TOO_LARGE
                 ? MessageSizeLimit.argument(settings.get().maxMessageBytes()) : 0;
         host.replySend(replies, rank, problem, s, expected, argument);
-    }
-
-    /**
-     * Lets the acknowledgement of fragment {@code sequence}, the one-fragment message just stored
-     * in order, wait up to {@code v2.ack.delay.micros} for those of the next ones: one reply then
-     * says up to {@link #ACK_EVERY} of them (docs/protocol-v2.md 5.2).
-     *
-     * @return whether it waits; {@code false} when it is due now (the delay is off, or it is the
-     *         {@link #ACK_EVERY}th)
-     */
-    private boolean delay(V2Rank rank, long sequence) {
-        int micros = settings.get().ackDelayMicros();
-        if (micros == 0 || rank.acksDelayed + 1 >= ACK_EVERY) {
-            return false;
-        }
-        if (rank.acksDelayed == 0) {
-            rank.ackDelayedSince = System.nanoTime();
-            delayed.add(rank);
-        }
-        rank.acksDelayed++;
-        rank.ackDelayedFor = sequence;
-        counters.increment(V2Counter.SEND_ACKS_DELAYED);
-        return true;
-    }
-
-    /**
-     * Sends the delayed acknowledgements whose delay has passed, each for the last fragment it
-     * covers, with the window of now: on every pass of the relay thread.
-     *
-     * @return how many were sent
-     */
-    int sendDelayedAcks(DatagramTransport replies) {
-        if (delayed.isEmpty()) {
-            return 0;
-        }
-        long now = System.nanoTime();
-        long delayNanos = settings.get().ackDelayMicros() * 1000L;
-        int sent = 0;
-        for (int i = delayed.size() - 1; i >= 0; i--) {
-            V2Rank rank = delayed.get(i);
-            if (rank.acksDelayed > 0 && now - rank.ackDelayedSince < delayNanos) {
-                continue;
-            }
-            delayed.remove(i);
-            MessageRing ring = rank.toRank;
-            if (rank.acksDelayed == 0 || ring == null) {
-                rank.acksDelayed = 0; // answered meanwhile, or gone
-                continue;
-            }
-            rank.acksDelayed = 0;
-            host.replySend(replies, rank, MpiErrors.SUCCESS, rank.ackDelayedFor, ring.producerMark(), window(ring));
-            sent++;
-        }
-        return sent;
-    }
-
-    /** @return whether acknowledgements wait ({@link #sendDelayedAcks} must come soon) */
-    boolean hasDelayedAcks() {
-        return !delayed.isEmpty();
     }
 
     /**
@@ -284,7 +211,6 @@ final class V2HostSends {
     /** Forgets every stalled rank (the dispatcher closes). */
     void clear() {
         stalled.clear();
-        delayed.clear();
     }
 
     private int updateWindow(DatagramTransport replies, V2Rank rank, int index) {

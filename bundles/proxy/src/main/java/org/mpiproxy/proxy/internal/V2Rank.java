@@ -33,10 +33,6 @@ final class V2Rank extends LiveRank {
     boolean truncateSent;
     /** A SEND acknowledgement said window 0 (a full ring): the host waits for a window update. */
     boolean sendStalled;
-    /** Acknowledgements delayed ({@link V2HostSends}): how many, since when, the last fragment they cover. */
-    int acksDelayed;
-    long ackDelayedSince;
-    long ackDelayedFor;
     final int slots;
     final int slotSize;
     /** Allocated with the first RECV: many ranks only ever receive. */

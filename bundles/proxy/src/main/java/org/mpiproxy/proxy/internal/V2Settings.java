@@ -17,29 +17,17 @@ import org.mpiproxy.protocol.V2HeaderDescriptor;
  * @param datagramSize     largest datagram sent and accepted
  * @param jobLinger        how long a finished job's TERMINATE replies are remembered
  * @param maxMessageBytes  the largest message a SEND may carry to a rank, in bytes; 0 = no limit
- * @param ackDelayMicros   how long the acknowledgement of a one-fragment message may wait for
- *                         those of the next ones ({@link V2HostSends}); 0 = each at once
  */
 record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
-                  Duration jobLinger, long maxMessageBytes, int ackDelayMicros) {
+                  Duration jobLinger, long maxMessageBytes) {
 
     /** Default of {@code v2.max.message.bytes}: 1 GiB. */
     static final long DEFAULT_MAX_MESSAGE_BYTES = 1L << 30;
-    /** Default of {@code v2.ack.delay.micros}. */
-    static final int DEFAULT_ACK_DELAY_MICROS = 50;
-    /** Largest {@code v2.ack.delay.micros}: far below any retransmit timeout (2 ms at least). */
-    static final int MAX_ACK_DELAY_MICROS = 1000;
 
-    /** Settings with the default maximum message size, each fragment acknowledged at once. */
+    /** Settings with the default maximum message size. */
     V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
                Duration jobLinger) {
         this(keys, nodeName, skew, replayCacheSize, datagramSize, jobLinger, DEFAULT_MAX_MESSAGE_BYTES);
-    }
-
-    /** Settings with each fragment acknowledged at once. */
-    V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
-               Duration jobLinger, long maxMessageBytes) {
-        this(keys, nodeName, skew, replayCacheSize, datagramSize, jobLinger, maxMessageBytes, 0);
     }
 
     V2Settings {
@@ -64,10 +52,6 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
         if (maxMessageBytes < 0) {
             throw new IllegalArgumentException("v2.max.message.bytes=" + maxMessageBytes + " must be >= 0 (0: no limit)");
         }
-        if (ackDelayMicros < 0 || ackDelayMicros > MAX_ACK_DELAY_MICROS) {
-            throw new IllegalArgumentException("v2.ack.delay.micros=" + ackDelayMicros + " out of range 0.."
-                    + MAX_ACK_DELAY_MICROS);
-        }
     }
 
     long nodeId() {
@@ -81,11 +65,11 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
     /**
      * @param next changed settings
      * @return these settings with what takes effect while jobs run taken from {@code next}: keys,
-     *         node name, job linger, maximum message size and acknowledgement delay
+     *         node name, job linger and maximum message size
      */
     V2Settings applyLive(V2Settings next) {
         return new V2Settings(next.keys(), next.nodeName(), skew, replayCacheSize, datagramSize, next.jobLinger(),
-                next.maxMessageBytes(), next.ackDelayMicros());
+                next.maxMessageBytes());
     }
 
     /**

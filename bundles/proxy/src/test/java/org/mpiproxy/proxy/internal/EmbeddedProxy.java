@@ -73,8 +73,7 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
         V2Dispatcher second = null;
         if (v2 != null) {
             V2Settings v2Settings = new V2Settings(ClusterKeys.load(Map.of(1, v2.keyFile())), v2.nodeName(),
-                    Duration.ofSeconds(30), 65536, v2.datagramSize(), Duration.ofSeconds(300),
-                    V2Settings.DEFAULT_MAX_MESSAGE_BYTES, V2Settings.DEFAULT_ACK_DELAY_MICROS);
+                    Duration.ofSeconds(30), 65536, v2.datagramSize(), Duration.ofSeconds(300));
             second = new V2Dispatcher(channels, settings, v2Settings, core -> launcher, this::wakeup, executor, timer,
                     System::currentTimeMillis);
         }

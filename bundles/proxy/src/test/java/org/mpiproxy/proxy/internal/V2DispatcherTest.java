@@ -187,68 +187,6 @@ class V2DispatcherTest {
         assertEquals(3, channel.toRank.producerMark());
     }
 
-    /**
-     * With {@code v2.ack.delay.micros}, the acknowledgement of a one-fragment message stored in
-     * order waits: every 8th one is answered at once and says the 7 before it; the rest go after
-     * the delay. A fragment past a hole, a duplicate and the fragments of a longer message (whose
-     * send waits for them) are answered at once.
-     */
-    @Test
-    void shouldDelayTheAcknowledgementsOfOneFragmentMessagesAndSayEightInOne() throws Exception {
-        dispatcher.close();
-        dispatcher = new V2Dispatcher(channels,
-                new ProxySettings(Path.of("logs"), 1 << 20, Duration.ofSeconds(30), Duration.ofSeconds(1)),
-                new V2Settings(V2Datagrams.KEYS, V2Datagrams.NODE, Duration.ofSeconds(30), 1024, 1448,
-                        Duration.ofSeconds(300), V2Settings.DEFAULT_MAX_MESSAGE_BYTES, 200),
-                coreId -> launcher, transport::wakeup, Runnable::run, timer, () -> now);
-        FakeChannel channel = startRank(1);
-        // handed over as the receive thread does, without a pass of doWork (which sends what is due)
-        for (int s = 0; s < 7; s++) {
-            dispatcher.onDatagram(host.sendInts(JOB, 1, s, 7, true, s), HOST, transport);
-        }
-        assertEquals(0, transport.sent.size(), "seven acknowledgements wait");
-        dispatcher.onDatagram(host.sendInts(JOB, 1, 7, 7, true, 7), HOST, transport);
-        V2HeaderFlyweight eighth = single();
-        assertEquals(7, eighth.sequence());
-        assertEquals(8, eighth.ack(), "the eighth says all eight");
-        assertEquals(7, dispatcher.counter(V2Counter.SEND_ACKS_DELAYED));
-
-        dispatcher.onDatagram(host.sendInts(JOB, 1, 8, 7, true, 8), HOST, transport);
-        dispatcher.onDatagram(host.sendInts(JOB, 1, 9, 7, true, 9), HOST, transport);
-        assertEquals(0, transport.sent.size());
-        assertTrue(dispatcher.hasPendingWork(), "the relay thread must come back for them");
-        Thread.sleep(2); // the delay (200 µs) passes
-        dispatcher.doWork(transport);
-        V2HeaderFlyweight late = single();
-        assertEquals(9, late.sequence());
-        assertEquals(10, late.ack());
-
-        // a message of two fragments: its send waits for their acknowledgements, each at once
-        deliver(host.sendInts(JOB, 1, 10, 7, false, 10));
-        assertEquals(11, single().ack());
-        deliver(host.sendInts(JOB, 1, 11, 7, true, 11));
-        assertEquals(12, single().ack());
-        // past a hole, and a duplicate: at once
-        deliver(host.sendInts(JOB, 1, 13, 7, true, 13));
-        V2HeaderFlyweight hole = single();
-        assertEquals(13, hole.sequence());
-        assertEquals(12, hole.ack());
-        deliver(host.sendInts(JOB, 1, 11, 7, true, 11));
-        assertEquals(12, single().ack());
-        Thread.sleep(2);
-        dispatcher.doWork(transport);
-        assertEquals(0, transport.sent.size(), "nothing left waiting");
-        assertEquals(List.of(0, 1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11), boxed(channel.toRank.pollInts(20)));
-    }
-
-    @Test
-    void shouldRefuseAnAcknowledgementDelayOutOfRange() {
-        IllegalArgumentException e = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-                () -> new V2Settings(V2Datagrams.KEYS, V2Datagrams.NODE, Duration.ofSeconds(30), 1024, 1448,
-                        Duration.ofSeconds(300), V2Settings.DEFAULT_MAX_MESSAGE_BYTES, 1001));
-        assertEquals("v2.ack.delay.micros=1001 out of range 0..1000", e.getMessage());
-    }
-
     @Test
     void shouldHoldFragmentsPastAHoleOnlyWithinItsSlotsAndStoreThemInOrder() {
         FakeChannel channel = startRank(1);

@@ -54,8 +54,6 @@ class V2EndToEndTest {
     private Duration terminateTimeout = Duration.ofSeconds(30);
     /** Datagrams from the host this says to lose never reach the dispatcher: the network lost them. */
     private java.util.function.Predicate<ByteBuffer> lose = datagram -> false;
-    /** {@code v2.ack.delay.micros} of the proxy {@link #start} makes: each acknowledgement at once unless set. */
-    private int ackDelayMicros;
 
     /** What a rank thread does with its channel. */
     interface RankBody {
@@ -76,7 +74,7 @@ class V2EndToEndTest {
         dispatcher = new V2Dispatcher(channels,
                 new ProxySettings(dir.resolve("logs"), 1 << 20, terminateTimeout, Duration.ofSeconds(1)),
                 new V2Settings(V2Datagrams.KEYS, node, Duration.ofSeconds(30), 1024, datagramSize,
-                        Duration.ofSeconds(300), V2Settings.DEFAULT_MAX_MESSAGE_BYTES, ackDelayMicros),
+                        Duration.ofSeconds(300)),
                 core -> launcher, () -> transportRef.get().wakeup(), launches, timer, System::currentTimeMillis);
         ProtocolFront front = new ProtocolFront(new V1Dispatcher(channels,
                 new ProxySettings(dir.resolve("logs"), 1 << 20, terminateTimeout, Duration.ofSeconds(1)),
@@ -306,45 +304,6 @@ class V2EndToEndTest {
                 unchanged.get() + " lost fragments came again unchanged, " + resigned.get() + " signed again");
     }
 
-    /** A rank that receives ints 0 .. messages - 1 and says in {@code seen} "all" or what it got instead. */
-    private static RankBody inOrder(int messages, AtomicReference<String> seen) {
-        return (rank, request) -> {
-            ByteBuffer b = ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-            for (int i = 0; i < messages; i++) {
-                rank.recv(MpiDatatype.INT.code(), b, 0, 1, 0);
-                if (b.getInt(0) != i) {
-                    seen.set("message " + i + " was " + b.getInt(0));
-                    return;
-                }
-            }
-            seen.set("all");
-        };
-    }
-
-    /**
-     * With the default acknowledgement delay, a stream of one-fragment messages through the
-     * product's host library gets fewer replies than fragments, every message arrives once and in
-     * order, and {@code finish} still gets every acknowledgement.
-     */
-    @Test
-    void shouldDeliverAStreamWhoseAcknowledgementsAreDelayed() throws Exception {
-        int messages = 5000;
-        ackDelayMicros = V2Settings.DEFAULT_ACK_DELAY_MICROS;
-        AtomicReference<String> seen = new AtomicReference<>("nothing");
-        int port = start(1448, "127.0.0.1", inOrder(messages, seen));
-        V2HostTransport host = V2HostTransport.start(hostfile(port, 1), "sink", List.of(), V2Datagrams.KEYS, 1448,
-                Duration.ofSeconds(60), System.err);
-        ByteBuffer one = ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
-        for (int i = 0; i < messages; i++) {
-            host.send(MpiDatatype.INT.code(), one.putInt(0, i), 0, 1, 1);
-        }
-        assertArrayEquals(new int[] {0, 10}, host.finish());
-        assertEquals("all", seen.get());
-        assertEquals(messages * (long) Integer.BYTES, dispatcher.counter(V2Counter.SEND_BYTES), "each stored once");
-        assertEquals(true, dispatcher.counter(V2Counter.SEND_ACKS_DELAYED) > 0,
-                "acknowledgements waited: " + dispatcher.counter(V2Counter.SEND_ACKS_DELAYED));
-    }
-
     /**
      * A hole sent again and lost again: the host has every kept copy out and nothing else in flight
      * (it waits in {@code flush}), so no reply can show the second loss. It goes once more after the
@@ -358,7 +317,17 @@ class V2EndToEndTest {
     void shouldSendALostHoleOnceMoreBeforeTheRetransmitTimeout() throws Exception {
         int messages = 10;
         AtomicReference<String> seen = new AtomicReference<>("nothing");
-        int port = start(1448, "127.0.0.1", inOrder(messages, seen));
+        int port = start(1448, "127.0.0.1", (rank, request) -> {
+            ByteBuffer b = ByteBuffer.allocate(Integer.BYTES).order(ByteOrder.LITTLE_ENDIAN);
+            for (int i = 0; i < messages; i++) {
+                rank.recv(MpiDatatype.INT.code(), b, 0, 1, 0);
+                if (b.getInt(0) != i) {
+                    seen.set("message " + i + " was " + b.getInt(0));
+                    return;
+                }
+            }
+            seen.set("all");
+        });
         org.mpiproxy.protocol.V2HeaderFlyweight header = new org.mpiproxy.protocol.V2HeaderFlyweight();
         java.util.concurrent.atomic.AtomicInteger sendings = new java.util.concurrent.atomic.AtomicInteger();
         int lost = messages - 2;
