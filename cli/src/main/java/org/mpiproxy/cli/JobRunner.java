@@ -69,16 +69,20 @@ final class JobRunner {
      * @param protocol       {@code v1} or {@code v2}
      * @param keySpec        v2: the key file list ({@code [id:]path[,...]}), else {@code null}
      * @param stage          copy PROGRAM to every node first and run that copy (v2 STAGE)
+     * @param workingDirectory the ranks' working directory (absolute), {@code null} for the launcher's:
+     *                       rank 0 starts in it, ranks 1..N-1 get it in their EXEC as
+     *                       {@value RankWorld#WORKING_DIRECTORY} when it was chosen
+     * @param workingDirectoryChosen the user chose it ({@code -wdir}); else it is the launcher's
      */
     record Settings(String program, List<String> args, List<Placement> ranks, Map<String, String> environment,
             boolean tagOutput, Duration timeout, Duration grace, Duration terminateWait, Path jobFile, int verbosity,
-            String protocol, String keySpec, boolean stage) {
+            String protocol, String keySpec, boolean stage, Path workingDirectory, boolean workingDirectoryChosen) {
 
         Settings(String program, List<String> args, List<Placement> ranks, Map<String, String> environment,
                  boolean tagOutput, Duration timeout, Duration grace, Duration terminateWait, Path jobFile,
                  int verbosity, String protocol, String keySpec) {
             this(program, args, ranks, environment, tagOutput, timeout, grace, terminateWait, jobFile, verbosity,
-                    protocol, keySpec, false);
+                    protocol, keySpec, false, null, false);
         }
 
         boolean v2() {
@@ -164,6 +168,15 @@ final class JobRunner {
         Path initFile = statusFile.resolveSibling("init");
         env.put("MPIPROXY_INIT_FILE", initFile.toString());
         builder.redirectInput(ProcessBuilder.Redirect.INHERIT);
+        Path directory = settings.workingDirectory();
+        if (directory != null) {
+            if (!Files.isDirectory(directory)) {
+                directory = Path.of(System.getProperty("user.home"));
+                err.println("mpiproxy: " + settings.workingDirectory() + " is not a directory here: rank 0 starts in "
+                        + directory);
+            }
+            builder.directory(directory.toFile());
+        }
         if (!settings.tagOutput()) {
             builder.redirectOutput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT);
         }
@@ -245,6 +258,10 @@ final class JobRunner {
                                org.mpiproxy.protocol.ClusterKeys keys) throws IOException {
         List<Map<String, String>> environments = RankWorld.environments(ranks, size, settings.environment(),
                 slurmNames);
+        if (settings.workingDirectoryChosen()) {
+            // only a chosen one: until the proxies honour it, the launcher's own would cost every EXEC its bytes
+            environments.forEach(e -> e.put(RankWorld.WORKING_DIRECTORY, settings.workingDirectory().toString()));
+        }
         // one probe per node first: a node that is down, or does not share the key, is named at once
         Map<InetSocketAddress, Boolean> proxies = new java.util.LinkedHashMap<>();
         for (Placement p : ranks) {
@@ -316,8 +333,32 @@ final class JobRunner {
             }
         }
         end.report(statuses, ranks, null, fence, session);
+        String hint = stageHint(settings, failures);
+        if (hint != null) {
+            err.println("mpiproxy: " + hint);
+        }
         end.record(jobFile(0, null, hostPort, ranks, jobId), statuses, EXIT_CANNOT_START, FAILURE);
         return EXIT_CANNOT_START;
+    }
+
+    /**
+     * @return for a PROGRAM given with a path, not staged, that a node has no program of that
+     *         name for: the line that says {@code --stage} copies it; else {@code null}
+     */
+    static String stageHint(Settings settings, List<V2Session.Failure> failures) {
+        String program = settings.program();
+        String named = settings.environment().get("MPIPROXY_PROGRAM");
+        if (settings.stage() || !program.contains("/") || named != null && !named.isBlank()) {
+            return null;
+        }
+        String name = programName(program);
+        for (V2Session.Failure f : failures) {
+            if (f.reason().contains("no program '" + name + "'")) {
+                return "the nodes run the program named " + name + " from their programs/ directory (or"
+                        + " program.path), not the file " + program + ": --stage copies it to them";
+            }
+        }
+        return null;
     }
 
     private int runRankZero(ProcessBuilder builder, List<Placement> ranks, int size, int hostPort, Path statusFile,

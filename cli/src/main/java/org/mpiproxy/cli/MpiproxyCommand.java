@@ -38,20 +38,46 @@ public final class MpiproxyCommand implements Runnable {
      * @return the exit status
      */
     static int execute(String[] args, Map<String, String> env, PrintStream out, PrintStream err) {
-        RunCommand.Launch launch = new RunCommand.Launch(env, out, err);
+        return commandLine(new RunCommand.Launch(env, out, err)).execute(args);
+    }
+
+    /**
+     * The launcher's command line: single-dash words are option names only as written (Hydra's
+     * {@code -hosts}, {@code -genv}, ...), never clusters of one-letter options, so that an
+     * unknown one is refused instead of read as {@code -h} and more; bad usage is one line on
+     * standard error and exit status 2.
+     *
+     * @param launch the environment and streams
+     * @return the command line, ready to execute or parse
+     */
+    static CommandLine commandLine(RunCommand.Launch launch) {
+        PrintStream err = launch.err();
         CommandLine cli = new CommandLine(new MpiproxyCommand())
                 .addSubcommand("run", new RunCommand(launch))
                 .addSubcommand("status", new StatusCommand(launch))
                 .addSubcommand("kill", new KillCommand(launch));
         cli.getSubcommands().get("run").setStopAtPositional(true);
-        cli.setOut(new PrintWriter(out, true, StandardCharsets.UTF_8));
+        cli.setPosixClusteredShortOptionsAllowed(false);
+        cli.setOut(new PrintWriter(launch.out(), true, StandardCharsets.UTF_8));
         cli.setErr(new PrintWriter(err, true, StandardCharsets.UTF_8));
         cli.setExitCodeExceptionMapper(e -> 2);
         cli.setParameterExceptionHandler((e, a) -> {
-            err.println("mpiproxy: " + e.getMessage());
-            e.getCommandLine().usage(err);
+            err.println("mpiproxy: " + usageProblem(e));
             return 2;
         });
-        return cli.execute(args);
+        return cli;
+    }
+
+    /** @return the one line that says what is wrong with the command line and where the options are listed */
+    static String usageProblem(CommandLine.ParameterException e) {
+        CommandLine.Model.CommandSpec command = e.getCommandLine().getCommandSpec();
+        boolean top = command.parent() == null;
+        String help = "(" + command.qualifiedName() + " --help lists the " + (top ? "commands" : "options") + ")";
+        if (e instanceof CommandLine.UnmatchedArgumentException unmatched && !unmatched.getUnmatched().isEmpty()) {
+            String first = unmatched.getUnmatched().get(0);
+            String what = first.startsWith("-") ? "unknown option" : top ? "unknown command" : "unexpected argument";
+            return what + " '" + first + "' " + help;
+        }
+        return e.getMessage() + " " + help;
     }
 }

@@ -14,13 +14,18 @@ final class PlacementOptions {
     /** Environment variable naming a node map file when {@code --node-map} is not given. */
     static final String NODE_MAP_ENV = "MPIPROXY_NODE_MAP";
 
-    @Option(names = "--hostfile", paramLabel = "FILE",
+    /** The node of a job given no nodes outside Slurm: this machine's proxy, at its default address. */
+    static final String LOCAL_NODE = "127.0.0.1";
+
+    @Option(names = {"--hostfile", "-hostfile", "-f", "-machinefile"}, paramLabel = "FILE",
             description = "Hostfile: FreeNOS lines <ipv4>:<port>:<coreId> (line n runs rank n) or Hydra lines host[:n]"
                     + " (n ranks on host). Without --hostfile and --hosts: the Slurm allocation"
-                    + " (SLURM_JOB_NODELIST, SLURM_TASKS_PER_NODE).")
+                    + " (SLURM_JOB_NODELIST, SLURM_TASKS_PER_NODE); outside Slurm, this node: its proxy at "
+                    + LOCAL_NODE + " (--port) with one slot per core, as mpiexec.")
     Path hostfile;
 
-    @Option(names = "--hosts", paramLabel = "LIST", description = "Nodes and their rank counts: host[:n],...")
+    @Option(names = {"--hosts", "-hosts", "-host"}, paramLabel = "LIST",
+            description = "Nodes and their rank counts: host[:n],...")
     String hosts;
 
     @Option(names = "--node-map", paramLabel = "FILE",
@@ -99,7 +104,17 @@ final class PlacementOptions {
         if (SlurmAllocation.isPresent(env)) {
             return new Source(null, SlurmAllocation.fromEnvironment(env));
         }
-        throw new IllegalArgumentException("no nodes: give --hostfile or --hosts, or run inside a Slurm allocation");
+        return new Source(null, List.of(localNode()));
+    }
+
+    /** @return whether no option and no Slurm allocation names nodes: the job runs on this node */
+    boolean local(Function<String, String> env) {
+        return hostfile == null && hosts == null && !SlurmAllocation.isPresent(env);
+    }
+
+    /** @return this node: its proxy at {@value #LOCAL_NODE}, a slot per core this launcher may use */
+    static NodeSlots localNode() {
+        return new NodeSlots(LOCAL_NODE, Math.min(Runtime.getRuntime().availableProcessors(), Hostfiles.MAX_SLOTS));
     }
 
     private NodeMap nodeMap(Function<String, String> env) throws IOException {

@@ -21,6 +21,12 @@ final class RankWorld {
      */
     static final String NODE_RANKS = "MPIPROXY_NODE_RANKS";
 
+    /**
+     * The ranks' working directory, absolute ({@code -wdir}, else the launcher's), in every EXEC: where
+     * the job's ranks belong. The proxies start ranks in their own working directory for now.
+     */
+    static final String WORKING_DIRECTORY = "MPIPROXY_WDIR";
+
     /** The MPIPROXY_* variables a job's ranks take from {@code -x}: settings of the library, not of the proxy. */
     static final java.util.Set<String> PASSED_ON = java.util.Set.of("MPIPROXY_TIMEOUT", "MPIPROXY_PAIR_RING_BYTES");
 

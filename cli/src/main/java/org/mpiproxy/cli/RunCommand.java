@@ -42,26 +42,56 @@ final class RunCommand implements Callable<Integer> {
     @Mixin
     PlacementOptions placement;
 
-    @Option(names = "--ppn", paramLabel = "N",
+    @Option(names = {"--ppn", "-ppn"}, paramLabel = "N",
             description = "Ranks per node, at least 1, replacing the nodes' slot counts.")
     Integer ranksPerNode;
 
-    @Option(names = "--bind", paramLabel = "POLICY", defaultValue = "none",
+    @Option(names = "--bind", paramLabel = "POLICY",
             description = "Core binding for node slots: none (every rank on core 0, the proxy's own) or core (a rank"
                     + " runs on the core of its slot's index on the node; needs the program's .lz4 image)."
-                    + " FreeNOS hostfiles name their cores. Default: ${DEFAULT-VALUE}.")
+                    + " FreeNOS hostfiles name their cores. Default: none.")
     String bind;
+
+    @Option(names = "-bind-to", paramLabel = "core|none",
+            description = "Hydra's spelling of --bind: core or none (Hydra's other levels are not supported).")
+    String bindTo;
 
     @Option(names = {"-x", "--env"}, paramLabel = "VAR[=VALUE]",
             description = "Environment variable for every rank (repeatable); VAR alone passes this shell's value."
                     + " Over v1 it reaches rank 0 only: the proxies start ranks 1..N-1 with their own environment.")
     List<String> environment = new ArrayList<>();
 
+    @Option(names = {"-genv", "-env"}, arity = "2", paramLabel = "NAME VALUE", hideParamSyntax = true,
+            description = "Hydra's -genv NAME VALUE: the variable for every rank (repeatable), as -x NAME=VALUE."
+                    + " -env, Hydra's per-executable form, is the same: a job runs one program.")
+    List<String> genv = new ArrayList<>();
+
+    @Option(names = "-genvlist", paramLabel = "NAME,...", split = ",", hideParamSyntax = true,
+            description = "Hydra's -genvlist: these variables of this shell for every rank, as -x NAME each.")
+    List<String> genvList = new ArrayList<>();
+
+    @Option(names = "-genvall",
+            description = "Hydra's -genvall: every variable of this shell but MPIPROXY_* for every rank, as --export"
+                    + " ALL.")
+    boolean genvAll;
+
+    @Option(names = "-genvnone",
+            description = "Hydra's -genvnone: no variable of this shell but those -x, -genv and -genvlist name (the"
+                    + " default).")
+    boolean genvNone;
+
     @Option(names = "--export", paramLabel = "LIST",
             description = "Variables for every rank, as Slurm's --export: NONE (default: only -x), ALL (every"
                     + " variable of this shell but MPIPROXY_*; one EXEC datagram must hold them), or"
                     + " VAR[=VALUE],... (ALL,VAR=VALUE,... adds to ALL).")
     String export;
+
+    @Option(names = {"-wdir", "--wdir", "--chdir"}, paramLabel = "DIR",
+            description = "The ranks' working directory (default: this one; a relative DIR is taken from here)."
+                    + " Rank 0 starts in it (in the home directory, with one line, when it is not a directory"
+                    + " here); ranks 1..N-1 get it as " + RankWorld.WORKING_DIRECTORY + " in their EXEC, but their"
+                    + " proxies start them in their own directory for now.")
+    Path workingDirectory;
 
     @Option(names = "--stage",
             description = "Copies PROGRAM (a file here) to every node first and runs that copy there: protocol v2"
@@ -92,6 +122,10 @@ final class RunCommand implements Callable<Integer> {
     @Option(names = "--raw", description = "Pass output through untagged (same as --no-tag-output).")
     boolean raw;
 
+    @Option(names = {"-l", "-prepend-rank"},
+            description = "Hydra's -l and -prepend-rank: prefix every output line with [rank], as by default.")
+    boolean prependRank;
+
     @Option(names = "--protocol", paramLabel = "v1|v2", defaultValue = "v2",
             description = "Wire protocol to the proxies (default: ${DEFAULT-VALUE}). v2 is authenticated and"
                     + " reliable and streams every rank's output here; v1 keeps ranks' output in the nodes' log files.")
@@ -115,7 +149,8 @@ final class RunCommand implements Callable<Integer> {
     boolean verbose;
 
     @Parameters(index = "0", paramLabel = "PROGRAM", description = "The program: a path, a name in $" + PROGRAMS_ENV
-            + ", or a name on PATH. The proxies start the file of the same name in their programs/ directory.")
+            + ", or a name on PATH. The proxies start the file of the same name in their programs/ directory"
+            + " (--stage: this file).")
     String program;
 
     @Parameters(index = "1..*", paramLabel = "ARGS", description = "The program's arguments.")
@@ -131,16 +166,46 @@ final class RunCommand implements Callable<Integer> {
         this.launch = launch;
     }
 
+    /** A usage problem: one line on standard error, exit status 2. */
+    static final class Usage extends Exception {
+        private static final long serialVersionUID = 1L;
+
+        Usage(String message) {
+            super(message, null, false, false);
+        }
+    }
+
     @Override
     public Integer call() throws Exception {
-        PrintStream err = launch.err();
-        if (!protocol.equals("v1") && !protocol.equals("v2")) {
-            err.println("mpiproxy: --protocol " + protocol + ": expected v1 or v2");
+        JobRunner.Settings settings;
+        try {
+            settings = settings();
+        } catch (Usage e) {
+            launch.err().println("mpiproxy: " + e.getMessage());
             return 2;
         }
+        if (verbose && placement.local(launch.env()::get)) {
+            launch.err().println("mpiproxy: no --hosts, --hostfile or Slurm allocation: the job runs on this node,"
+                    + " its proxy at " + PlacementOptions.LOCAL_NODE + ":" + placement.port + " with "
+                    + PlacementOptions.localNode().slots() + " slots (its cores)");
+        }
+        if (workingDirectory != null && !settings.ranks().isEmpty() && !quiet) {
+            launch.err().println("mpiproxy: -wdir " + settings.workingDirectory() + " applies to rank 0; the proxies"
+                    + " start ranks 1.." + settings.ranks().size() + " in their own directory");
+        }
+        return new JobRunner(settings, launch.out(), launch.err()).run();
+    }
+
+    /**
+     * @return what the command line asks for, checked, with its ranks placed
+     * @throws Usage for bad usage
+     */
+    JobRunner.Settings settings() throws Usage {
+        if (!protocol.equals("v1") && !protocol.equals("v2")) {
+            throw new Usage("--protocol " + protocol + ": expected v1 or v2");
+        }
         if (keyFile != null && protocol.equals("v1")) {
-            err.println("mpiproxy: --key-file applies to --protocol v2 only; v1 has no authentication");
-            return 2;
+            throw new Usage("--key-file applies to --protocol v2 only; v1 has no authentication");
         }
         String keySpec = null;
         if (protocol.equals("v2")) {
@@ -148,80 +213,141 @@ final class RunCommand implements Callable<Integer> {
                 keySpec = V2Control.keySpec(keyFile, launch.env());
                 V2Control.keys(keySpec);
             } catch (IllegalArgumentException e) {
-                err.println("mpiproxy: " + e.getMessage());
-                return 2;
+                throw new Usage(e.getMessage());
             }
         }
-        if (!bind.equals("none") && !bind.equals("core")) {
-            err.println("mpiproxy: --bind " + bind + ": expected none or core");
-            return 2;
-        }
+        boolean bindCores = bindCores();
         if (worldSize != null && worldSize < 1 || ranksPerNode != null && ranksPerNode < 1) {
-            err.println("mpiproxy: " + (worldSize != null && worldSize < 1 ? "-n " + worldSize + ": a world has at"
+            throw new Usage(worldSize != null && worldSize < 1 ? "-n " + worldSize + ": a world has at"
                     + " least 1 rank (rank 0); leave -n out for one rank per slot" : "--ppn " + ranksPerNode
-                    + ": a node runs at least 1 rank; leave --ppn out for the nodes' slot counts"));
-            return 2;
+                    + ": a node runs at least 1 rank; leave --ppn out for the nodes' slot counts");
         }
         if (timeoutSeconds < 0 || graceSeconds < 0 || terminateWaitSeconds < 0) {
-            err.println("mpiproxy: --timeout, --grace and --terminate-wait take numbers >= 0");
-            return 2;
+            throw new Usage("--timeout, --grace and --terminate-wait take numbers >= 0");
         }
-        Map<String, String> extra = new LinkedHashMap<>();
+        if (prependRank && (raw || !tagOutput)) {
+            throw new Usage("-l tags every line with its rank, " + (raw ? "--raw" : "--no-tag-output")
+                    + " leaves the tags out: give one of them");
+        }
+        Map<String, String> extra = environment();
+        List<Placement> ranks;
+        try {
+            ranks = placement.plan(launch.env()::get, worldSize == null ? 0 : worldSize,
+                    ranksPerNode == null ? 0 : ranksPerNode, bindCores, oversubscribe);
+        } catch (IllegalArgumentException e) {
+            throw new Usage(e.getMessage());
+        } catch (java.io.IOException e) {
+            throw new Usage("cannot read " + e.getMessage());
+        }
+        String executable = resolveProgram(program, launch.env());
+        if (stage && (!protocol.equals("v2") || !Files.isRegularFile(Path.of(executable)))) {
+            throw new Usage("--stage " + program + ": " + (!protocol.equals("v2") ? "staging needs --protocol v2"
+                    : "no such file here to copy to the nodes"));
+        }
+        return new JobRunner.Settings(executable, List.copyOf(args), ranks, extra,
+                tagOutput && !raw, timeoutSeconds == 0 ? null : Duration.ofSeconds(timeoutSeconds),
+                Duration.ofSeconds(graceSeconds), Duration.ofSeconds(terminateWaitSeconds), jobFile,
+                quiet ? -1 : verbose ? 1 : 0, protocol, keySpec, stage, workingDirectory(launch.env()),
+                workingDirectory != null);
+    }
+
+    /** @return whether ranks are bound to their slots' cores: {@code --bind} or Hydra's {@code -bind-to} */
+    private boolean bindCores() throws Usage {
+        if (bind != null && !bind.equals("none") && !bind.equals("core")) {
+            throw new Usage("--bind " + bind + ": expected none or core");
+        }
+        if (bindTo != null && !bindTo.equals("none") && !bindTo.equals("core")) {
+            throw new Usage("-bind-to " + bindTo + ": expected core or none (a rank on its slot's core, or every"
+                    + " rank on core 0; Hydra's other levels are not supported)");
+        }
+        if (bind != null && bindTo != null && !bind.equals(bindTo)) {
+            throw new Usage("--bind " + bind + " and -bind-to " + bindTo + " disagree: give one of them");
+        }
+        return "core".equals(bindTo != null ? bindTo : bind);
+    }
+
+    /**
+     * The variables of every rank, later ones winning: this shell's ({@code --export ALL},
+     * {@code -genvall}), those {@code --export} lists, {@code -genvlist}, {@code -x}, then the
+     * values {@code -genv}/{@code -env} give.
+     */
+    private Map<String, String> environment() throws Usage {
+        boolean all = genvAll;
         List<String> variables = new ArrayList<>();
         if (export != null) {
             for (String e : export.split(",")) {
                 if (e.equals("ALL")) {
-                    launch.env().forEach((name, value) -> {
-                        if (!name.startsWith("MPIPROXY_") && org.mpiproxy.protocol.ExecCommand.isVariableName(name)) {
-                            extra.put(name, value);
-                        }
-                    });
+                    all = true;
                 } else if (!e.equals("NONE") && !e.isEmpty()) {
                     variables.add(e);
                 }
             }
         }
+        if (genvNone && all) {
+            throw new Usage("-genvnone passes none of this shell's variables, " + (genvAll ? "-genvall" : "--export ALL")
+                    + " all of them: give one of them");
+        }
+        Map<String, String> extra = new LinkedHashMap<>();
+        if (all) {
+            launch.env().forEach((name, value) -> {
+                if (!name.startsWith("MPIPROXY_") && org.mpiproxy.protocol.ExecCommand.isVariableName(name)
+                        && value.indexOf('\0') < 0) {
+                    extra.put(name, value);
+                }
+            });
+        }
+        for (String name : genvList) {
+            if (!name.isEmpty()) {
+                put(extra, "-genvlist", name, null);
+            }
+        }
         variables.addAll(environment);
         for (String e : variables) {
             int eq = e.indexOf('=');
-            String name = eq < 0 ? e : e.substring(0, eq);
-            if (!org.mpiproxy.protocol.ExecCommand.isVariableName(name)) {
-                err.println("mpiproxy: -x " + e + ": '" + name + "' is not a variable name");
-                return 2;
-            }
-            String value = eq < 0 ? launch.env().get(name) : e.substring(eq + 1);
+            put(extra, "-x", eq < 0 ? e : e.substring(0, eq), eq < 0 ? null : e.substring(eq + 1));
+        }
+        for (int i = 0; i + 1 < genv.size(); i += 2) {
+            put(extra, "-genv", genv.get(i), genv.get(i + 1));
+        }
+        return extra;
+    }
+
+    /** Adds a variable; {@code value} {@code null} takes this shell's. */
+    private void put(Map<String, String> extra, String option, String name, String value) throws Usage {
+        if (!org.mpiproxy.protocol.ExecCommand.isVariableName(name)) {
+            throw new Usage(option + " " + name + (value == null || !option.equals("-x") ? "" : "=" + value) + ": '"
+                    + name + "' is not a variable name");
+        }
+        if (value == null) {
+            value = launch.env().get(name);
             if (value == null) {
-                err.println("mpiproxy: -x " + name + ": not set here; give -x " + name + "=VALUE");
-                return 2;
+                throw new Usage(option + " " + name + ": not set here; give -x " + name + "=VALUE");
             }
-            if (value.indexOf('\0') >= 0) {
-                err.println("mpiproxy: -x " + name + ": the value holds a NUL character");
-                return 2;
+        }
+        if (value.indexOf('\0') >= 0) {
+            throw new Usage(option + " " + name + ": the value holds a NUL character");
+        }
+        extra.put(name, value);
+    }
+
+    /**
+     * @return the ranks' working directory, absolute: {@code -wdir} (a relative one from here),
+     *         else this one, named as the shell names it ({@code $PWD}, when that is this
+     *         directory: the name a link gives it is more likely the same on the other nodes)
+     */
+    Path workingDirectory(Map<String, String> env) {
+        Path here = Path.of("").toAbsolutePath();
+        String pwd = env.get("PWD");
+        if (pwd != null && pwd.startsWith("/")) {
+            try {
+                if (Files.isSameFile(Path.of(pwd), here)) {
+                    here = Path.of(pwd);
+                }
+            } catch (java.io.IOException | java.nio.file.InvalidPathException e) {
+                // not this directory: keep its real name
             }
-            extra.put(name, value);
         }
-        List<Placement> ranks;
-        try {
-            ranks = placement.plan(launch.env()::get, worldSize == null ? 0 : worldSize,
-                    ranksPerNode == null ? 0 : ranksPerNode, bind.equals("core"), oversubscribe);
-        } catch (IllegalArgumentException e) {
-            err.println("mpiproxy: " + e.getMessage());
-            return 2;
-        } catch (java.io.IOException e) {
-            err.println("mpiproxy: cannot read " + e.getMessage());
-            return 2;
-        }
-        String executable = resolveProgram(program, launch.env());
-        if (stage && (!protocol.equals("v2") || !Files.isRegularFile(Path.of(executable)))) {
-            err.println("mpiproxy: --stage " + program + ": " + (!protocol.equals("v2") ? "staging needs --protocol v2"
-                    : "no such file here to copy to the nodes"));
-            return 2;
-        }
-        JobRunner.Settings settings = new JobRunner.Settings(executable, List.copyOf(args), ranks, extra,
-                tagOutput && !raw, timeoutSeconds == 0 ? null : Duration.ofSeconds(timeoutSeconds),
-                Duration.ofSeconds(graceSeconds), Duration.ofSeconds(terminateWaitSeconds), jobFile,
-                quiet ? -1 : verbose ? 1 : 0, protocol, keySpec, stage);
-        return new JobRunner(settings, launch.out(), err).run();
+        return workingDirectory == null ? here : here.resolve(workingDirectory).normalize();
     }
 
     static String resolveProgram(String program, Map<String, String> env) {
