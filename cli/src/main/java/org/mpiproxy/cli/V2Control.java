@@ -21,6 +21,7 @@ import java.util.LinkedHashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.function.BooleanSupplier;
+import java.util.function.LongSupplier;
 
 import org.mpiproxy.protocol.ClusterKeys;
 import org.mpiproxy.protocol.MpiErrors;
@@ -278,6 +279,20 @@ final class V2Control {
     static void terminate(int localPort, long jobId, ClusterKeys keys, List<Placement> ranks, int[] statuses,
                           boolean stopNow, Duration wait, Duration silence, BooleanSupplier stop, Lines lines)
             throws IOException {
+        terminate(localPort, jobId, keys, ranks, statuses, stopNow, wait, silence, stop, lines, System::nanoTime);
+    }
+
+    /**
+     * As {@link #terminate(int, long, ClusterKeys, List, int[], boolean, Duration, Duration, BooleanSupplier, Lines)},
+     * with the silence measured on {@code silenceClock} (the repetitions and {@code wait} stay on
+     * the system clock), so that a test drives the time a node stays silent.
+     *
+     * @param silenceClock nanoseconds as {@link System#nanoTime}; read when the wait starts, when a
+     *                     valid datagram arrives and before each wait
+     */
+    static void terminate(int localPort, long jobId, ClusterKeys keys, List<Placement> ranks, int[] statuses,
+                          boolean stopNow, Duration wait, Duration silence, BooleanSupplier stop, Lines lines,
+                          LongSupplier silenceClock) throws IOException {
         InetSocketAddress[] addresses = new InetSocketAddress[ranks.size() + 1];
         boolean[] pending = new boolean[ranks.size() + 1];
         int left = 0;
@@ -295,7 +310,7 @@ final class V2Control {
         long argument = stopNow ? V2HeaderDescriptor.TERMINATE_STOP : 0;
         long silenceNanos = silence.toNanos();
         long resendNanos = Math.max(1_000_000L, Math.min(RESEND_NANOS, silenceNanos / 4));
-        long start = System.nanoTime();
+        long start = silenceClock.getAsLong();
         for (int r = 1; r < pending.length; r++) {
             lastHeard.put(addresses[r], start);
         }
@@ -318,7 +333,7 @@ final class V2Control {
             public void receive(DatagramChannel channel, InetSocketAddress source, ByteBuffer in) throws IOException {
                 V2HeaderFlyweight h = signer.verify(source, jobId);
                 if (h != null && lastHeard.containsKey(source)) {
-                    lastHeard.put(source, System.nanoTime());
+                    lastHeard.put(source, silenceClock.getAsLong());
                 }
                 if (h != null && h.operation() == OP_OUTPUT) {
                     onOutput(channel, signer, source, h, jobId, streams, lines);
@@ -343,7 +358,8 @@ final class V2Control {
             @Override
             public boolean done() {
                 if (left > 0) {
-                    left -= giveUpSilentNodes(pending, addresses, statuses, lastHeard, System.nanoTime(), silenceNanos);
+                    left -= giveUpSilentNodes(pending, addresses, statuses, lastHeard, silenceClock.getAsLong(),
+                            silenceNanos);
                 }
                 return left == 0 || stop.getAsBoolean();
             }

@@ -1,6 +1,7 @@
 package org.mpiproxy.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.BufferedReader;
@@ -14,6 +15,9 @@ import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
+import java.nio.file.StandardWatchEventKinds;
+import java.nio.file.WatchKey;
+import java.nio.file.WatchService;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -28,6 +32,9 @@ import org.junit.jupiter.api.io.TempDir;
 
 /** The job file after the job: its end recorded, read by status and kill without asking any node. */
 class JobFileTest {
+
+    /** How long a wait may take before the test counts it as hung; every wait here ends with its event. */
+    private static final long CEILING_SECONDS = 60;
 
     @TempDir
     Path dir;
@@ -156,16 +163,20 @@ class JobFileTest {
                 "-cp", System.getProperty("java.class.path"), MpiproxyCommand.class.getName(), "run", "--job-file",
                 file.toString(), "--hosts", "127.0.0.1:1", program.toString());
         builder.environment().putAll(env);
+        try (WatchService watcher = dir.getFileSystem().newWatchService()) {
+            dir.register(watcher, StandardWatchEventKinds.ENTRY_CREATE);
+            runAndKill(builder, watcher, file);
+        }
+    }
+
+    private void runAndKill(ProcessBuilder builder, WatchService watcher, Path file) throws Exception {
         Process launcher = builder.start();
         try {
             BufferedReader lines = new BufferedReader(new InputStreamReader(launcher.getInputStream(),
                     StandardCharsets.UTF_8));
             assertEquals("[0] started", lines.readLine());
             // the launcher writes the file once rank 0 has started, so maybe just after its first line
-            for (long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20); !Files.exists(file)
-                    && System.nanoTime() < deadline; ) {
-                Thread.sleep(20);
-            }
+            awaitCreated(watcher, file);
             JobFile job = JobFile.read(file);
             assertEquals(null, job.end());
             String id = JobRunner.Job.hex(job.jobId());
@@ -174,8 +185,9 @@ class JobFileTest {
             assertEquals("job " + id + " (v2)\nlauncher pid " + launcher.pid() + ": running\nrank 0 pid "
                     + job.rankZeroPid() + ": running\n", out());
 
-            assertEquals(0, run("kill", "--job-file", file.toString(), "--wait", "20"), err());
-            assertTrue(launcher.waitFor(20, TimeUnit.SECONDS));
+            assertEquals(0, run("kill", "--job-file", file.toString(), "--wait", Long.toString(CEILING_SECONDS)),
+                    err());
+            assertTrue(launcher.waitFor(CEILING_SECONDS, TimeUnit.SECONDS));
             assertEquals(143, launcher.exitValue());
             String at = JobFile.read(file).endText();
             assertEquals("stopping launcher " + launcher.pid() + "\nthe launcher stopped the job: it ended " + at
@@ -184,6 +196,17 @@ class JobFileTest {
             assertEquals("kill", JobFile.read(file).end().stopReason());
         } finally {
             launcher.destroyForcibly();
+        }
+    }
+
+    /** Waits until {@code file} exists, looking again whenever something is created in its directory. */
+    private static void awaitCreated(WatchService watcher, Path file) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CEILING_SECONDS);
+        while (!Files.exists(file)) {
+            WatchKey key = watcher.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS);
+            assertNotNull(key, "no " + file + " in " + CEILING_SECONDS + " s");
+            key.pollEvents();
+            key.reset();
         }
     }
 

@@ -2,6 +2,7 @@ package org.mpiproxy.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeFalse;
 
 import java.io.BufferedReader;
 import java.io.InputStreamReader;
@@ -25,8 +26,27 @@ class LauncherSignalTest {
         assertEquals(0, kill.waitFor());
     }
 
+    /**
+     * @return whether this JVM was started with SIGINT ignored (as a shell starts a background
+     *         job): a launcher started from here inherits that and can never see a SIGINT
+     */
+    private static boolean sigintIgnored() throws Exception {
+        Path status = Path.of("/proc/self/status");
+        if (!Files.exists(status)) {
+            return false;
+        }
+        for (String line : Files.readAllLines(status)) {
+            if (line.startsWith("SigIgn:")) {
+                // SIGINT is signal 2: bit 1 of the mask
+                return (Long.parseUnsignedLong(line.substring("SigIgn:".length()).strip(), 16) & 2L) != 0;
+            }
+        }
+        return false;
+    }
+
     @Test
     void shouldStopAtOnceOnASecondSigintAndExitWith130() throws Exception {
+        assumeFalse(sigintIgnored(), "SIGINT is ignored in this process and its children (a background job?)");
         Path program = dir.resolve("stubborn");
         Files.writeString(program, "#!/bin/sh\ntrap '' TERM INT\necho started\nwhile :; do sleep 1; done\n");
         assertTrue(program.toFile().setExecutable(true));
@@ -44,13 +64,12 @@ class LauncherSignalTest {
 
             sigint(launcher);
             assertEquals("mpiproxy: stopping the job (SIGINT)", err.readLine());
-            long start = System.nanoTime();
             sigint(launcher);
 
-            assertTrue(launcher.waitFor(20, TimeUnit.SECONDS), "launcher waits for the grace of 120 s");
+            // half the grace: a launcher that waited for it is still there, one that did not is long gone
+            assertTrue(launcher.waitFor(60, TimeUnit.SECONDS), "launcher waits for the grace of 120 s");
             assertEquals(130, launcher.exitValue());
             assertEquals("mpiproxy: SIGINT again: stopping at once", err.readLine());
-            assertTrue(TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start) < 20);
         } finally {
             launcher.destroyForcibly();
         }

@@ -17,6 +17,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -35,14 +36,19 @@ class V2ControlTest {
 
     private static final ClusterKeys KEYS = ClusterKeys.of(Map.of(1, new byte[32]), 1);
     private static final long JOB = 0xabcdefL;
+    /** How long a call may take before the test counts it as hung; every call here returns on the answers. */
+    private static final Duration CEILING = Duration.ofSeconds(60);
+    /** How far the launcher's silence clock moves each time the fake proxy takes a TERMINATE. */
+    private static final long STEP_NANOS = Duration.ofMillis(40).toNanos();
 
     private final List<String> seen = new CopyOnWriteArrayList<>();
     private DatagramChannel proxy;
     private volatile boolean lateLine;
     private volatile long outputAck = -1;
-    /** When above 0: TERMINATE is answered only this long after the first, interim replies until then. */
-    private volatile long terminateAfterMillis;
-    private volatile long firstTerminateNanos;
+    /** When above 0: the first TERMINATE goes unanswered, this many more get the interim reply, then the final one. */
+    private volatile int interimReplies;
+    /** The launcher's silence clock where a test gives it: {@link #STEP_NANOS} more with every TERMINATE taken. */
+    private final AtomicLong silenceClock = new AtomicLong();
     private Thread thread;
 
     /** Answers EXEC with MPI_ERR_ARG and TERMINATE of job {@link #JOB} from {@code owner} with status 7. */
@@ -76,9 +82,14 @@ class V2ControlTest {
                         outputAck = h.ack();
                         continue;
                     }
-                    if (h.operation() == V2HeaderDescriptor.OP_TERMINATE && terminateAfterMillis > 0
-                            && stillTerminating()) {
-                        if (seen.stream().filter(x -> x.startsWith("TERMINATE")).count() == 1) {
+                    long terminates = seen.stream().filter(x -> x.startsWith("TERMINATE")).count();
+                    if (h.operation() == V2HeaderDescriptor.OP_TERMINATE) {
+                        // before any reply: the launcher reads the clock when the reply arrives
+                        silenceClock.addAndGet(STEP_NANOS);
+                    }
+                    if (h.operation() == V2HeaderDescriptor.OP_TERMINATE && interimReplies > 0
+                            && terminates <= 1 + interimReplies) {
+                        if (terminates == 1) {
                             continue;
                         }
                         // the interim reply to a repetition, as a proxy sends it while the rank exits
@@ -114,13 +125,6 @@ class V2ControlTest {
         thread.setDaemon(true);
         thread.start();
         return (InetSocketAddress) proxy.getLocalAddress();
-    }
-
-    private boolean stillTerminating() {
-        if (firstTerminateNanos == 0) {
-            firstTerminateNanos = System.nanoTime();
-        }
-        return System.nanoTime() - firstTerminateNanos < terminateAfterMillis * 1_000_000L;
     }
 
     /** Job {@link #JOB} has ranks 1, 2 and 5 here, two entries a page; other jobs are unknown. */
@@ -160,18 +164,20 @@ class V2ControlTest {
     @Test
     void shouldProbeWithStatusOfJobZeroAndAcceptOnlySignedAnswers() throws Exception {
         InetSocketAddress address = startProxy(KEYS, 0);
-        assertEquals(Prober.Answer.ANSWERED, V2Control.probe(List.of(address), KEYS, Duration.ofSeconds(5)).get(address));
-        assertEquals(List.of("STATUS rank 0"), seen, "a probe is no EXEC: nothing to refuse or log on the proxy");
+        assertEquals(Prober.Answer.ANSWERED, V2Control.probe(List.of(address), KEYS, CEILING).get(address));
+        // a repetition may have gone out before the answer came: the same request again
+        assertEquals(List.of("STATUS rank 0"), seen.stream().distinct().toList(),
+                "a probe is no EXEC: nothing to refuse or log on the proxy");
         ClusterKeys other = ClusterKeys.of(Map.of(1, new byte[] {1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 12, 13, 14, 15, 16,
             17, 18, 19, 20, 21, 22, 23, 24, 25, 26, 27, 28, 29, 30, 31, 32}), 1);
         long start = System.nanoTime();
 
-        Prober.Answer refused = V2Control.probe(List.of(address), other, Duration.ofSeconds(5)).get(address);
+        Prober.Answer refused = V2Control.probe(List.of(address), other, CEILING).get(address);
 
         assertFalse(refused.answered());
         assertTrue(refused.problem().startsWith("authentication failed: the proxy could not verify a request signed"
                 + " with key id 1"), refused.problem());
-        assertTrue(System.nanoTime() - start < Duration.ofSeconds(2).toNanos(), "the refusal ends the wait");
+        assertTrue(System.nanoTime() - start < CEILING.toNanos(), "the refusal ends the wait, not the wait's end");
         assertTrue(seen.contains("refused"), seen.toString());
     }
 
@@ -183,12 +189,12 @@ class V2ControlTest {
         }
         long start = System.nanoTime();
 
-        Prober.Answer a = V2Control.probe(List.of(gone), KEYS, Duration.ofSeconds(5)).get(gone);
+        Prober.Answer a = V2Control.probe(List.of(gone), KEYS, CEILING).get(gone);
 
         assertFalse(a.answered());
         assertEquals("no proxy answers at 127.0.0.1:" + gone.getPort() + ": nothing listens on that UDP port",
                 a.problem());
-        assertTrue(System.nanoTime() - start < Duration.ofSeconds(2).toNanos(), "the ICMP error ends the wait");
+        assertTrue(System.nanoTime() - start < CEILING.toNanos(), "the ICMP error ends the wait, not the wait's end");
     }
 
     @Test
@@ -199,14 +205,14 @@ class V2ControlTest {
                 new Placement("127.0.0.1", address.getPort(), 0, "n1"));
         int[] statuses = {0, V1Control.NO_REPLY, 0};
 
-        V2Control.terminate(ownerPort, JOB, KEYS, ranks, statuses, Duration.ofSeconds(10), () -> false);
+        V2Control.terminate(ownerPort, JOB, KEYS, ranks, statuses, CEILING, () -> false);
 
         assertEquals(7, statuses[1]);
         assertEquals(0, statuses[2], "a known status is not asked for");
-        assertEquals(List.of("TERMINATE rank 1"), seen);
+        assertEquals(List.of("TERMINATE rank 1"), seen.stream().distinct().toList(), "repeated or not, rank 1 only");
 
         int[] another = {0, V1Control.NO_REPLY, V1Control.NO_REPLY};
-        V2Control.terminate(JobRunner.freeUdpPort(), JOB, KEYS, ranks, another, Duration.ofSeconds(10), () -> false);
+        V2Control.terminate(JobRunner.freeUdpPort(), JOB, KEYS, ranks, another, CEILING, () -> false);
         assertEquals(V1Control.NOT_RUNNING, another[1], "another port is not the job's owner");
     }
 
@@ -217,24 +223,31 @@ class V2ControlTest {
         int[] statuses = {0, V1Control.NO_REPLY};
 
         V2Control.terminate(ownerPort, JOB, KEYS, List.of(new Placement("127.0.0.1", address.getPort(), 0, "n1")),
-                statuses, true, Duration.ofSeconds(10), V2Control.DEAD_AFTER, () -> false, (r, e, l) -> { });
+                statuses, true, CEILING, V2Control.DEAD_AFTER, () -> false, (r, e, l) -> { });
 
         assertEquals(7, statuses[1]);
-        assertEquals(List.of("TERMINATE rank 1 STOP"), seen);
+        assertEquals(List.of("TERMINATE rank 1 STOP"), seen.stream().distinct().toList());
     }
 
+    /**
+     * The silence is measured on a clock the fake proxy moves: {@link #STEP_NANOS} per TERMINATE
+     * it takes, ten steps a silence. The first TERMINATE goes unanswered, the next fifteen get
+     * the interim reply: the node is silent for one step at a time while the final reply comes
+     * only after more than a silence in all.
+     */
     @Test
     void shouldKeepWaitingForTerminateWhileInterimRepliesShowTheNodeAliveBeyondTheSilence() throws Exception {
         int ownerPort = JobRunner.freeUdpPort();
-        terminateAfterMillis = 1500;
+        interimReplies = 15;
+        Duration silence = Duration.ofNanos(10 * STEP_NANOS);
         InetSocketAddress address = startProxy(KEYS, ownerPort);
         int[] statuses = {0, V1Control.NO_REPLY};
 
         V2Control.terminate(ownerPort, JOB, KEYS, List.of(new Placement("127.0.0.1", address.getPort(), 0, "n1")),
-                statuses, true, Duration.ofSeconds(20), Duration.ofMillis(400), () -> false, (r, e, l) -> { });
+                statuses, true, CEILING, silence, () -> false, (r, e, l) -> { }, silenceClock::get);
 
-        assertEquals(7, statuses[1], "the final reply, not given up after 400 ms: " + seen);
-        assertTrue(seen.size() >= 4, "repeated at least four times per silence: " + seen);
+        assertEquals(7, statuses[1], "the final reply, not given up after a silence: " + seen);
+        assertTrue(silenceClock.get() > silence.toNanos(), "the interim replies outlasted the silence: " + seen);
     }
 
     @Test
@@ -245,11 +258,10 @@ class V2ControlTest {
             long start = System.nanoTime();
 
             V2Control.terminate(JobRunner.freeUdpPort(), JOB, KEYS, List.of(new Placement("127.0.0.1", port, 0, "n1")),
-                    statuses, true, Duration.ofSeconds(60), Duration.ofMillis(400), () -> false, (r, e, l) -> { });
+                    statuses, true, CEILING, Duration.ofMillis(400), () -> false, (r, e, l) -> { });
 
             assertEquals(V1Control.NODE_DOWN, statuses[1]);
-            // the wait was 60 s: the silence ended it
-            assertTrue(System.nanoTime() - start < Duration.ofSeconds(20).toNanos());
+            assertTrue(System.nanoTime() - start < CEILING.toNanos(), "the silence ended the wait, not the wait's end");
         }
     }
 
@@ -262,7 +274,7 @@ class V2ControlTest {
         int[] statuses = {0, V1Control.NO_REPLY};
 
         V2Control.terminate(ownerPort, JOB, KEYS, List.of(new Placement("127.0.0.1", address.getPort(), 0, "n1")),
-                statuses, Duration.ofSeconds(20), () -> false, (rank, stderr, line) -> lines.add(rank + " " + stderr
+                statuses, CEILING, () -> false, (rank, stderr, line) -> lines.add(rank + " " + stderr
                         + " " + line));
 
         assertEquals(7, statuses[1]);
@@ -273,25 +285,29 @@ class V2ControlTest {
     @Test
     void shouldCollectEveryPageOfAJobsRanksAndTellAnUnknownJobFromASilentNode() throws Exception {
         InetSocketAddress address = startProxy(KEYS, 0);
-        try (DatagramChannel silent = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
-            InetSocketAddress mute = (InetSocketAddress) silent.getLocalAddress();
 
-            Map<InetSocketAddress, V2Control.NodeStatus> status = V2Control.status(List.of(address, mute), JOB, KEYS,
-                    Duration.ofMillis(1500));
+        // the wait ends with the last page: it is only a ceiling
+        V2Control.NodeStatus node = V2Control.status(List.of(address), JOB, KEYS, CEILING).get(address);
 
-            V2Control.NodeStatus node = status.get(address);
-            assertTrue(node.answered);
-            assertFalse(node.unknownJob);
-            assertEquals(List.of(new V2Control.RankState(1, V2StatusDescriptor.STATE_RUNNING, 0, 4242, -1),
-                    new V2Control.RankState(2, V2StatusDescriptor.STATE_FINISHED, 3, 4243, 137),
-                    new V2Control.RankState(5, V2StatusDescriptor.STATE_EXITED, 1, 4244, 0)), node.ranks);
-            assertTrue(seen.stream().filter("STATUS rank 0"::equals).count() >= 2, "two pages: " + seen);
-            assertFalse(status.get(mute).answered);
-        }
-        V2Control.NodeStatus other = V2Control.status(List.of(address), 0x77L, KEYS, Duration.ofSeconds(5)).get(address);
+        assertTrue(node.answered);
+        assertFalse(node.unknownJob);
+        assertEquals(List.of(new V2Control.RankState(1, V2StatusDescriptor.STATE_RUNNING, 0, 4242, -1),
+                new V2Control.RankState(2, V2StatusDescriptor.STATE_FINISHED, 3, 4243, 137),
+                new V2Control.RankState(5, V2StatusDescriptor.STATE_EXITED, 1, 4244, 0)), node.ranks);
+        assertTrue(seen.stream().filter("STATUS rank 0"::equals).count() >= 2, "two pages: " + seen);
+        V2Control.NodeStatus other = V2Control.status(List.of(address), 0x77L, KEYS, CEILING).get(address);
         assertTrue(other.answered);
         assertTrue(other.unknownJob);
         assertTrue(other.ranks.isEmpty());
+        try (DatagramChannel silent = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
+            InetSocketAddress mute = (InetSocketAddress) silent.getLocalAddress();
+
+            // a node that never answers: the whole wait passes, however short
+            V2Control.NodeStatus none = V2Control.status(List.of(mute), JOB, KEYS, Duration.ofMillis(300)).get(mute);
+
+            assertFalse(none.answered);
+            assertFalse(none.unknownJob);
+        }
     }
 
     @Test
@@ -301,7 +317,7 @@ class V2ControlTest {
         Files.writeString(key, "00".repeat(32) + "\n");
         Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
         String[] common = {"--hosts", "127.0.0.1:1", "--port", Integer.toString(address.getPort()), "--key-file",
-            key.toString()};
+            key.toString(), "--wait", Long.toString(CEILING.toMillis())};
         ByteArrayOutputStream out = new ByteArrayOutputStream();
         ByteArrayOutputStream err = new ByteArrayOutputStream();
 

@@ -2,6 +2,7 @@ package org.mpiproxy.cli;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotNull;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.io.ByteArrayOutputStream;
@@ -13,9 +14,12 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -33,10 +37,14 @@ class V2SessionTest {
 
     private static final ClusterKeys KEYS = ClusterKeys.of(Map.of(1, new byte[32]), 1);
     private static final long JOB = 0x5e55L;
+    /** How long a wait may take before the test counts it as hung; every wait here ends with its event. */
+    private static final Duration CEILING = Duration.ofSeconds(60);
 
     /** What the fake proxy saw and does. */
     private final List<String> execs = new CopyOnWriteArrayList<>();
     private final List<String> acks = new CopyOnWriteArrayList<>();
+    /** Every acknowledgement the fake proxy took, as {@link #acks} lists them, for waiting on. */
+    private final BlockingQueue<String> ackQueue = new LinkedBlockingQueue<>();
     private final Map<Long, long[]> rankStates = new ConcurrentHashMap<>();
     private volatile int outputPort;
     private volatile InetSocketAddress owner;
@@ -73,8 +81,10 @@ class V2SessionTest {
                             reply.put(V2HeaderDescriptor.HEADER_LENGTH, why);
                         }
                     } else if (h.operation() == V2HeaderDescriptor.OP_OUTPUT) {
-                        acks.add("rank " + h.rank() + " stream " + h.tag() + " ack " + h.ack() + " from "
-                                + (from.getPort() == outputPort ? "output port" : "elsewhere"));
+                        String ack = "rank " + h.rank() + " stream " + h.tag() + " ack " + h.ack() + " from "
+                                + (from.getPort() == outputPort ? "output port" : "elsewhere");
+                        acks.add(ack);
+                        ackQueue.add(ack);
                         continue;
                     } else if (h.operation() == V2HeaderDescriptor.OP_STATUS) {
                         int n = 0;
@@ -144,7 +154,7 @@ class V2SessionTest {
         int hostPort = JobRunner.freeUdpPort();
         try (V2Session session = session(node, 3, () -> { })) {
             List<V2Session.Failure> failures = session.exec(hostPort, "prog", List.of("a b"),
-                    List.of(Map.of("R", "1"), Map.of("R", "2"), Map.of("R", "3")), Duration.ofSeconds(10));
+                    List.of(Map.of("R", "1"), Map.of("R", "2"), Map.of("R", "3")), CEILING);
 
             assertEquals(List.of(new V2Session.Failure(2, "MPI_ERR_IO: no program 'prog' in /programs")), failures);
             assertEquals(hostPort, owner.getPort(), "the EXECs come from rank 0's port: rank 0 owns the job");
@@ -178,18 +188,14 @@ class V2SessionTest {
         InetSocketAddress node = startProxy();
         try (V2Session session = session(node, 1, () -> { })) {
             assertEquals(List.of(), session.exec(JobRunner.freeUdpPort(), "prog", List.of(), List.of(Map.of()),
-                    Duration.ofSeconds(10)));
+                    CEILING));
             session.start();
             output(1, "line", true);     // ahead of a gap: kept until fragment 0 comes
             output(0, "first ", false);
             output(0, "first ", false);  // a duplicate
             output(1, "line", true);     // the proxy's retransmission of the kept one: ignored
             output(2, "second", true);
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (!acks.contains("rank 1 stream 1 ack 3 from output port") && System.nanoTime() < deadline) {
-                Thread.sleep(10);
-            }
-            assertTrue(acks.contains("rank 1 stream 1 ack 3 from output port"), acks.toString());
+            awaitAck("rank 1 stream 1 ack 3 from output port");
             assertFalse(acks.stream().anyMatch(a -> a.endsWith("elsewhere")), acks.toString());
         }
         assertEquals("[1] first line\n[1] second\n", out.toString(StandardCharsets.UTF_8));
@@ -198,20 +204,27 @@ class V2SessionTest {
     @Test
     void shouldSeeAFailedRankAndWhenEveryRankEnded() throws Exception {
         InetSocketAddress node = startProxy();
-        java.util.concurrent.atomic.AtomicInteger changes = new java.util.concurrent.atomic.AtomicInteger();
-        try (V2Session session = session(node, 2, changes::incrementAndGet)) {
+        AtomicInteger changes = new AtomicInteger();
+        try (V2Session session = session(node, 2, () -> {
+            synchronized (changes) {
+                changes.incrementAndGet();
+                changes.notifyAll();
+            }
+        })) {
             assertEquals(1, session.exec(JobRunner.freeUdpPort(), "prog", List.of(), List.of(Map.of(), Map.of()),
-                    Duration.ofSeconds(10)).size(), "rank 2 is refused by this fake");
+                    CEILING).size(), "rank 2 is refused by this fake");
             rankStates.put(1L, new long[] {V2StatusDescriptor.STATE_RUNNING, -1});
             rankStates.put(2L, new long[] {V2StatusDescriptor.STATE_RUNNING, -1});
             session.start();
-            awaitChange(changes);
+            awaitListed(session, changes, Map.of(1, new V2Session.RankState(V2StatusDescriptor.STATE_RUNNING, -1),
+                    2, new V2Session.RankState(V2StatusDescriptor.STATE_RUNNING, -1)));
             assertEquals(0, session.failedRank());
             assertFalse(session.allEnded());
 
             rankStates.put(2L, new long[] {V2StatusDescriptor.STATE_EXITED, 0});
             rankStates.put(1L, new long[] {V2StatusDescriptor.STATE_EXITED, 137});
-            awaitChange(changes);
+            awaitListed(session, changes, Map.of(1, new V2Session.RankState(V2StatusDescriptor.STATE_EXITED, 137),
+                    2, new V2Session.RankState(V2StatusDescriptor.STATE_EXITED, 0)));
             assertEquals(1, session.failedRank(), "killed by signal 9");
             assertTrue(session.allEnded());
             int[] statuses = {0, -1, -1};
@@ -221,12 +234,31 @@ class V2SessionTest {
         }
     }
 
-    private static void awaitChange(java.util.concurrent.atomic.AtomicInteger changes) throws InterruptedException {
-        int now = changes.get();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (changes.get() < now + 2 && System.nanoTime() < deadline) {
-            Thread.sleep(10);
+    /** Waits until the fake proxy took {@code expected}; the others taken meanwhile stay in {@link #acks}. */
+    private void awaitAck(String expected) throws InterruptedException {
+        long deadline = System.nanoTime() + CEILING.toNanos();
+        for (String ack = null; !expected.equals(ack); ) {
+            ack = ackQueue.poll(Math.max(0, deadline - System.nanoTime()), TimeUnit.NANOSECONDS);
+            assertNotNull(ack, "no " + expected + " in " + CEILING.toSeconds() + " s: " + acks);
         }
-        assertTrue(changes.get() >= now + 2, "no STATUS answers");
+    }
+
+    /**
+     * Waits until the session lists the ranks as {@code expected} and its {@code onChange}
+     * counted a listing since the call (the session asks every node again and again), looking
+     * again each time {@code onChange} signals.
+     */
+    private static void awaitListed(V2Session session, AtomicInteger changes,
+                                    Map<Integer, V2Session.RankState> expected) throws InterruptedException {
+        int before = changes.get();
+        long deadline = System.nanoTime() + CEILING.toNanos();
+        synchronized (changes) {
+            while (changes.get() == before || !session.states().equals(expected)) {
+                long left = deadline - System.nanoTime();
+                assertTrue(left > 0, "not listed as " + expected + " in " + CEILING.toSeconds() + " s: "
+                        + session.states() + " after " + (changes.get() - before) + " listings");
+                changes.wait(TimeUnit.NANOSECONDS.toMillis(left) + 1);
+            }
+        }
     }
 }

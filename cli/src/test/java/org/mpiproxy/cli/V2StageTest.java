@@ -27,6 +27,8 @@ import org.mpiproxy.protocol.V2HeaderFlyweight;
 class V2StageTest {
 
     private static final ClusterKeys KEYS = ClusterKeys.of(Map.of(1, new byte[32]), 1);
+    /** How long staging may take before the test counts it as hung; it returns once the node has it or refused. */
+    private static final Duration CEILING = Duration.ofSeconds(120);
 
     private DatagramChannel node;
     private Thread thread;
@@ -97,8 +99,7 @@ class V2StageTest {
         byte[] content = new byte[300_000];
         new Random(3).nextBytes(content);
 
-        Map<InetSocketAddress, String> problems = V2Stage.stage(List.of(address), 0x77L, KEYS, content,
-                Duration.ofSeconds(30));
+        Map<InetSocketAddress, String> problems = V2Stage.stage(List.of(address), 0x77L, KEYS, content, CEILING);
 
         assertEquals(Map.of(), problems);
         assertArrayEquals(content, assembled);
@@ -110,8 +111,7 @@ class V2StageTest {
     void shouldNameTheNodeThatRefuses() throws Exception {
         InetSocketAddress address = startNode(true);
 
-        Map<InetSocketAddress, String> problems = V2Stage.stage(List.of(address), 0x77L, KEYS, new byte[10],
-                Duration.ofSeconds(10));
+        Map<InetSocketAddress, String> problems = V2Stage.stage(List.of(address), 0x77L, KEYS, new byte[10], CEILING);
 
         assertEquals(Map.of(address, "staging refused with MPI_ERR_IO (see the node's log)"), problems);
     }

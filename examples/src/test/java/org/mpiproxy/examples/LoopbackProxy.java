@@ -13,6 +13,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
+import org.mpiproxy.channel.shm.BackoffIdler;
 import org.mpiproxy.channel.shm.MappedRankChannel;
 import org.mpiproxy.protocol.ExecCommand;
 import org.mpiproxy.protocol.MpiDatatype;
@@ -26,7 +27,11 @@ import org.mpiproxy.protocol.V1HeaderFlyweight;
  */
 final class LoopbackProxy implements AutoCloseable {
 
-    private static final long WAIT_NANOS = TimeUnit.SECONDS.toNanos(30);
+    /**
+     * How long a rank may take to read or write (a freshly started rank first starts its JVM)
+     * before this proxy counts it as hung: a ceiling only, every wait ends with the rank's act.
+     */
+    private static final long WAIT_NANOS = TimeUnit.MINUTES.toNanos(5);
 
     private final Path programs;
     private final Path work;
@@ -106,11 +111,12 @@ final class LoopbackProxy implements AutoCloseable {
         int size = MpiDatatype.sizeOf(h.datatype());
         int count = (int) h.datacount();
         long deadline = System.nanoTime() + WAIT_NANOS;
+        BackoffIdler idler = new BackoffIdler();
         while (!channels.get(h.rankId()).toRank().offer(h.datatype(), count, h.buffer(), h.payloadOffset(), count * size)) {
             if (System.nanoTime() > deadline) {
                 throw new IllegalStateException("rank " + h.rankId() + " does not read");
             }
-            Thread.onSpinWait();
+            idler.idle();
         }
     }
 
@@ -122,6 +128,7 @@ final class LoopbackProxy implements AutoCloseable {
         ByteBuffer data = ByteBuffer.allocate(count * size);
         int got = 0;
         long deadline = System.nanoTime() + WAIT_NANOS;
+        BackoffIdler idler = new BackoffIdler();
         while (got < count) {
             int n = channels.get(rank).fromRank().poll(datatype, data, got * size, count - got);
             if (n < 0 || System.nanoTime() > deadline) {
@@ -130,9 +137,7 @@ final class LoopbackProxy implements AutoCloseable {
                 return;
             }
             got += n;
-            if (n == 0) {
-                Thread.onSpinWait();
-            }
+            idler.idle(n);
         }
         for (int done = 0; done < count; ) {
             int k = Math.min(V1HeaderDescriptor.MAX_PAYLOAD_LENGTH / size, count - done);
@@ -145,7 +150,7 @@ final class LoopbackProxy implements AutoCloseable {
         int rank = h.rankId();
         Process p = processes.remove(rank);
         int status = -1;
-        if (p != null && p.waitFor(30, TimeUnit.SECONDS)) {
+        if (p != null && p.waitFor(WAIT_NANOS, TimeUnit.NANOSECONDS)) {
             status = p.exitValue();
         } else if (p != null) {
             p.destroyForcibly();

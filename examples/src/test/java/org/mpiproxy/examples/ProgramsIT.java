@@ -32,6 +32,14 @@ import org.mpiproxy.protocol.MpiDatatype;
 class ProgramsIT {
 
     private static final Path PROGRAMS = Path.of(System.getProperty("programs.directory", "target/programs"));
+    /** How long a program may run before the test counts it as hung; each one ends by itself. */
+    private static final long CEILING_SECONDS = 300;
+    /**
+     * The environment of a rank 0 whose proxy is {@link LoopbackProxy}: no reply timeout, since
+     * that proxy answers when the ranks act (their JVMs start first), and {@link #run}'s
+     * ceiling catches a hang.
+     */
+    private static final Map<String, String> THROUGH_LOOPBACK = Map.of("MPIPROXY_TIMEOUT", "0");
 
     @TempDir
     Path dir;
@@ -51,7 +59,7 @@ class ProgramsIT {
         pb.environment().putAll(env);
         Process p = pb.start();
         try {
-            assertTrue(p.waitFor(60, TimeUnit.SECONDS), "still running: " + String.join(" ", argv));
+            assertTrue(p.waitFor(CEILING_SECONDS, TimeUnit.SECONDS), "still running: " + String.join(" ", argv));
         } finally {
             p.destroyForcibly();
         }
@@ -211,7 +219,7 @@ class ProgramsIT {
         try (LoopbackProxy proxy = new LoopbackProxy(PROGRAMS.toAbsolutePath(), work)) {
             Path hosts = hostfile("127.0.0.1:" + proxy.port() + ":0", "127.0.0.1:" + proxy.port() + ":1");
 
-            Run echo = run(Map.of(), program("mpiecho"), hosts.toString(), "200000");
+            Run echo = run(THROUGH_LOOPBACK, program("mpiecho"), hosts.toString(), "200000");
 
             String logs = rankLogs(work);
             assertEquals(List.of(), proxy.failures(), logs);
@@ -244,8 +252,8 @@ class ProgramsIT {
         try (LoopbackProxy proxy = new LoopbackProxy(PROGRAMS.toAbsolutePath(), work)) {
             Path hosts = hostfile("# two ranks", "127.0.0.1:" + proxy.port() + ":0", "127.0.0.1:" + proxy.port() + ":1");
 
-            Run prime = run(Map.of(), program("mpiprime"), hosts.toString(), "10007");
-            Run ping = run(Map.of(), program("mpiping"), hosts.toString());
+            Run prime = run(THROUGH_LOOPBACK, program("mpiprime"), hosts.toString(), "10007");
+            Run ping = run(THROUGH_LOOPBACK, program("mpiping"), hosts.toString());
 
             String logs = rankLogs(work);
             assertEquals(List.of(), proxy.failures(), logs);

@@ -1,6 +1,7 @@
 package org.mpiproxy.channel.shm;
 
 import java.util.concurrent.locks.LockSupport;
+import java.util.function.LongSupplier;
 
 /**
  * Idle strategy for loops that poll rings: after work it returns at once; when idle it spins a
@@ -48,6 +49,7 @@ public final class BackoffIdler {
 
     private static final long MAX_DEEP_IDLE_AFTER_NANOS = 3_600_000_000_000L;
 
+    private final LongSupplier nanoClock;
     private final int maxSpins;
     private final int maxYields;
     private final long minParkNanos;
@@ -127,6 +129,19 @@ public final class BackoffIdler {
      */
     public BackoffIdler(int maxSpins, int maxYields, long minYieldNanos, long minParkNanos, long maxParkNanos,
             long deepIdleAfterNanos, long deepMaxParkNanos, long longIdleAfterNanos, long longMaxParkNanos) {
+        this(System::nanoTime, maxSpins, maxYields, minYieldNanos, minParkNanos, maxParkNanos, deepIdleAfterNanos,
+            deepMaxParkNanos, longIdleAfterNanos, longMaxParkNanos);
+    }
+
+    /**
+     * As the public constructor with nine limits, with the clock the minimum yield time is
+     * measured on, so that a test drives it.
+     *
+     * @param nanoClock nanoseconds as {@link System#nanoTime}
+     */
+    BackoffIdler(LongSupplier nanoClock, int maxSpins, int maxYields, long minYieldNanos, long minParkNanos,
+            long maxParkNanos, long deepIdleAfterNanos, long deepMaxParkNanos, long longIdleAfterNanos,
+            long longMaxParkNanos) {
         if (maxSpins < 0 || maxYields < 0 || minYieldNanos < 0 || minParkNanos < 1 || maxParkNanos < minParkNanos
                 || deepIdleAfterNanos < 0 || deepIdleAfterNanos > MAX_DEEP_IDLE_AFTER_NANOS
                 || deepMaxParkNanos < maxParkNanos || longIdleAfterNanos < deepIdleAfterNanos
@@ -136,6 +151,7 @@ public final class BackoffIdler {
                 + deepIdleAfterNanos + " deepMaxParkNanos=" + deepMaxParkNanos + " longIdleAfterNanos="
                 + longIdleAfterNanos + " longMaxParkNanos=" + longMaxParkNanos);
         }
+        this.nanoClock = nanoClock;
         this.maxSpins = maxSpins;
         this.maxYields = maxYields;
         this.minParkNanos = minParkNanos;
@@ -167,9 +183,9 @@ public final class BackoffIdler {
         if (spins < maxSpins) {
             spins++;
             Thread.onSpinWait();
-        } else if (yields < maxYields || minYieldNanos > 0 && System.nanoTime() - yieldStart < minYieldNanos) {
+        } else if (yields < maxYields || minYieldNanos > 0 && nanoClock.getAsLong() - yieldStart < minYieldNanos) {
             if (yields++ == 0 && minYieldNanos > 0) {
-                yieldStart = System.nanoTime();
+                yieldStart = nanoClock.getAsLong();
             }
             Thread.yield();
         } else {
@@ -190,7 +206,7 @@ public final class BackoffIdler {
      */
     public boolean sleepsLongNext() {
         return spins >= maxSpins && yields >= maxYields
-            && (minYieldNanos == 0 || System.nanoTime() - yieldStart >= minYieldNanos) && parkNanos >= maxParkNanos;
+            && (minYieldNanos == 0 || nanoClock.getAsLong() - yieldStart >= minYieldNanos) && parkNanos >= maxParkNanos;
     }
 
     /** Starts the next back-off from spinning again. */

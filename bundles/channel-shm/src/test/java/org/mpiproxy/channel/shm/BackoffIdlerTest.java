@@ -4,6 +4,8 @@ import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.util.concurrent.atomic.AtomicLong;
+
 import org.junit.jupiter.api.Test;
 
 class BackoffIdlerTest {
@@ -25,13 +27,20 @@ class BackoffIdlerTest {
     @Test
     void shouldYieldForAtLeastTheMinimumYieldTimeBeforeParking() {
         long minYield = 20_000_000L;
-        BackoffIdler idler = new BackoffIdler(2, 3, minYield, 1_000L, 8_000L, 0L, 8_000L);
+        AtomicLong clock = new AtomicLong();
+        BackoffIdler idler = new BackoffIdler(clock::get, 2, 3, minYield, 1_000L, 8_000L, 0L, 8_000L, 0L, 8_000L);
         for (int round = 0; round < 2; round++) {
-            long start = System.nanoTime();
-            while (idler.nextParkNanos() == 1_000L) {
+            // however often it idles, it spins and yields while the clock stands within the minimum yield time
+            for (int i = 0; i < 1000; i++) {
                 idler.idle(0);
             }
-            assertTrue(System.nanoTime() - start >= minYield, "parked before yielding for 20 ms");
+            assertEquals(1_000L, idler.nextParkNanos(), "parked before yielding for 20 ms");
+            clock.addAndGet(minYield - 1);
+            idler.idle(0);
+            assertEquals(1_000L, idler.nextParkNanos(), "parked a nanosecond early");
+            clock.addAndGet(1);
+            idler.idle(0);
+            assertEquals(2_000L, idler.nextParkNanos(), "the first park, after 20 ms of yielding");
             idler.idle(1); // work: the next wait yields for the whole time again
         }
     }

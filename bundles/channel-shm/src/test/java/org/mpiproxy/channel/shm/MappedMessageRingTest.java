@@ -14,6 +14,8 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.Future;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -31,6 +33,11 @@ class MappedMessageRingTest {
     static final int DOUBLE = 12;
 
     private static final int CAPACITY = 4096;
+    /**
+     * How long a consumer thread may go without taking anything before the test counts it as
+     * hung: on a busy machine the transfers take what they take, only a stop fails them.
+     */
+    private static final long STALL_NANOS = TimeUnit.MINUTES.toNanos(2);
 
     @TempDir
     Path dir;
@@ -416,6 +423,7 @@ class MappedMessageRingTest {
     @Test
     void shouldMoveTenMillionIntsBetweenTwoThreadsInOrder() throws Exception {
         final int total = 10_000_000;
+        AtomicLong taken = new AtomicLong();
         ExecutorService executor = Executors.newFixedThreadPool(2);
         try {
             Future<Long> producer = executor.submit(() -> {
@@ -457,12 +465,14 @@ class MappedMessageRingTest {
                         }
                         expected++;
                     }
+                    taken.lazySet(expected);
                     idler.idle(n);
                 }
                 return (long) expected;
             });
-            assertEquals(total, consumer.get(60, TimeUnit.SECONDS));
-            assertEquals(total, producer.get(10, TimeUnit.SECONDS));
+            assertEquals(total, awaitProgressing(consumer, taken));
+            // its last offer was taken: it returns at once
+            assertEquals(total, producer.get(60, TimeUnit.SECONDS));
         } catch (ExecutionException e) {
             throw new AssertionError(e.getCause());
         } finally {
@@ -479,6 +489,7 @@ class MappedMessageRingTest {
         // to the largest record force padding records and end marks at every kind of position
         final int records = 200_000;
         final int max = ring.maxPayloadLength();
+        AtomicLong taken = new AtomicLong();
         ExecutorService executor = Executors.newFixedThreadPool(2);
         try {
             Future<Long> producer = executor.submit(() -> {
@@ -515,6 +526,7 @@ class MappedMessageRingTest {
                         idler.idle(0);
                     }
                     idler.reset();
+                    taken.lazySet(r + 1);
                     if (n != size) {
                         throw new AssertionError("record " + r + ": " + n + " bytes, expected " + size);
                     }
@@ -527,8 +539,9 @@ class MappedMessageRingTest {
                 }
                 return bytes;
             });
-            long received = consumer.get(120, TimeUnit.SECONDS);
-            assertEquals(producer.get(10, TimeUnit.SECONDS), received);
+            long received = awaitProgressing(consumer, taken);
+            // its last offer was taken: it returns at once
+            assertEquals(producer.get(60, TimeUnit.SECONDS), received);
         } catch (ExecutionException e) {
             throw new AssertionError(e.getCause());
         } finally {
@@ -549,6 +562,29 @@ class MappedMessageRingTest {
         MappedMessageRing plain = new MappedMessageRing(ByteBuffer.allocateDirect(8192).alignedSlice(8).limit(256 + 4096).slice());
         assertEquals(4096, plain.capacity());
         assertTrue(plain.isEmpty());
+    }
+
+    /**
+     * Waits for {@code consumer} as long as it takes while {@code taken} grows: it fails only
+     * when the consumer took nothing for {@link #STALL_NANOS}.
+     */
+    private static <T> T awaitProgressing(Future<T> consumer, AtomicLong taken) throws Exception {
+        long last = taken.get();
+        long lastChange = System.nanoTime();
+        while (true) {
+            try {
+                return consumer.get(1, TimeUnit.SECONDS);
+            } catch (TimeoutException e) {
+                long now = taken.get();
+                if (now != last) {
+                    last = now;
+                    lastChange = System.nanoTime();
+                } else if (System.nanoTime() - lastChange > STALL_NANOS) {
+                    throw new AssertionError("the consumer took nothing for " + TimeUnit.NANOSECONDS.toSeconds(
+                            STALL_NANOS) + " s, after " + now);
+                }
+            }
+        }
     }
 
     private long drain(long received, int max) {

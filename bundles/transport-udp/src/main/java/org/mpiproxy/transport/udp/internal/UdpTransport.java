@@ -18,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 import org.mpiproxy.api.DatagramHandler;
@@ -401,11 +402,21 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
         static final long LONG_IDLE_AFTER_NANOS = TimeUnit.SECONDS.toNanos(1);
         static final long LONG_MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(16);
 
+        private final LongSupplier nanoClock;
         private int spins;
         private int yields;
         private long yieldStart;
         private long parkNanos = MIN_PARK_NANOS;
         private long parkedNanos;
+
+        Backoff() {
+            this(System::nanoTime);
+        }
+
+        /** @param nanoClock the clock the yield phase is measured on, as {@link System#nanoTime} */
+        Backoff(LongSupplier nanoClock) {
+            this.nanoClock = nanoClock;
+        }
 
         void idle() {
             try {
@@ -423,9 +434,9 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
             if (spins < SPINS) {
                 spins++;
                 Thread.onSpinWait();
-            } else if (yields < YIELDS || System.nanoTime() - yieldStart < YIELD_NANOS) {
+            } else if (yields < YIELDS || nanoClock.getAsLong() - yieldStart < YIELD_NANOS) {
                 if (yields++ == 0) {
-                    yieldStart = System.nanoTime();
+                    yieldStart = nanoClock.getAsLong();
                 }
                 Thread.yield();
             } else {
@@ -445,7 +456,7 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
 
         /** @return {@code true} when the next {@link #idle} waits a millisecond or more */
         boolean sleepsLongNext() {
-            return spins >= SPINS && yields >= YIELDS && System.nanoTime() - yieldStart >= YIELD_NANOS
+            return spins >= SPINS && yields >= YIELDS && nanoClock.getAsLong() - yieldStart >= YIELD_NANOS
                     && parkNanos >= MAX_PARK_NANOS;
         }
 

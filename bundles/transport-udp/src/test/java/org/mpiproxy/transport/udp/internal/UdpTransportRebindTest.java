@@ -18,6 +18,9 @@ import org.junit.jupiter.api.Test;
 /** A changed address or port is applied in place; a bad one leaves the socket as it was. */
 class UdpTransportRebindTest {
 
+    /** How long a wait may take before the test counts it as hung; every wait here ends with its event. */
+    private static final long CEILING_SECONDS = 60;
+
     private final RecordingHandler handler = new RecordingHandler();
     private UdpTransportComponent component;
     private DatagramChannel client;
@@ -53,7 +56,7 @@ class UdpTransportRebindTest {
 
     private void assertDelivered(InetSocketAddress to, byte value) throws Exception {
         client.send(ByteBuffer.wrap(new byte[] {value}), to);
-        RecordingHandler.Received r = handler.received.poll(5, TimeUnit.SECONDS);
+        RecordingHandler.Received r = handler.received.poll(CEILING_SECONDS, TimeUnit.SECONDS);
         assertNotNull(r, "nothing delivered through " + to);
         assertEquals(value, r.bytes()[0]);
     }
@@ -130,6 +133,19 @@ class UdpTransportRebindTest {
         }
     }
 
+    private static void awaitCalls(java.util.concurrent.atomic.AtomicInteger calls, int expected)
+            throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(CEILING_SECONDS);
+        synchronized (calls) {
+            while (calls.get() < expected) {
+                long left = deadline - System.nanoTime();
+                org.junit.jupiter.api.Assertions.assertTrue(left > 0, "the handler was driven " + calls.get()
+                        + " times, not " + expected);
+                calls.wait(TimeUnit.NANOSECONDS.toMillis(left) + 1);
+            }
+        }
+    }
+
     /**
      * The handler is the proxy's single-threaded duty cycle: while the socket moves, the old
      * receive thread must have left the handler before the new one enters it.
@@ -151,9 +167,13 @@ class UdpTransportRebindTest {
                 if (inside.incrementAndGet() > 1) {
                     overlaps.incrementAndGet();
                 }
-                calls.incrementAndGet();
+                // a while inside: a second thread coming in meanwhile is seen
                 java.util.concurrent.locks.LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(1));
                 inside.decrementAndGet();
+                synchronized (calls) {
+                    calls.incrementAndGet();
+                    calls.notifyAll();
+                }
                 return 0;
             }
 
@@ -165,15 +185,12 @@ class UdpTransportRebindTest {
         component.bindHandler(busy);
 
         for (int move = 0; move < 20; move++) {
-            int before = calls.get();
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (calls.get() < before + 3 && System.nanoTime() < deadline) {
-                Thread.sleep(1);
-            }
+            // the handler is driven on the current socket before it moves again
+            awaitCalls(calls, calls.get() + 3);
             component.apply(config("port", freePort()));
         }
+        awaitCalls(calls, calls.get() + 3);
 
         assertEquals(0, overlaps.get(), "calls into the handler while another thread was inside it");
-        org.junit.jupiter.api.Assertions.assertTrue(calls.get() > 20, "the handler was driven: " + calls.get());
     }
 }

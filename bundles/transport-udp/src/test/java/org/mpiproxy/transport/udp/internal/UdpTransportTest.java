@@ -18,7 +18,10 @@ import java.nio.channels.DatagramChannel;
 import java.util.Map;
 import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicInteger;
+import java.util.concurrent.atomic.AtomicLong;
 import java.util.concurrent.atomic.AtomicReference;
+import java.util.concurrent.locks.LockSupport;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
@@ -26,7 +29,10 @@ import org.mpiproxy.api.DatagramHandler;
 
 class UdpTransportTest {
 
-    private static final long AWAIT_SECONDS = 5;
+    /** How long a wait may take before the test counts it as hung; every wait here ends with its event. */
+    private static final long AWAIT_SECONDS = 60;
+    /** How often a wait for a counter, which has no event to wait on, looks at it again. */
+    private static final long LOOK_AGAIN_NANOS = TimeUnit.MICROSECONDS.toNanos(100);
 
     private final RecordingHandler handler = new RecordingHandler();
     private UdpTransport transport;
@@ -140,7 +146,7 @@ class UdpTransportTest {
         int before = handler.doWorkCalls.get();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(AWAIT_SECONDS);
         while (handler.doWorkCalls.get() < before + 100 && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
+            LockSupport.parkNanos(LOOK_AGAIN_NANOS);
         }
         assertTrue(handler.doWorkCalls.get() >= before + 100, "receive thread stopped polling");
         handler.pendingWork.set(false);
@@ -166,12 +172,21 @@ class UdpTransportTest {
     @Test
     void shouldKeepDatagramsInTheSocketUntilAHandlerIsBound() throws Exception {
         AtomicReference<DatagramHandler> bound = new AtomicReference<>();
-        transport = new UdpTransport(UdpTransportSettings.of("127.0.0.1", 0, 65536, 65536, 1448), bound::get);
+        // the receive loop asks for the handler once at the start of every pass
+        AtomicInteger passes = new AtomicInteger();
+        transport = new UdpTransport(UdpTransportSettings.of("127.0.0.1", 0, 65536, 65536, 1448), () -> {
+            synchronized (passes) {
+                passes.incrementAndGet();
+                passes.notifyAll();
+            }
+            return bound.get();
+        });
         client = DatagramChannel.open();
         for (byte b = 1; b <= 3; b++) {
             client.send(ByteBuffer.wrap(new byte[] {b}), transport.localAddress());
         }
-        Thread.sleep(3 * TimeUnit.NANOSECONDS.toMillis(UdpTransport.NO_HANDLER_WAIT_NANOS));
+        // over loopback the datagrams are in the socket now: a pass that began later and ended had them to read
+        awaitPasses(passes, passes.get() + 3);
         assertEquals(0L, transport.counters().get("datagrams.in"), "read while no handler was bound");
         RecordingHandler handler = new RecordingHandler();
         bound.set(handler);
@@ -227,16 +242,20 @@ class UdpTransportTest {
     }
 
     @Test
-    void shouldGrowParkTimeToMaximumAndResetIt() {
-        UdpTransport.Backoff backoff = new UdpTransport.Backoff();
-        for (int i = 0; i < UdpTransport.Backoff.SPINS + UdpTransport.Backoff.YIELDS; i++) {
+    void shouldYieldForTheYieldTimeThenGrowParkTimeToMaximumAndResetIt() {
+        AtomicLong clock = new AtomicLong();
+        UdpTransport.Backoff backoff = new UdpTransport.Backoff(clock::get);
+        // however many times it idles, it spins and yields while the clock stands within the yield time
+        for (int i = 0; i < 1000; i++) {
             backoff.idle();
         }
-        // the yield phase ends after YIELD_NANOS; then each idle parks and doubles the park time
-        long yieldEnd = System.nanoTime() + UdpTransport.Backoff.YIELD_NANOS;
-        while (System.nanoTime() - yieldEnd < 0) {
-            backoff.idle();
-        }
+        assertEquals(UdpTransport.Backoff.MIN_PARK_NANOS, backoff.parkNanos(), "parked within the yield time");
+        assertFalse(backoff.sleepsLongNext());
+        clock.addAndGet(UdpTransport.Backoff.YIELD_NANOS - 1);
+        backoff.idle();
+        assertEquals(UdpTransport.Backoff.MIN_PARK_NANOS, backoff.parkNanos(), "parked a nanosecond early");
+        clock.addAndGet(1);
+        // the yield phase is over: each idle parks and doubles the park time
         for (int i = 0; i < 20; i++) {
             backoff.idle();
         }
@@ -247,10 +266,11 @@ class UdpTransportTest {
 
     @Test
     void shouldWaitLongerOnlyAfterFiftyMillisecondsAndLongerStillAfterOneSecondWithoutWork() throws Exception {
-        UdpTransport.Backoff backoff = new UdpTransport.Backoff();
-        long yieldEnd = System.nanoTime() + UdpTransport.Backoff.YIELD_NANOS;
-        while (System.nanoTime() - yieldEnd < 0 || backoff.parkNanos() == UdpTransport.Backoff.MIN_PARK_NANOS) {
+        AtomicLong clock = new AtomicLong();
+        UdpTransport.Backoff backoff = new UdpTransport.Backoff(clock::get);
+        while (backoff.parkNanos() == UdpTransport.Backoff.MIN_PARK_NANOS) {
             backoff.idle();
+            clock.addAndGet(UdpTransport.Backoff.YIELD_NANOS);
         }
         long parked = UdpTransport.Backoff.MIN_PARK_NANOS; // the first park, in the loop above
         boolean sawDeepMaximum = false;
@@ -273,15 +293,32 @@ class UdpTransportTest {
         assertEquals(UdpTransport.Backoff.MIN_PARK_NANOS, backoff.parkNanos());
     }
 
-    /** Waits up to AWAIT_SECONDS for a counter the receive thread updates after the event the test saw. */
+    /**
+     * Waits for a counter the receive thread updates after the event the test saw; it has no event
+     * of its own to wait on, so it is looked at every 0.1 ms, leaving the CPU to the receive thread.
+     */
     private void awaitCounter(String name, long expected) {
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(AWAIT_SECONDS);
-        while (transport.counters().get(name) < expected && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
+        while (transport.counters().get(name) < expected) {
+            assertTrue(System.nanoTime() - deadline < 0, name + " not " + expected + " in " + AWAIT_SECONDS + " s: "
+                    + transport.counters());
+            LockSupport.parkNanos(LOOK_AGAIN_NANOS);
         }
     }
 
-    private void awaitBlockedInSelect() throws InterruptedException {
+    /** Waits until the handler supplier was asked {@code expected} times in all. */
+    private static void awaitPasses(AtomicInteger passes, int expected) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(AWAIT_SECONDS);
+        synchronized (passes) {
+            while (passes.get() < expected) {
+                long left = deadline - System.nanoTime();
+                assertTrue(left > 0, "the receive loop made " + passes.get() + " passes, not " + expected);
+                passes.wait(TimeUnit.NANOSECONDS.toMillis(left) + 1);
+            }
+        }
+    }
+
+    private void awaitBlockedInSelect() {
         Thread t = transport.receiveThread();
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(AWAIT_SECONDS);
         while (System.nanoTime() < deadline) {
@@ -291,7 +328,7 @@ class UdpTransportTest {
                     return;
                 }
             }
-            Thread.onSpinWait();
+            LockSupport.parkNanos(LOOK_AGAIN_NANOS);
         }
         throw new AssertionError("receive thread never blocked in select: " + t.getState());
     }
