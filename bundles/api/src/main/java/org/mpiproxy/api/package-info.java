@@ -1,9 +1,10 @@
 /**
  * Service interfaces and value types shared by the MPI proxy's bundles: shared-memory
- * channels, process launchers, the datagram transport and the read-only view of jobs.
+ * channels, process launchers, the datagram transport, the read-only view of jobs, and the
+ * checks of the directories the proxy writes.
  */
 @Export
-@Version("0.9.0")
+@Version("0.10.0")
 package org.mpiproxy.api;
 
 import org.osgi.annotation.bundle.Export;

@@ -213,16 +213,27 @@ final class NativeSpawn {
             throw e;
         }
         boolean spawned = false;
+        int outEnd = -1;
+        int errEnd = -1;
         try {
-            int pid = spawnWith(argv, envp, cpu, null, actions -> {
-                check(libc.posix_spawn_file_actions_addopen(actions, 1, outFifo.toString(), RankFifos.O_RDWR, 0),
-                        "posix_spawn_file_actions_addopen " + outFifo);
-                check(libc.posix_spawn_file_actions_addopen(actions, 2, errFifo.toString(), RankFifos.O_RDWR, 0),
-                        "posix_spawn_file_actions_addopen " + errFifo);
-            });
+            // the rank's ends opened here, checked to be the FIFOs just made, not reopened by path in the child
+            outEnd = RankFifos.openRankEnd(out);
+            errEnd = RankFifos.openRankEnd(err);
+            int rankOut = outEnd;
+            int rankErr = errEnd;
+            int pid = spawnWith(argv, envp, cpu, actions -> {
+                check(libc.posix_spawn_file_actions_adddup2(actions, rankOut, 1), "posix_spawn_file_actions_adddup2");
+                check(libc.posix_spawn_file_actions_adddup2(actions, rankErr, 2), "posix_spawn_file_actions_adddup2");
+            }, null);
             spawned = true;
             return new NativeProcess(libc, pid, out, err);
         } finally {
+            if (outEnd >= 0) {
+                RankFifos.close(outEnd);
+            }
+            if (errEnd >= 0) {
+                RankFifos.close(errEnd);
+            }
             if (!spawned) {
                 out.close();
                 err.close();
@@ -247,7 +258,8 @@ final class NativeSpawn {
                     int fd = 3;
                     for (java.nio.file.Path fifo : fifos) {
                         check(libc.posix_spawn_file_actions_addopen(actions, fd++, fifo.toString(),
-                                RankFifos.O_RDONLY | RankFifos.O_NONBLOCK, 0), "posix_spawn_file_actions_addopen " + fifo);
+                                RankFifos.O_RDONLY | RankFifos.O_NONBLOCK | RankFifos.O_NOFOLLOW, 0),
+                                "posix_spawn_file_actions_addopen " + fifo);
                     }
                 });
     }

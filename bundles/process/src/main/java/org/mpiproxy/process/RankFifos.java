@@ -4,12 +4,15 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.BasicFileAttributes;
+import java.util.Map;
 
 import com.sun.jna.Library;
 import com.sun.jna.Memory;
 import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 
+import org.mpiproxy.api.PrivateDirectories;
 import org.mpiproxy.api.RankOutputListener;
 
 /**
@@ -50,6 +53,12 @@ public final class RankFifos {
     static final int O_RDWR = 2;
     static final int O_NONBLOCK = 0x800;
     static final int O_CLOEXEC = 0x80000;
+    /** {@code O_NOFOLLOW}: 0100000 on ARM and POWER, 0400000 on x86 and the generic Linux ABI. */
+    static final int O_NOFOLLOW = noFollowFlag(System.getProperty("os.arch", ""));
+    private static final int ELOOP = 40;
+    /** The file type bits of {@code st_mode}, and a FIFO's. */
+    private static final int S_IFMT = 0170000;
+    private static final int S_IFIFO = 0010000;
     private static final int F_GETFL = 3;
     private static final int F_SETFL = 4;
     private static final short POLLIN = 1;
@@ -69,6 +78,10 @@ public final class RankFifos {
         } catch (LinkageError | RuntimeException e) {
             return null;
         }
+    }
+
+    static int noFollowFlag(String arch) {
+        return arch.startsWith("aarch64") || arch.startsWith("arm") || arch.startsWith("ppc") ? 0100000 : 0400000;
     }
 
     /** @return whether FIFOs can be made and read here */
@@ -107,7 +120,8 @@ public final class RankFifos {
     }
 
     /**
-     * Makes a FIFO (replacing whatever has its name) and opens its reading end.
+     * Makes a FIFO (replacing whatever has its name: a link is removed, not followed) and opens its
+     * reading end, checked to be a FIFO of this process's user.
      *
      * @param fifo the path
      * @return its reading end
@@ -123,11 +137,11 @@ public final class RankFifos {
 
     /**
      * Opens the reading end of an existing FIFO without waiting for a writer (a rank's, after a
-     * restart of the node).
+     * restart of the node): not through a symbolic link, and only a FIFO of this process's user.
      *
      * @param fifo the path
      * @return its reading end
-     * @throws IOException when it cannot be opened
+     * @throws IOException when it cannot be opened, is a link, is not a FIFO or is another user's
      */
     public static InputStream openExisting(Path fifo) throws IOException {
         if (LIBC == null) {
@@ -137,17 +151,69 @@ public final class RankFifos {
     }
 
     private static FifoInputStream open(Path fifo) throws IOException {
-        int fd = LIBC.open(fifo.toString(), O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        int fd = openNoFollow(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
+        return new FifoInputStream(fd, fifo, checkOpened(fd, fifo));
+    }
+
+    /**
+     * Opens the end the rank writes to (for reading and writing, so that it never has no reader),
+     * checked to be the very FIFO {@code reader} reads: a path replaced in between is refused.
+     *
+     * @param reader the proxy's reading end, from {@link #create}
+     * @return the descriptor, closed on exec (the spawn duplicates it onto the rank's output); the
+     *         caller closes it
+     * @throws IOException when it cannot be opened, or is not that FIFO
+     */
+    static int openRankEnd(FifoInputStream reader) throws IOException {
+        int fd = openNoFollow(reader.path, O_RDWR | O_CLOEXEC);
+        Object key = checkOpened(fd, reader.path);
+        if (reader.fileKey == null || !reader.fileKey.equals(key)) {
+            LIBC.close(fd);
+            throw new IOException("FIFO " + reader.path + " was replaced after it was made; refusing to use it");
+        }
+        return fd;
+    }
+
+    /** Closes a descriptor of {@link #openRankEnd}. */
+    static void close(int fd) {
+        LIBC.close(fd);
+    }
+
+    /** Opens a path with {@code O_NOFOLLOW}: a symbolic link in a FIFO's place fails the open. */
+    private static int openNoFollow(Path fifo, int flags) throws IOException {
+        int fd = LIBC.open(fifo.toString(), flags | O_NOFOLLOW);
         if (fd < 0) {
-            throw new IOException("open " + fifo + ": " + LIBC.strerror(Native.getLastError()));
+            int errno = Native.getLastError();
+            throw new IOException(errno == ELOOP ? "FIFO " + fifo + " is a symbolic link; refusing to follow it"
+                    : "open " + fifo + ": " + LIBC.strerror(errno));
         }
-        Object fileKey;
+        return fd;
+    }
+
+    /**
+     * Checks what a descriptor opened by path is (its {@code /proc/self/fd} entry leads to the file
+     * itself, whatever the path names now): a FIFO of this process's user. Closes it when not.
+     *
+     * @return its identity (device and inode), as {@link BasicFileAttributes#fileKey()}
+     */
+    private static Object checkOpened(int fd, Path fifo) throws IOException {
         try {
-            fileKey = Files.readAttributes(fifo, java.nio.file.attribute.BasicFileAttributes.class).fileKey();
-        } catch (IOException e) {
-            fileKey = null;
+            Path opened = Path.of("/proc/self/fd/" + fd);
+            Map<String, Object> a = Files.readAttributes(opened, "unix:mode,uid");
+            if (((Integer) a.get("mode") & S_IFMT) != S_IFIFO) {
+                throw new IOException(fifo + " is not a FIFO; refusing to use it");
+            }
+            long uid = ((Number) a.get("uid")).longValue();
+            long self = PrivateDirectories.currentUid();
+            if (self >= 0 && uid != self) {
+                throw new IOException("FIFO " + fifo + " is owned by uid " + uid + ", not by uid " + self
+                        + "; refusing to use it");
+            }
+            return Files.readAttributes(opened, BasicFileAttributes.class).fileKey();
+        } catch (IOException | RuntimeException e) {
+            LIBC.close(fd);
+            throw e instanceof IOException ? (IOException) e : new IOException("cannot inspect " + fifo + ": " + e, e);
         }
-        return new FifoInputStream(fd, fifo, fileKey);
     }
 
     /**

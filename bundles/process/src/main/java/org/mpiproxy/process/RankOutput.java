@@ -4,9 +4,7 @@ import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
 import java.nio.charset.StandardCharsets;
-import java.nio.file.Files;
 import java.nio.file.Path;
-import java.nio.file.StandardOpenOption;
 import java.util.Arrays;
 import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.SynchronousQueue;
@@ -140,7 +138,9 @@ public final class RankOutput {
      * an idle one left by an earlier stream, or a new one.
      *
      * @param in       the rank's stream (a pipe); closed at its end
-     * @param file     the log file, appended to (created when missing)
+     * @param file     the log file, appended to (created when missing, owner-only: {@link RankLogFiles});
+     *                 when it cannot be opened so, the stream is still read, and the result completes
+     *                 exceptionally with the reason at its end
      * @param capBytes most bytes appended to the file by this stream; then one marker line
      * @param raw      pass text on as it arrives instead of whole lines
      * @param jobId    the job, for the listener
@@ -184,9 +184,17 @@ public final class RankOutput {
     private void run() {
         long total = 0;
         byte[] buffer = new byte[16 * 1024];
+        IOException unwritable = null;
+        OutputStream log;
+        try {
+            log = RankLogFiles.append(file);
+        } catch (IOException e) {
+            // the rank's output is still drained (a full pipe would stop the rank) and listened to
+            unwritable = e;
+            log = OutputStream.nullOutputStream();
+        }
         try (InputStream input = in;
-             OutputStream out = Files.newOutputStream(file, StandardOpenOption.CREATE, StandardOpenOption.APPEND,
-                     StandardOpenOption.WRITE)) {
+             OutputStream out = log) {
             int n;
             while ((n = input.read(buffer)) > 0) {
                 total += n;
@@ -222,7 +230,11 @@ public final class RankOutput {
                 ((RankFifos.FifoInputStream) in).removePath();
             }
             ended();
-            done.complete(total);
+            if (unwritable != null) {
+                done.completeExceptionally(unwritable);
+            } else {
+                done.complete(total);
+            }
         } catch (IOException | RuntimeException e) {
             ended();
             done.completeExceptionally(e);

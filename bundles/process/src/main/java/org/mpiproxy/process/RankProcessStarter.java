@@ -18,7 +18,7 @@ import org.mpiproxy.api.RankOutputListener;
  * the proxy's environment plus the rank's variables, standard
  * input from {@code /dev/null}, standard output and error read through pipes (FIFOs on a node run
  * under the node keeper, {@link RankFifos}) by {@link RankOutput} and appended line by line to {@code <logDirectory>/rank-<rankId>.out}
- * and {@code .err}. Stateless and thread-safe;
+ * and {@code .err}, readable by their owner only ({@link RankLogFiles}). Stateless and thread-safe;
  * {@link #start} blocks for the time the operating system takes to spawn.
  */
 public final class RankProcessStarter {
@@ -139,10 +139,10 @@ public final class RankProcessStarter {
                                            OutputSettings output, List<String> allowlist, int cpu, long[] user)
             throws LaunchException {
         try {
-            Files.createDirectories(logDirectory);
+            RankLogFiles.directory(logDirectory);
         } catch (IOException e) {
             throw new LaunchException("cannot create log directory " + logDirectory
-                    + " for program '" + program + "': " + e, e);
+                    + " for program '" + program + "': " + (e.getMessage() != null ? e.getMessage() : e), e);
         }
         // setsid would spawn fine and only then fail to exec: check the command first
         if (argv.isEmpty() || !isExecutable(argv.get(0))) {

@@ -4,6 +4,7 @@ import java.time.Duration;
 import java.util.List;
 import java.util.Objects;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.BiConsumer;
 
 import org.mpiproxy.api.RankProcess;
 
@@ -131,10 +132,32 @@ public final class SpawnedRankProcess implements RankProcess {
      */
     @Override
     public void stop(Duration grace) {
+        Kill kill = term(grace);
+        if (kill != null) {
+            StopTimer.schedule(kill, kill.grace);
+        }
+    }
+
+    /**
+     * As {@link #stop(Duration)}, with what runs the SIGKILL once the grace has passed: a test
+     * runs it when it chooses instead of waiting.
+     *
+     * @param grace the grace
+     * @param timer runs the task (the SIGKILL) once the delay (the grace) has passed
+     */
+    void stop(Duration grace, BiConsumer<Runnable, Duration> timer) {
+        Kill kill = term(grace);
+        if (kill != null) {
+            timer.accept(kill, kill.grace);
+        }
+    }
+
+    /** @return after the SIGTERM, the SIGKILL for the end of the grace; {@code null} when nothing is left to signal */
+    private Kill term(Duration grace) {
         Objects.requireNonNull(grace, "grace");
         if (groupGone) {
             // ended with its whole group: spawning kill and scanning /proc would find nothing
-            return;
+            return null;
         }
         List<ProcessHandle> tree = process.descendants().toList();
         if (ownGroup) {
@@ -142,15 +165,17 @@ public final class SpawnedRankProcess implements RankProcess {
         }
         process.destroy();
         tree.forEach(ProcessHandle::destroy);
-        StopTimer.schedule(new Kill(tree), grace.isNegative() ? Duration.ZERO : grace);
+        return new Kill(tree, grace.isNegative() ? Duration.ZERO : grace);
     }
 
     /** The SIGKILL after the grace; a class of its own so that it is loaded with this one. */
     private final class Kill implements Runnable {
         private final List<ProcessHandle> earlierTree;
+        private final Duration grace;
 
-        Kill(List<ProcessHandle> earlierTree) {
+        Kill(List<ProcessHandle> earlierTree, Duration grace) {
             this.earlierTree = earlierTree;
+            this.grace = grace;
         }
 
         @Override

@@ -4,7 +4,8 @@
  * ({@link org.mpiproxy.process.RankCommand}), program lookup
  * ({@link org.mpiproxy.process.ProgramFiles}), default directories
  * ({@link org.mpiproxy.process.LauncherDirectories}), starting a process with its output
- * redirected ({@link org.mpiproxy.process.RankProcessStarter}) and the
+ * redirected ({@link org.mpiproxy.process.RankProcessStarter}) to log files readable by their owner
+ * ({@link org.mpiproxy.process.RankLogFiles}) and the
  * {@link org.mpiproxy.api.RankProcess} over a {@link java.lang.Process}
  * ({@link org.mpiproxy.process.SpawnedRankProcess}), ranks a previous JVM of the node started
  * ({@link org.mpiproxy.process.AdoptedRankProcess}, {@link org.mpiproxy.process.RankFifos},
@@ -13,7 +14,7 @@
  * unprivileged user ranks run as ({@link org.mpiproxy.process.RankUser}).
  */
 @Export
-@Version("0.4.0")
+@Version("0.5.0")
 package org.mpiproxy.process;
 
 import org.osgi.annotation.bundle.Export;

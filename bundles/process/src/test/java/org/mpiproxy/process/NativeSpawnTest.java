@@ -28,7 +28,8 @@ import org.mpiproxy.api.LaunchException;
  */
 class NativeSpawnTest {
 
-    private static final long TIMEOUT_SECONDS = 10;
+    /** Longest wait for a process event: only catches a hang. */
+    private static final long TIMEOUT_SECONDS = 60;
 
     @TempDir
     Path temp;
@@ -136,7 +137,8 @@ class NativeSpawnTest {
     void shouldStopTheWholeGroupWithKill() throws Exception {
         SpawnedRankProcess p = start(TestScripts.write(temp, "forker", "sleep 30 &\nsleep 30 &\nwait\n"), Map.of(), -1);
         long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS);
-        while (ProcessHandle.of(p.pid()).map(h -> h.children().count()).orElse(0L) < 2 && System.nanoTime() < deadline) {
+        while (ProcessHandle.of(p.pid()).map(h -> h.children().count()).orElse(0L) < 2) {
+            assertTrue(System.nanoTime() < deadline, "both children started");
             Thread.sleep(10);
         }
         assertTrue(ProcessGroup.hasMembers(p.pid()));
@@ -186,7 +188,8 @@ class NativeSpawnTest {
             Path cmdline = Path.of("/proc", Long.toString(p.pid()), "cmdline");
             long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS);
             // setsid and the script exec in place, one after the other
-            while (!Files.readString(cmdline).startsWith("sleep") && System.nanoTime() < deadline) {
+            while (!Files.readString(cmdline).startsWith("sleep")) {
+                assertTrue(System.nanoTime() < deadline, "the script runs");
                 Thread.sleep(5);
             }
             ProcStat stat = ProcStat.read(p.pid()).orElseThrow();

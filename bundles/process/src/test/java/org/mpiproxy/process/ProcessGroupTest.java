@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.CompletableFuture;
@@ -20,7 +21,8 @@ import org.junit.jupiter.params.provider.CsvSource;
 
 class ProcessGroupTest {
 
-    private static final Duration TIMEOUT = Duration.ofSeconds(20);
+    /** Longest wait for a process event: only catches a hang. */
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     @TempDir
     Path temp;
@@ -40,7 +42,8 @@ class ProcessGroupTest {
 
     private SpawnedRankProcess start(String body, Path ready) throws Exception {
         Path script = TestScripts.write(temp, "rank", body);
-        process = RankProcessStarter.start("rank", List.of(script.toString()), Map.of("READY", ready.toString()),
+        process = RankProcessStarter.start("rank", List.of(script.toString()), Map.of("READY", ready.toString(),
+                "TERMS", temp.resolve("terms").toString(), "ALIVE", temp.resolve("alive").toString()),
                 temp.resolve("logs"), 1, 0);
         return process;
     }
@@ -81,10 +84,14 @@ class ProcessGroupTest {
     void shouldKillRankAndOrphanedGrandchildThatIgnoreSigtermOnceTheGraceHasPassed() throws Exception {
         Path ready = temp.resolve("ready");
         CompletableFuture<String> readiness = TestScripts.readFifo(ready);
-        // the subshell starts the grandchild and ends at once: the grandchild is re-parented,
-        // no longer a descendant of the rank, but still in its process group
-        SpawnedRankProcess p = start("trap '' TERM\n"
-                + "( sleep 1000 & echo $! > \"$READY\" )\n"
+        Path terms = temp.resolve("terms");
+        CompletableFuture<String> termed = TestScripts.readFifo(terms);
+        // the rank says when SIGTERM comes (once) and goes on, and answers SIGUSR1; the subshell
+        // starts the grandchild, which ignores SIGTERM, and ends at once: the grandchild is
+        // re-parented, no longer a descendant of the rank, but still in its process group
+        SpawnedRankProcess p = start("trap 'trap \"\" TERM; echo TERM > \"$TERMS\"' TERM\n"
+                + "trap 'echo USR1 > \"$ALIVE\"' USR1\n"
+                + "( trap '' TERM; sleep 1000 & echo $! > \"$READY\" )\n"
                 + "while :; do sleep 1; done\n", ready);
         grandchild = Long.parseLong(TestScripts.await(ready, readiness, TIMEOUT).trim());
         long grandchildStart = ProcStat.read(grandchild).orElseThrow().startTime();
@@ -95,17 +102,27 @@ class ProcessGroupTest {
             Thread.sleep(10);
         }
 
-        long stopped = System.nanoTime();
-        p.stop(Duration.ofSeconds(2));
-        // SIGTERM is ignored by both: they are still there well within the grace
-        assertFalse(p.onExit().isDone());
-        Thread.sleep(500);
-        assertTrue(p.isAlive(), "rank ignores SIGTERM until the grace ends");
-        assertTrue(ProcStat.isRunning(grandchild, grandchildStart), "grandchild ignores SIGTERM too");
+        // the test is the timer: the grace passes when it runs the task
+        List<Runnable> kills = new ArrayList<>();
+        List<Duration> delays = new ArrayList<>();
+        p.stop(Duration.ofSeconds(2), (kill, delay) -> {
+            kills.add(kill);
+            delays.add(delay);
+        });
+        assertEquals(List.of(Duration.ofSeconds(2)), delays, "SIGKILL is due when the grace has passed");
+        assertEquals("TERM", TestScripts.await(terms, termed, TIMEOUT).trim(), "SIGTERM first");
+        // an answer after the SIGTERM: no SIGKILL had reached the group (it ends a process at once)
+        Path alive = temp.resolve("alive");
+        CompletableFuture<String> answer = TestScripts.readFifo(alive);
+        Process usr1 = new ProcessBuilder("kill", "-USR1", Long.toString(p.pid())).inheritIO().start();
+        assertTrue(usr1.waitFor(TIMEOUT.toSeconds(), TimeUnit.SECONDS) && usr1.exitValue() == 0,
+                "the rank is there for SIGUSR1");
+        assertEquals("USR1", TestScripts.await(alive, answer, TIMEOUT).trim(),
+                "the rank goes on after SIGTERM while the grace lasts");
+        assertTrue(ProcStat.isRunning(grandchild, grandchildStart), "so does the grandchild, which ignores it");
 
+        kills.get(0).run();
         assertEquals(128 + 9, exitStatus(p), "ended by SIGKILL");
-        long elapsedMillis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - stopped);
-        assertTrue(elapsedMillis >= 1900, "SIGKILL only after the grace, was " + elapsedMillis + " ms");
         assertFalse(ProcStat.isRunning(grandchild, grandchildStart), "grandchild killed with the group");
         assertFalse(ProcessGroup.hasMembers(p.pid()), "group is empty");
     }

@@ -44,7 +44,7 @@ class RankEnvironmentTest {
         SpawnedRankProcess p = RankProcessStarter.start("report", List.of(script.toString()),
                 Map.of("OUT", out.toString(), "MPIPROXY_RANK", "4"), temp.resolve("logs"), 1, 4, 0,
                 OutputSettings.DEFAULT, RankEnvironment.parseAllowlist(RankEnvironment.DEFAULT_ALLOWLIST));
-        assertEquals(0, p.onExit().get(20, TimeUnit.SECONDS));
+        assertEquals(0, p.onExit().get(60, TimeUnit.SECONDS));
 
         Set<String> names = new HashSet<>();
         for (String line : Files.readAllLines(out)) {

@@ -9,7 +9,9 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.CountDownLatch;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
@@ -26,11 +28,15 @@ import org.mpiproxy.api.RankOutputListener;
 class RankFifosTest {
 
     private static final long JOB = 0x51L;
+    /** Longest wait for a process event: only catches a hang. */
+    private static final long TIMEOUT_SECONDS = 60;
 
     @TempDir
     Path temp;
 
     private final List<String> lines = new CopyOnWriteArrayList<>();
+    /** Counted down when their line arrives. */
+    private final Map<String, CountDownLatch> awaited = new ConcurrentHashMap<>();
     private final List<Long> holders = new java.util.ArrayList<>();
     private SpawnedRankProcess process;
 
@@ -38,14 +44,29 @@ class RankFifosTest {
     private final RankOutputListener listener = new RankOutputListener() {
         @Override
         public void onOutput(long jobId, int rankId, Stream stream, String text, boolean partial) {
-            lines.add(stream.name().toLowerCase(java.util.Locale.ROOT) + ":" + text + (partial ? "(partial)" : ""));
+            arrived(stream.name().toLowerCase(java.util.Locale.ROOT) + ":" + text + (partial ? "(partial)" : ""));
         }
 
         @Override
         public void onEnd(long jobId, int rankId, Stream stream) {
-            lines.add(stream.name().toLowerCase(java.util.Locale.ROOT) + ":end");
+            arrived(stream.name().toLowerCase(java.util.Locale.ROOT) + ":end");
+        }
+
+        private void arrived(String line) {
+            lines.add(line);
+            CountDownLatch latch = awaited.get(line);
+            if (latch != null) {
+                latch.countDown();
+            }
         }
     };
+
+    private void awaitLine(String line) throws InterruptedException {
+        CountDownLatch latch = awaited.computeIfAbsent(line, l -> new CountDownLatch(1));
+        if (!lines.contains(line)) {
+            assertTrue(latch.await(TIMEOUT_SECONDS, TimeUnit.SECONDS), line + " arrives: " + lines);
+        }
+    }
 
     @BeforeEach
     void useFifos() {
@@ -63,17 +84,22 @@ class RankFifosTest {
 
     private SpawnedRankProcess start(String body) throws Exception {
         Path script = TestScripts.write(temp, "rank", body);
-        process = RankProcessStarter.start("rank", List.of(script.toString()), Map.of(), temp.resolve("logs"), JOB, 1,
-                0, new OutputSettings(listener, OutputSettings.DEFAULT_CAP_BYTES, false));
+        process = RankProcessStarter.start("rank", List.of(script.toString()), Map.of("GO", go().toString()),
+                temp.resolve("logs"), JOB, 1, 0, new OutputSettings(listener, OutputSettings.DEFAULT_CAP_BYTES, false));
         return process;
+    }
+
+    /** The file whose creation lets the rank go on ({@code $GO}). */
+    private Path go() {
+        return temp.resolve("go");
     }
 
     /** Detaches the readers as a stopping JVM does; the holder keeps the FIFOs. */
     private Map<String, byte[]> detach() throws Exception {
         List<Path> fifos = RankOutput.fifos();
         assertEquals(2, fifos.size(), "both streams are FIFOs: " + fifos);
-        holders.add(RankFifos.hold(fifos, 30));
-        return RankOutput.detachAll(Duration.ofSeconds(5));
+        holders.add(RankFifos.hold(fifos, 600));
+        return RankOutput.detachAll(Duration.ofSeconds(TIMEOUT_SECONDS));
     }
 
     /** Records the exit where a keeper would, as the stopping JVM does for exits it still sees. */
@@ -91,52 +117,61 @@ class RankFifosTest {
 
     @Test
     void shouldGoOnWithTheNextReaderWithoutLosingOrRepeatingAByte() throws Exception {
-        SpawnedRankProcess p = start("i=0\nwhile [ $i -lt 300 ]; do echo \"line $i\"; i=$((i+1));"
-                + " if [ $((i % 50)) -eq 0 ]; then sleep 0.2; fi; done\n"
-                + "printf 'begun '\nsleep 1\nprintf 'and ended\\n'\necho oops >&2\nexit 4\n");
+        // the rank stops in the middle of a line (one write: "line 149" and "begun " are read
+        // together) until the first reader is detached
+        SpawnedRankProcess p = start("i=0\nwhile [ $i -lt 149 ]; do echo \"line $i\"; i=$((i+1)); done\n"
+                + "printf 'line 149\\nbegun '\n"
+                + "while [ ! -e \"$GO\" ]; do sleep 0.05; done\n"
+                + "printf 'and ended\\n'\n"
+                + "i=150\nwhile [ $i -lt 300 ]; do echo \"line $i\"; i=$((i+1)); done\n"
+                + "echo oops >&2\nexit 4\n");
         long start = ProcStat.read(p.pid()).orElseThrow().startTime();
         Path keepers = recordExit(p, start);
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (lines.size() < 60 && System.nanoTime() < deadline) {
-            Thread.sleep(5);
+        List<String> expected = new java.util.ArrayList<>();
+        for (int i = 0; i < 150; i++) {
+            expected.add("stdout:line " + i);
         }
+        awaitLine("stdout:line 149");
         Map<String, byte[]> begun = detach();
-        int before = lines.size();
-        assertTrue(before >= 60 && before < 300, "detached while the rank writes: " + before + " lines so far");
-        assertFalse(lines.contains("stdout:end"), "a detached stream does not end");
+        assertEquals(expected, lines, "every whole line so far, and no end: a detached stream does not end");
+        assertEquals(List.of(RankOutput.key(JOB, 1, RankOutputListener.Stream.STDOUT)), List.copyOf(begun.keySet()));
+        assertEquals("begun ", new String(begun.values().iterator().next(), java.nio.charset.StandardCharsets.UTF_8),
+                "the line begun goes to the next reader");
+        Files.createFile(go());
 
         AdoptedRankProcess adopted = AdoptedRankProcess.adopt(p.pid(), start, 0, keepers, temp.resolve("logs"), temp.resolve("logs"), JOB,
                 1, listener, begun);
-        assertEquals(4, adopted.onExit().get(30, TimeUnit.SECONDS), "the status its keeper recorded");
+        assertEquals(4, adopted.onExit().get(TIMEOUT_SECONDS, TimeUnit.SECONDS), "the status its keeper recorded");
         assertTrue(adopted.statusKnown());
         List<String> out = lines.stream().filter(l -> l.startsWith("stdout:")).toList();
-        List<String> expected = new java.util.ArrayList<>();
-        for (int i = 0; i < 300; i++) {
+        expected.add("stdout:begun and ended");
+        for (int i = 150; i < 300; i++) {
             expected.add("stdout:line " + i);
         }
-        expected.add("stdout:begun and ended");
         expected.add("stdout:end");
         assertEquals(expected, out, "every line once, in order, across the two readers");
         assertTrue(lines.contains("stderr:oops") && lines.contains("stderr:end"), lines.toString());
         String log = Files.readString(RankProcessStarter.outputFile(temp.resolve("logs"), 1));
-        assertTrue(log.contains("line 0\n") && log.contains("line 299\nbegun and ended\n"), "the log file goes on too");
+        assertTrue(log.startsWith("line 0\n") && log.contains("line 149\nbegun and ended\nline 150\n")
+                && log.endsWith("line 299\n"), "the log file goes on too: " + log);
         assertFalse(Files.exists(RankFifos.path(temp.resolve("logs"), 1, RankOutputListener.Stream.STDOUT)),
                 "the FIFO is removed at its end");
     }
 
     @Test
     void shouldKeepTheOutputOfARankThatEndsWhileNobodyReads() throws Exception {
-        SpawnedRankProcess p = start("sleep 0.5\necho late\nexit 6\n");
+        SpawnedRankProcess p = start("while [ ! -e \"$GO\" ]; do sleep 0.05; done\necho late\nexit 6\n");
         long start = ProcStat.read(p.pid()).orElseThrow().startTime();
         Path keepers = recordExit(p, start);
         Map<String, byte[]> begun = detach();
-        assertTrue(p.onExit().get(10, TimeUnit.SECONDS) == 6);
-        Thread.sleep(200);
-        assertFalse(lines.contains("stdout:late"), "nobody read it yet");
+        Files.createFile(go());
+        // the exit comes once the rank's output is read, or its readers were detached
+        assertEquals(6, p.onExit().get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
+        assertEquals(List.of(), lines, "nobody read it yet");
 
         AdoptedRankProcess adopted = AdoptedRankProcess.adopt(p.pid(), start, 0, keepers, temp.resolve("logs"), temp.resolve("logs"), JOB,
                 1, listener, begun);
-        assertEquals(6, adopted.onExit().get(30, TimeUnit.SECONDS));
+        assertEquals(6, adopted.onExit().get(TIMEOUT_SECONDS, TimeUnit.SECONDS));
         assertTrue(lines.contains("stdout:late"), "the holder kept what the rank wrote before it ended: " + lines);
         assertFalse(adopted.isAlive());
     }

@@ -12,6 +12,7 @@ import java.util.Collections;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentLinkedQueue;
+import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
@@ -32,8 +33,19 @@ class RankOutputTest {
     }
 
     private final ConcurrentLinkedQueue<Output> received = new ConcurrentLinkedQueue<>();
-    private final RankOutputListener listener = (jobId, rankId, stream, text, partial) ->
+    /** A permit for each stream that ended. */
+    private final Semaphore ended = new Semaphore(0);
+    private final RankOutputListener listener = new RankOutputListener() {
+        @Override
+        public void onOutput(long jobId, int rankId, Stream stream, String text, boolean partial) {
             received.add(new Output(jobId, rankId, stream, text, partial));
+        }
+
+        @Override
+        public void onEnd(long jobId, int rankId, Stream stream) {
+            ended.release();
+        }
+    };
 
     @Test
     void shouldDeliverEveryLineOfEightRanksWritingAtFullSpeedExactlyOnceWholeAndTagged() throws Exception {
@@ -49,9 +61,10 @@ class RankOutputTest {
                     new OutputSettings(listener, OutputSettings.DEFAULT_CAP_BYTES, false)));
         }
         for (SpawnedRankProcess p : ranks) {
-            // the exit is reported once the output has been drained
-            assertEquals(0, p.onExit().get(60, TimeUnit.SECONDS));
+            assertEquals(0, p.onExit().get(120, TimeUnit.SECONDS));
         }
+        // the exit waits a while for the output to be drained; the streams' ends say it was
+        assertTrue(ended.tryAcquire(2 * RANKS, 120, TimeUnit.SECONDS), "every stream ended");
 
         List<List<String>> perRank = new ArrayList<>();
         for (int r = 0; r <= RANKS; r++) {
@@ -88,14 +101,15 @@ class RankOutputTest {
         SpawnedRankProcess p = RankProcessStarter.start("prompt", List.of(script.toString()),
                 Map.of("ANSWER", ready.toString()), temp.resolve("logs"), 7, 1, 0,
                 OutputSettings.of(listener, 1 << 20, Map.of(OutputSettings.ENV_OUTPUT, "raw")));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(20);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
         while (received.isEmpty()) {
             assertTrue(System.nanoTime() < deadline, "the prompt arrives while the rank waits");
             Thread.sleep(10);
         }
         assertEquals(new Output(7, 1, Stream.STDOUT, "name? ", true), received.peek());
         Files.createFile(ready);
-        assertEquals(0, p.onExit().get(20, TimeUnit.SECONDS));
+        assertEquals(0, p.onExit().get(60, TimeUnit.SECONDS));
+        assertTrue(ended.tryAcquire(2, 60, TimeUnit.SECONDS), "both streams ended");
         assertEquals(List.of(new Output(7, 1, Stream.STDOUT, "name? ", true),
                 new Output(7, 1, Stream.STDOUT, "done", false)), new ArrayList<>(received));
     }
@@ -135,7 +149,8 @@ class RankOutputTest {
         for (int i = 1; i <= streams; i++) {
             RankOutput.start(new ByteArrayInputStream(("rank " + i + "\n").getBytes(StandardCharsets.UTF_8)),
                     temp.resolve("rank-" + i + ".out"), 1024, false, 5, i, Stream.STDOUT, recorder)
-                    .get(10, TimeUnit.SECONDS);
+                    .get(60, TimeUnit.SECONDS);
+            awaitIdleOrEnded(threads.get(threads.size() - 1));
         }
 
         assertEquals(streams, threads.size());
@@ -143,9 +158,22 @@ class RankOutputTest {
             assertEquals("mpiproxy-output-0000000000000005-" + i + "-stdout", names.get(i - 1));
             assertEquals("rank " + i + "\n", Files.readString(temp.resolve("rank-" + i + ".out")));
         }
-        // a finished stream's thread serves the next one: far fewer threads than streams
+        // a finished stream's thread, once idle, serves the next one: far fewer threads than streams
         long distinct = threads.stream().distinct().count();
         assertTrue(distinct <= streams / 2, distinct + " threads read " + streams + " streams one after another");
         assertTrue(threads.stream().allMatch(Thread::isDaemon));
+    }
+
+    /**
+     * Waits until a reading thread that finished its stream waits for the next one (or ended):
+     * the stream's end completes before the thread is back in the pool.
+     */
+    private static void awaitIdleOrEnded(Thread thread) throws InterruptedException {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(60);
+        while (thread.isAlive() && !(thread.getName().equals("mpiproxy-output-idle")
+                && thread.getState() == Thread.State.TIMED_WAITING)) {
+            assertTrue(System.nanoTime() < deadline, thread + " neither idle nor ended");
+            Thread.sleep(1);
+        }
     }
 }

@@ -39,7 +39,7 @@ class RankUserTest {
                 RankCommand.asUser(new long[] {65534, 65534}, List.of(script.toString())), Map.of(),
                 temp.resolve("logs"), 1, 1, 0, OutputSettings.DEFAULT,
                 RankEnvironment.parseAllowlist(RankEnvironment.DEFAULT_ALLOWLIST));
-        assertEquals(0, p.onExit().get(20, TimeUnit.SECONDS));
+        assertEquals(0, p.onExit().get(60, TimeUnit.SECONDS));
         assertEquals("65534:65534 " + p.pid() + "\n",
                 Files.readString(RankProcessStarter.outputFile(temp.resolve("logs"), 1)),
                 "unprivileged, and setsid and setpriv exec'd in place");

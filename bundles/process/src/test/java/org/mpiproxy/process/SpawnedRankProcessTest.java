@@ -20,7 +20,8 @@ import org.mpiproxy.api.LaunchException;
 
 class SpawnedRankProcessTest {
 
-    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    /** Longest wait for a process event: only catches a hang. */
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     @TempDir
     Path temp;

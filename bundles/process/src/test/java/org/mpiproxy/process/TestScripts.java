@@ -42,7 +42,7 @@ public final class TestScripts {
      */
     public static CompletableFuture<String> readFifo(Path fifo) throws Exception {
         Process mkfifo = new ProcessBuilder("mkfifo", fifo.toString()).inheritIO().start();
-        if (!mkfifo.waitFor(10, TimeUnit.SECONDS) || mkfifo.exitValue() != 0) {
+        if (!mkfifo.waitFor(60, TimeUnit.SECONDS) || mkfifo.exitValue() != 0) {
             throw new IOException("mkfifo " + fifo + " failed");
         }
         CompletableFuture<String> content = new CompletableFuture<>();

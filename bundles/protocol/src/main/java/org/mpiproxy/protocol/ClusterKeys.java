@@ -28,6 +28,11 @@ public final class ClusterKeys {
     public static final int MIN_KEY_BYTES = 32;
     /** Longest key file accepted, in bytes. */
     public static final int MAX_FILE_BYTES = 4096;
+    /**
+     * Fewest different byte values a key a node serves with must hold ({@link #weakness}): a random
+     * 256-bit key holds about 30, and fewer than 16 with a chance of 3e-17.
+     */
+    public static final int MIN_DISTINCT_BYTES = 16;
 
     private static final Set<PosixFilePermission> ALLOWED = Set.of(PosixFilePermission.OWNER_READ,
             PosixFilePermission.OWNER_WRITE);
@@ -83,6 +88,72 @@ public final class ClusterKeys {
             }
         }
         return of(keys, first);
+    }
+
+    /**
+     * As {@link #load}, refusing what a node must not serve with: a key file that is not the
+     * owner's alone (see {@link #readKeyFile}) or a key that fails the entropy floor
+     * ({@link #weakness}). Every key is checked before any is used: one bad file refuses them all.
+     *
+     * @param files key files by id, in order
+     * @return the keys
+     * @throws IllegalArgumentException with a message that names the file and what is wrong with it
+     */
+    public static ClusterKeys loadStrong(Map<Integer, Path> files) {
+        for (Path file : files.values()) {
+            String weak = weakness(readKeyFile(file));
+            if (weak != null) {
+                throw new IllegalArgumentException("key file " + file + " holds a weak key: it " + weak
+                        + "; make a random one (32 bytes of /dev/urandom, in hexadecimal)");
+            }
+        }
+        return load(files);
+    }
+
+    /**
+     * The entropy floor of a key: refuses what is not random, as a key typed or made by mistake
+     * (zeros, one byte repeated, a phrase repeated) is not. A random key of
+     * {@link #MIN_KEY_BYTES} bytes passes but with a chance below 1e-16.
+     *
+     * @param key the key
+     * @return {@code null} when the key passes, else why not, to follow "it": {@code is shorter than
+     *         32 bytes}, {@code is all zero}, {@code repeats the <n>-byte pattern <hex>}, or {@code holds
+     *         only <k> different byte values (a random key holds about 30; at least 16 are needed)}
+     */
+    public static String weakness(byte[] key) {
+        if (key.length < MIN_KEY_BYTES) {
+            return "is shorter than " + MIN_KEY_BYTES + " bytes (" + key.length + ")";
+        }
+        boolean zero = true;
+        for (byte b : key) {
+            zero &= b == 0;
+        }
+        if (zero) {
+            return "is all zero";
+        }
+        for (int period = 1; period <= key.length / 2; period++) {
+            boolean repeats = true;
+            for (int i = period; i < key.length && repeats; i++) {
+                repeats = key[i] == key[i - period];
+            }
+            if (repeats) {
+                return "repeats the " + period + "-byte pattern "
+                        + java.util.HexFormat.of().formatHex(key, 0, Math.min(period, 16)) + (period > 16 ? "..." : "");
+            }
+        }
+        boolean[] seen = new boolean[256];
+        int distinct = 0;
+        for (byte b : key) {
+            if (!seen[b & 0xff]) {
+                seen[b & 0xff] = true;
+                distinct++;
+            }
+        }
+        if (distinct < MIN_DISTINCT_BYTES) {
+            return "holds only " + distinct + " different byte values (a random key holds about 30; at least "
+                    + MIN_DISTINCT_BYTES + " are needed)";
+        }
+        return null;
     }
 
     /**

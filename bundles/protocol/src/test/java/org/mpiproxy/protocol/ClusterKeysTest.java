@@ -21,8 +21,10 @@ class ClusterKeysTest {
     @TempDir
     Path dir;
 
+    private int files;
+
     private Path keyFile(String content, String mode) throws IOException {
-        Path f = dir.resolve("k-" + System.nanoTime());
+        Path f = dir.resolve("k-" + ++files);
         Files.writeString(f, content);
         Files.setPosixFilePermissions(f, PosixFilePermissions.fromString(mode));
         return f;

@@ -1,8 +1,10 @@
 package org.mpiproxy.api.config;
 
 import java.lang.annotation.Annotation;
+import java.time.Duration;
 import java.util.Map;
 import java.util.Objects;
+import java.util.function.BiConsumer;
 import java.util.function.Consumer;
 import java.util.function.Function;
 
@@ -36,6 +38,8 @@ public final class ConfigurationGate<A extends Annotation> {
     private final String pid;
     private final CheckedConfiguration<A> checked;
     private final Function<A, ?> validate;
+    /** Runs the enabling after a changed configuration once the delay has passed. */
+    private final BiConsumer<Duration, Runnable> later;
     private boolean open;
     private String lastProblem;
 
@@ -46,9 +50,20 @@ public final class ConfigurationGate<A extends Annotation> {
      *                 {@link IllegalArgumentException} naming the bad key and value
      */
     public ConfigurationGate(String pid, Class<A> type, Function<A, ?> validate) {
+        this(pid, type, validate, (delay, task) -> startLater("mpiproxy-enable-" + pid, delay, task));
+    }
+
+    /**
+     * As {@link #ConfigurationGate(String, Class, Function)}, with what runs the enabling after a
+     * changed configuration: a test runs it when it chooses instead of waiting.
+     *
+     * @param later runs the task once the delay has passed, never on the calling thread
+     */
+    ConfigurationGate(String pid, Class<A> type, Function<A, ?> validate, BiConsumer<Duration, Runnable> later) {
         this.pid = Objects.requireNonNull(pid, "pid");
         this.checked = new CheckedConfiguration<>(type);
         this.validate = Objects.requireNonNull(validate, "validate");
+        this.later = Objects.requireNonNull(later, "later");
     }
 
     /**
@@ -90,18 +105,21 @@ public final class ConfigurationGate<A extends Annotation> {
      * @return whether the component is enabled or about to be
      */
     public boolean offerChange(Map<String, ?> properties, Consumer<String> problems, Runnable enable) {
-        return offer(properties, problems, () -> {
-            Thread later = new Thread(() -> {
-                try {
-                    Thread.sleep(AFTER_CHANGE.toMillis());
-                } catch (InterruptedException e) {
-                    Thread.currentThread().interrupt();
-                }
-                enable.run();
-            }, "mpiproxy-enable-" + pid);
-            later.setDaemon(true);
-            later.start();
-        });
+        return offer(properties, problems, () -> later.accept(AFTER_CHANGE, enable));
+    }
+
+    /** Runs a task on a daemon thread of its own once the delay has passed. */
+    private static void startLater(String name, Duration delay, Runnable task) {
+        Thread thread = new Thread(() -> {
+            try {
+                Thread.sleep(delay.toMillis());
+            } catch (InterruptedException e) {
+                Thread.currentThread().interrupt();
+            }
+            task.run();
+        }, name);
+        thread.setDaemon(true);
+        thread.start();
     }
 
     /** @return whether a good configuration enabled the component */

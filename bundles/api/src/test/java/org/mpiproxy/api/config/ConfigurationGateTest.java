@@ -2,11 +2,15 @@ package org.mpiproxy.api.config;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNotSame;
 import static org.junit.jupiter.api.Assertions.assertTrue;
 
+import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicInteger;
 
 import org.junit.jupiter.api.Test;
@@ -72,21 +76,41 @@ class ConfigurationGateTest {
     }
 
     @Test
-    void shouldEnableAChangedGoodConfigurationOnlyAfterTheHandOverToTheOtherComponents() throws Exception {
-        assertFalse(offer(Map.of("stop.grace.seconds", "ten")));
-        java.util.concurrent.CountDownLatch done = new java.util.concurrent.CountDownLatch(1);
-        long start = System.nanoTime();
+    void shouldEnableAChangedGoodConfigurationOnlyAfterTheHandOverToTheOtherComponents() {
+        List<Duration> delays = new ArrayList<>();
+        List<Runnable> later = new ArrayList<>();
+        ConfigurationGate<Config> driven = new ConfigurationGate<>("org.example", Config.class,
+                ConfigurationGateTest::validate, (delay, task) -> {
+                    delays.add(delay);
+                    later.add(task);
+                });
+        assertFalse(driven.offerChange(Map.of("stop.grace.seconds", "ten"), lines::add, enabled::incrementAndGet));
+        assertEquals(List.of(), later, "nothing to enable");
+
+        assertTrue(driven.offerChange(Map.of("stop.grace.seconds", "2"), lines::add, enabled::incrementAndGet));
+        assertEquals(0, enabled.get(), "not from within the hand-over");
+        assertEquals(List.of(ConfigurationGate.AFTER_CHANGE), delays, "a moment later");
+        later.get(0).run();
+        assertEquals(1, enabled.get());
+
+        assertTrue(driven.offerChange(Map.of("stop.grace.seconds", "3"), lines::add, enabled::incrementAndGet));
+        assertEquals(1, later.size(), "nothing more is enabled");
+        assertEquals(1, enabled.get(), "enabled once");
+    }
+
+    @Test
+    void shouldEnableAChangedConfigurationOnADaemonThreadOnceTheDelayHasPassed() throws Exception {
+        CompletableFuture<Thread> enabledOn = new CompletableFuture<>();
+        long offered = System.nanoTime();
         long[] at = new long[1];
         assertTrue(gate.offerChange(Map.of("stop.grace.seconds", "2"), lines::add, () -> {
             at[0] = System.nanoTime();
-            enabled.incrementAndGet();
-            done.countDown();
+            enabledOn.complete(Thread.currentThread());
         }));
-        assertEquals(0, enabled.get(), "not from within the hand-over");
-        assertTrue(done.await(10, java.util.concurrent.TimeUnit.SECONDS));
-        assertTrue(at[0] - start >= ConfigurationGate.AFTER_CHANGE.toNanos(), "enabled after the delay");
-        assertTrue(gate.offerChange(Map.of("stop.grace.seconds", "3"), lines::add, enabled::incrementAndGet));
-        Thread.sleep(ConfigurationGate.AFTER_CHANGE.toMillis() * 2);
-        assertEquals(1, enabled.get(), "enabled once");
+        Thread thread = enabledOn.get(60, TimeUnit.SECONDS);
+        assertNotSame(Thread.currentThread(), thread, "not from within the hand-over");
+        assertTrue(thread.isDaemon());
+        assertEquals("mpiproxy-enable-org.example", thread.getName());
+        assertTrue(at[0] - offered >= ConfigurationGate.AFTER_CHANGE.toNanos(), "not before the delay");
     }
 }

@@ -8,6 +8,8 @@ import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 import com.sun.jna.Function;
 import com.sun.jna.Library;
@@ -35,7 +37,8 @@ import org.mpiproxy.process.ProcStat;
  * leads its own), where the next proxy finds it.
  * <p>
  * Who answers for the orphans: the keeper's own command while it runs, then the JVM named in the
- * {@value KeeperFiles#OWNER} file (a later proxy that took the jobs over). When nobody has answered
+ * {@value KeeperFiles#OWNER} file (a later proxy that took the jobs over; the keeper says when it
+ * first sees each one running). When nobody has answered
  * for them for {@code survive.seconds} of the {@value KeeperFiles#POLICY} file (written by the
  * proxy; none written means 0), the keeper stops every orphan's process group (SIGTERM, SIGKILL
  * after {@code stop.grace.seconds}). It exits with its command's status once it has no child left.
@@ -96,18 +99,40 @@ public final class NodeKeeper {
     private final LibC libc;
     private final Path directory;
     private final long self;
+    /** The time the window is counted in, {@link System#nanoTime()}'s. */
+    private final LongSupplier clock;
+    /** The keeper's running children other than its command. */
+    private final Supplier<List<ProcStat>> orphans;
+    /** The command's pid once spawned; guarded by {@code this} while it is not. */
     private volatile int child = -1;
+    /** A signal that came before the command was spawned, passed on to it once it is; guarded by {@code this}. */
+    private int pendingSignal;
     private volatile boolean childEnded;
     private volatile int childStatus;
-    /** When the JVM that answers for the orphans was last seen running (nanoTime), or while the command runs. */
-    private volatile long ownerSeen = System.nanoTime();
+    /** When the JVM that answers for the orphans was last seen running ({@link #clock}), or while the command runs. */
+    private volatile long ownerSeen;
     /** Set when the orphans are to be stopped now (the window passed, or a signal after the command ended). */
     private volatile boolean stopping;
+    /** Watch thread only: when the orphans were sent SIGTERM ({@link #clock}), or -1. */
+    private long stoppedAt = -1;
+    /** Watch thread only: the owner (pid, start time) last said to answer for the orphans. */
+    private long[] announcedOwner;
 
     NodeKeeper(LibC libc, Path directory) {
+        this(libc, directory, System::nanoTime, null);
+    }
+
+    /**
+     * @param clock   the time the window and the grace are counted in (nanoseconds)
+     * @param orphans the keeper's running children other than its command; {@code null} for its own
+     */
+    NodeKeeper(LibC libc, Path directory, LongSupplier clock, Supplier<List<ProcStat>> orphans) {
         this.libc = libc;
         this.directory = directory;
         this.self = ProcessHandle.current().pid();
+        this.clock = clock;
+        this.orphans = orphans != null ? orphans : this::children;
+        this.ownerSeen = clock.getAsLong();
     }
 
     /**
@@ -133,9 +158,19 @@ public final class NodeKeeper {
             log("cannot become a child subreaper (" + libc.strerror(Native.getLastError())
                     + "): ranks that outlive the JVM are not kept");
         }
-        child = spawn(command);
+        // before the spawn: a signal that comes while the command starts goes on to it, instead of
+        // ending the keeper (the JVM's default) and leaving the command without its keeper
         for (String name : new String[] {"TERM", "INT", "HUP"}) {
             handle(name);
+        }
+        int pid = spawn(command);
+        int pending;
+        synchronized (this) {
+            child = pid;
+            pending = pendingSignal;
+        }
+        if (pending != 0) {
+            libc.kill(pid, pending);
         }
         Thread watch = new Thread(this::watch, "mpiproxy-keeper-watch");
         watch.setDaemon(true);
@@ -184,10 +219,8 @@ public final class NodeKeeper {
             }
             int value = exitValue(status.getValue());
             if (pid == child) {
-                childStatus = value;
-                childEnded = true;
-                ownerSeen = System.nanoTime();
-                int left = orphans().size();
+                commandEnded(value);
+                int left = orphans.get().size();
                 if (left > 0) {
                     long[] policy = KeeperFiles.readPolicy(directory);
                     log("the JVM ended (" + value + "); " + left + " process(es) kept for up to " + policy[0]
@@ -203,48 +236,67 @@ public final class NodeKeeper {
         }
     }
 
+    /**
+     * The command ended with this status: from now on the window counts. Reaping thread (or a test).
+     */
+    void commandEnded(int status) {
+        childStatus = status;
+        ownerSeen = clock.getAsLong();
+        // after ownerSeen: the watch never sees the end with the time of an earlier owner
+        childEnded = true;
+    }
+
     /** Every {@link #WATCH_MILLIS}: is anyone answering for the orphans, and has the window passed? */
     private void watch() {
-        long stoppedAt = -1;
         while (true) {
             sleep(WATCH_MILLIS);
-            if (!childEnded) {
-                continue;
+            look();
+        }
+    }
+
+    /** One look of the watch; watch thread (or a test). */
+    void look() {
+        if (!childEnded) {
+            return;
+        }
+        long[] policy = KeeperFiles.readPolicy(directory);
+        long now = clock.getAsLong();
+        long[] owner = runningOwner();
+        if (owner != null) {
+            ownerSeen = now;
+            if (announcedOwner == null || announcedOwner[0] != owner[0] || announcedOwner[1] != owner[1]) {
+                announcedOwner = owner;
+                log("pid " + owner[0] + " answers for the kept processes");
             }
-            long[] policy = KeeperFiles.readPolicy(directory);
-            long now = System.nanoTime();
-            if (ownerRuns()) {
-                ownerSeen = now;
+        }
+        if (!stopping && now - ownerSeen > TimeUnit.SECONDS.toNanos(policy[0])) {
+            stopping = true;
+        }
+        if (stopping) {
+            List<ProcStat> left = orphans.get();
+            if (left.isEmpty()) {
+                return;
             }
-            if (!stopping && now - ownerSeen > TimeUnit.SECONDS.toNanos(policy[0])) {
-                stopping = true;
-            }
-            if (stopping) {
-                List<ProcStat> left = orphans();
-                if (left.isEmpty()) {
-                    continue;
-                }
-                if (stoppedAt < 0) {
-                    stoppedAt = now;
-                    log("nobody took " + left.size() + " kept process(es) over; stopping them");
-                    signalAll(left, SIGTERM);
-                } else if (now - stoppedAt > TimeUnit.SECONDS.toNanos(policy[1])) {
-                    signalAll(left, SIGKILL);
-                }
+            if (stoppedAt < 0) {
+                stoppedAt = now;
+                log("nobody took " + left.size() + " kept process(es) over; stopping them");
+                signalAll(left, SIGTERM);
+            } else if (now - stoppedAt > TimeUnit.SECONDS.toNanos(policy[1])) {
+                signalAll(left, SIGKILL);
             }
         }
     }
 
-    /** @return whether the JVM named in the owner file runs */
-    private boolean ownerRuns() {
+    /** @return the pid and start time of the JVM named in the owner file when it runs, else {@code null} */
+    private long[] runningOwner() {
         long[] owner = KeeperFiles.readOwner(directory);
         if (owner == null) {
-            return false;
+            return null;
         }
         try {
-            return ProcStat.isRunning(owner[0], owner[1]);
+            return ProcStat.isRunning(owner[0], owner[1]) ? owner : null;
         } catch (IOException e) {
-            return true;
+            return owner;
         }
     }
 
@@ -256,7 +308,7 @@ public final class NodeKeeper {
     }
 
     /** @return the keeper's running children other than its command */
-    private List<ProcStat> orphans() {
+    private List<ProcStat> children() {
         List<ProcStat> found = new ArrayList<>();
         ProcessHandle.current().children().forEach(h -> {
             if (h.pid() != child) {
@@ -308,7 +360,15 @@ public final class NodeKeeper {
         try {
             sun.misc.Signal.handle(new sun.misc.Signal(name), signal -> {
                 if (!childEnded) {
-                    libc.kill(child, signal.getNumber());
+                    int pid;
+                    synchronized (this) {
+                        pid = child;
+                        if (pid < 0) {
+                            pendingSignal = signal.getNumber();
+                            return;
+                        }
+                    }
+                    libc.kill(pid, signal.getNumber());
                 } else if (!stopping) {
                     log("SIG" + name + ": stopping the kept processes now");
                     stopping = true;

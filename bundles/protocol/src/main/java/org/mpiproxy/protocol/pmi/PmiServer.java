@@ -19,6 +19,7 @@ import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 import org.mpiproxy.protocol.MpiErrors;
 
@@ -92,7 +93,7 @@ public final class PmiServer implements AutoCloseable {
     /** One rank's connection. PMI thread only. */
     private final class Connection implements PmiSession.Job {
         final SocketChannel channel;
-        final long accepted = System.nanoTime();
+        final long accepted = clock.getAsLong();
         final ByteBuffer in = ByteBuffer.allocate(PmiLine.MAX_LINE);
         final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
         Expected who;
@@ -173,6 +174,8 @@ public final class PmiServer implements AutoCloseable {
     private volatile Relay relay;
     private final Consumer<String> problems;
     private final Identity identity;
+    /** The time the handshake's limits are counted in, {@link System#nanoTime()}'s. */
+    private final LongSupplier clock;
     private final SecureRandom random = new SecureRandom();
     private final Map<Integer, Expected> byId = new ConcurrentHashMap<>();
     private final Map<Long, Expected> byRank = new ConcurrentHashMap<>();
@@ -192,13 +195,20 @@ public final class PmiServer implements AutoCloseable {
      * @throws IOException when the socket cannot be opened
      */
     public PmiServer(Relay relay, Consumer<String> problems) throws IOException {
-        this(relay, problems, PROC);
+        this(relay, problems, PROC, System::nanoTime);
     }
 
-    PmiServer(Relay relay, Consumer<String> problems, Identity identity) throws IOException {
+    /**
+     * As {@link #PmiServer(Relay, Consumer)}, with who owns connections and processes, and the
+     * time: a test gives its own.
+     *
+     * @param clock the time the limits of a handshake are counted in (nanoseconds)
+     */
+    PmiServer(Relay relay, Consumer<String> problems, Identity identity, LongSupplier clock) throws IOException {
         this.relay = relay;
         this.problems = problems;
         this.identity = identity;
+        this.clock = clock;
         server = ServerSocketChannel.open();
         server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 256);
         server.configureBlocking(false);
@@ -479,7 +489,7 @@ public final class PmiServer implements AutoCloseable {
         }
         c.who = e;
         c.pendingHandshake = text;
-        c.pidWaitStart = System.nanoTime();
+        c.pidWaitStart = clock.getAsLong();
         checkIdentity(c);
     }
 
@@ -487,7 +497,7 @@ public final class PmiServer implements AutoCloseable {
     private void checkIdentity(Connection c) {
         Expected e = c.who;
         if (e.pid < 0) {
-            if (System.nanoTime() - c.pidWaitStart > PID_WAIT_NANOS) {
+            if (clock.getAsLong() - c.pidWaitStart > PID_WAIT_NANOS) {
                 refuse(c, "rank " + e.rank + " of job " + hex(e.jobId) + " did not start");
             }
             return;
@@ -526,7 +536,7 @@ public final class PmiServer implements AutoCloseable {
                 Connection c = (Connection) k.attachment();
                 if (c.pendingHandshake != null) {
                     checkIdentity(c);
-                } else if (c.session == null && System.nanoTime() - c.accepted > HANDSHAKE_NANOS) {
+                } else if (c.session == null && clock.getAsLong() - c.accepted > HANDSHAKE_NANOS) {
                     refuse(c, "no cmd=initack within " + HANDSHAKE_NANOS / 1_000_000_000L + " s");
                 }
             }

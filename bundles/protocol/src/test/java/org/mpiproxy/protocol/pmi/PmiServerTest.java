@@ -11,25 +11,46 @@ import java.nio.ByteBuffer;
 import java.nio.charset.StandardCharsets;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.BlockingQueue;
 import java.util.concurrent.CopyOnWriteArrayList;
+import java.util.concurrent.LinkedBlockingQueue;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.atomic.AtomicLong;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.Test;
 import org.mpiproxy.protocol.MpiErrors;
 
-/** The PMI server over real loopback TCP: the handshake and who may make it, relays, fences, bad input. */
+/**
+ * The PMI server over real loopback TCP: the handshake and who may make it, relays, fences, bad
+ * input. The server's time is the test's: it moves only when a test moves it.
+ */
 class PmiServerTest {
 
     private static final long JOB = 0xabcL;
+    /** Longest wait for an event: only catches a hang. */
+    private static final long TIMEOUT_SECONDS = 60;
 
     private final List<String> relayed = new CopyOnWriteArrayList<>();
     private final List<String> problems = new CopyOnWriteArrayList<>();
+    /** The server's clock when each problem was said. */
+    private final List<Long> problemTimes = new CopyOnWriteArrayList<>();
+    /** Takes an element each time a line is relayed or a problem said. */
+    private final BlockingQueue<String> arrivals = new LinkedBlockingQueue<>();
+    private final AtomicLong now = new AtomicLong(1_000_000_000L);
     private volatile long clientUid = 1000;
     private PmiServer server;
 
     private PmiServer server() throws Exception {
-        server = new PmiServer((job, rank, line) -> relayed.add(rank + " " + line), problems::add,
+        server = new PmiServer((job, rank, line) -> {
+            relayed.add(rank + " " + line);
+            arrivals.add(line);
+            return true;
+        }, problem -> {
+            problemTimes.add(now.get());
+            problems.add(problem);
+            arrivals.add(problem);
+        },
                 new PmiServer.Identity() {
                     @Override
                     public long uidOfClient(int clientPort, int serverPort) {
@@ -40,7 +61,7 @@ class PmiServerTest {
                     public long uidOfProcess(long pid) {
                         return pid == 4242 ? 1000 : -1;
                     }
-                });
+                }, now::get);
         return server;
     }
 
@@ -58,7 +79,7 @@ class PmiServerTest {
 
         Client(int port) throws Exception {
             socket = new Socket("127.0.0.1", port);
-            socket.setSoTimeout(10_000);
+            socket.setSoTimeout((int) TimeUnit.SECONDS.toMillis(TIMEOUT_SECONDS));
             in = new BufferedReader(new InputStreamReader(socket.getInputStream(), StandardCharsets.UTF_8));
             out = socket.getOutputStream();
         }
@@ -79,11 +100,28 @@ class PmiServerTest {
     }
 
     private void await(java.util.function.BooleanSupplier what, String description) throws Exception {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!what.getAsBoolean() && System.nanoTime() < deadline) {
-            Thread.sleep(5);
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS);
+        while (!what.getAsBoolean()) {
+            assertTrue(arrivals.poll(deadline - System.nanoTime(), TimeUnit.NANOSECONDS) != null,
+                    description + "; problems: " + problems);
         }
-        assertTrue(what.getAsBoolean(), description + "; problems: " + problems);
+    }
+
+    /**
+     * Moves the server's time on, a second at a time, until it has said a problem more than it had.
+     *
+     * @param had how many problems it had said before
+     * @return the problem
+     */
+    private String advanceUntilAProblem(int had) throws Exception {
+        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(TIMEOUT_SECONDS);
+        while (problems.size() == had) {
+            assertTrue(System.nanoTime() < deadline, "a problem; relayed: " + relayed);
+            now.addAndGet(TimeUnit.SECONDS.toNanos(1));
+            arrivals.poll(20, TimeUnit.MILLISECONDS);
+        }
+        assertEquals(had + 1, problems.size(), problems.toString());
+        return problems.get(had);
     }
 
     @Test
@@ -172,5 +210,39 @@ class PmiServerTest {
         assertEquals("PMI: rank 2 of job 0000000000000abc closed its connection before finalize", problems.get(1));
         assertEquals(MpiErrors.ERR_ARG, server.onFence(JOB, 0, 0, 1, ByteBuffer.allocate(0), 0, 0));
         assertEquals(MpiErrors.ERR_COMM, server.onFence(0x999L, 1, 0, 1, ByteBuffer.allocate(0), 0, 0));
+    }
+
+    @Test
+    void shouldCloseAConnectionThatNamesNoIdWithinTenSeconds() throws Exception {
+        server();
+        long connected = now.get();
+        try (Client c = new Client(server.port())) {
+            assertEquals("PMI: no cmd=initack within 10 s; connection closed", advanceUntilAProblem(0));
+            assertEquals(null, c.line());
+        }
+        assertTrue(problemTimes.get(0) - connected > TimeUnit.SECONDS.toNanos(10), "not before the 10 s");
+    }
+
+    @Test
+    void shouldLetAConnectionWaitForItsRanksPidAndRefuseItWhenTheRankNeverStarts() throws Exception {
+        Map<String, String> env = server().register(JOB, 1, 2);
+        try (Client c = new Client(server.port())) {
+            c.send("cmd=initack pmiid=" + env.get("PMI_ID"));
+            // the rank's pid may come after its connection; the server's time stands still meanwhile
+            server.started(JOB, 1, 4242);
+            assertEquals("cmd=initack rc=0", c.line());
+        }
+        await(() -> problems.size() == 1, "the first rank's close");
+        assertEquals("PMI: rank 1 of job 0000000000000abc closed its connection before finalize", problems.get(0));
+
+        Map<String, String> second = server.register(JOB, 2, 2);
+        long sent = now.get();
+        try (Client c = new Client(server.port())) {
+            c.send("cmd=initack pmiid=" + second.get("PMI_ID"));
+            assertEquals("PMI: rank 2 of job 0000000000000abc did not start; connection closed",
+                    advanceUntilAProblem(1));
+            assertEquals(null, c.line());
+        }
+        assertTrue(problemTimes.get(1) - sent > TimeUnit.SECONDS.toNanos(5), "not before the 5 s");
     }
 }

@@ -107,7 +107,7 @@ class CoreLauncherComponentTest {
         RankProcess p = component.launch(new LaunchRequest(0x5L, 1, 2, 1, "whoami", List.of(),
                 temp.resolve("rank-1.chan"), Map.of(), temp.resolve("logs")));
 
-        assertEquals(0, p.onExit().get(20, TimeUnit.SECONDS));
+        assertEquals(0, p.onExit().get(60, TimeUnit.SECONDS));
         assertEquals("65534:65534 " + p.pid() + "\n", Files.readString(temp.resolve("logs").resolve("rank-1.out")),
                 "unprivileged, with setsid, setpriv and taskset exec'd in place");
         assertEquals("rwx--x---", PosixFilePermissions.toString(Files.getPosixFilePermissions(temp.resolve("cache"))));

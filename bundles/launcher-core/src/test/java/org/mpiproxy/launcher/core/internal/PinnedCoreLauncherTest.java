@@ -22,7 +22,8 @@ import org.mpiproxy.api.RankProcess;
 
 class PinnedCoreLauncherTest {
 
-    private static final Duration TIMEOUT = Duration.ofSeconds(10);
+    /** Longest wait for a process event: only catches a hang. */
+    private static final Duration TIMEOUT = Duration.ofSeconds(60);
 
     @TempDir
     Path temp;
@@ -69,7 +70,7 @@ class PinnedCoreLauncherTest {
         Path ready = temp.resolve("ready");
         Path go = temp.resolve("go");
         CompletableFuture<String> readiness = org.mpiproxy.process.TestScripts.readFifo(ready);
-        new ProcessBuilder("mkfifo", go.toString()).start().waitFor(10, TimeUnit.SECONDS);
+        assertTrue(new ProcessBuilder("mkfifo", go.toString()).start().waitFor(TIMEOUT.toSeconds(), TimeUnit.SECONDS));
 
         process = launcher.launch(request("pinned", 1,
                 Map.of("OUT", out.toString(), "READY", ready.toString(), "GO", go.toString())));

@@ -48,7 +48,7 @@ class LocalLauncherComponentTest {
     /** Runs {@code program} and returns what it printed. */
     private String run(LocalLauncherComponent launcher, String program) throws Exception {
         RankProcess p = launcher.launch(request(program));
-        assertEquals(0, p.onExit().get(20, TimeUnit.SECONDS));
+        assertEquals(0, p.onExit().get(60, TimeUnit.SECONDS));
         return Files.readString(temp.resolve("logs").resolve("rank-1.out"));
     }
 

@@ -46,7 +46,7 @@ class LocalProcessLauncherTest {
 
         RankProcess process = launcher.launch(request("report", 0, Map.of("OUT", out.toString())));
 
-        assertEquals(3, process.onExit().get(10, TimeUnit.SECONDS));
+        assertEquals(3, process.onExit().get(60, TimeUnit.SECONDS));
         assertEquals(0, process.coreId());
         assertEquals(List.of(
                 "arg=" + script.toRealPath(),
@@ -76,7 +76,7 @@ class LocalProcessLauncherTest {
         LocalProcessLauncher launcher = launcher();
         TestScripts.write(launcher.programDirectory(), "reader", "if read line; then exit 1; fi\nexit 0\n");
 
-        assertEquals(0, launcher.launch(request("reader", 0, Map.of())).onExit().get(10, TimeUnit.SECONDS));
+        assertEquals(0, launcher.launch(request("reader", 0, Map.of())).onExit().get(60, TimeUnit.SECONDS));
     }
 
     @Test
@@ -124,7 +124,7 @@ class LocalProcessLauncherTest {
         LaunchRequest plain = new LaunchRequest(0x1234L, 2, 4, 0, "plain", List.of("alpha", "two words"),
                 temp.resolve("rank-2.chan"), Map.of("OUT", out.toString()), temp.resolve("logs"), true);
 
-        assertEquals(0, launcher.launch(plain).onExit().get(10, TimeUnit.SECONDS));
+        assertEquals(0, launcher.launch(plain).onExit().get(60, TimeUnit.SECONDS));
         assertEquals(List.of("arg=" + script.toRealPath(), "arg=alpha", "arg=two words",
                 "rank=2 size=4 pmi=2/4"), Files.readAllLines(out));
 
