@@ -24,6 +24,7 @@ import java.nio.MappedByteBuffer;
 import java.nio.channels.FileChannel;
 import java.nio.channels.FileChannel.MapMode;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
 import java.nio.file.attribute.FileAttribute;
@@ -31,6 +32,7 @@ import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
 import java.util.Objects;
+import java.util.Set;
 
 import org.mpiproxy.api.RankChannel;
 
@@ -97,8 +99,10 @@ public final class MappedRankChannel implements RankChannel {
         final long fileLength = ChannelDescriptor.fileLength(ringCapacity);
         final long toRankOffset = ChannelDescriptor.toRankOffset(ringCapacity);
         final long fromRankOffset = ChannelDescriptor.fromRankOffset(ringCapacity);
+        // CREATE_NEW (O_CREAT | O_EXCL) never follows a symbolic link: one in the file's place fails the create
         FileChannel channel = FileChannel.open(file,
-            EnumSet.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE),
+            Set.of(StandardOpenOption.CREATE_NEW, StandardOpenOption.READ, StandardOpenOption.WRITE,
+                LinkOption.NOFOLLOW_LINKS),
             ownerOnly(file));
         boolean done = false;
         try (channel) {
@@ -133,16 +137,17 @@ public final class MappedRankChannel implements RankChannel {
 
     /**
      * Maps an existing channel file, after checking its magic, major version, capacity, ring
-     * offsets and length.
+     * offsets and length. The file is opened without following a symbolic link: a link in its
+     * place fails the open.
      *
-     * @param file the channel file
+     * @param file the channel file, not a symbolic link
      * @return the mapped channel
-     * @throws IOException when the file cannot be opened or mapped, or is not a valid channel
-     *                     file; the message names the file and what is wrong
+     * @throws IOException when the file cannot be opened or mapped, is a symbolic link, or is not a
+     *                     valid channel file; the message names the file and what is wrong
      */
     public static MappedRankChannel map(Path file) throws IOException {
         Objects.requireNonNull(file, "file");
-        try (FileChannel channel = FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE)) {
+        try (FileChannel channel = openNoFollow(file)) {
             final long size = channel.size();
             if (size < FILE_HEADER_LENGTH) {
                 throw invalid(file, "is truncated: " + size + " bytes, shorter than the "
@@ -263,6 +268,18 @@ public final class MappedRankChannel implements RankChannel {
     private void checkOpen() {
         if (closed) {
             throw new IllegalStateException("channel " + path + " is closed");
+        }
+    }
+
+    /** Opens the file itself: a symbolic link put in its place fails the open (O_NOFOLLOW) instead of being followed. */
+    private static FileChannel openNoFollow(Path file) throws IOException {
+        try {
+            return FileChannel.open(file, StandardOpenOption.READ, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            if (Files.isSymbolicLink(file)) {
+                throw invalid(file, "is a symbolic link; refusing to follow it");
+            }
+            throw e;
         }
     }
 

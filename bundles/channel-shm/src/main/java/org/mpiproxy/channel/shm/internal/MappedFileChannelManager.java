@@ -11,6 +11,7 @@ import java.nio.file.Paths;
 import java.nio.file.SimpleFileVisitor;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.nio.file.attribute.FileAttribute;
+import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.EnumSet;
@@ -18,6 +19,7 @@ import java.util.Map;
 import java.util.function.Consumer;
 
 import org.mpiproxy.api.ChannelManager;
+import org.mpiproxy.api.PrivateDirectories;
 import org.mpiproxy.api.RankChannel;
 import org.mpiproxy.api.config.CheckedConfiguration;
 import org.mpiproxy.channel.shm.ChannelDescriptor;
@@ -35,9 +37,11 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Channel files {@code <base>/job-<uid>-<16 hex>/rank-<rankId>.chan}, owner-only, one per rank.
+ * The base directory is made at activation (or checked: the proxy's user's, writable by nobody
+ * else, not a link; otherwise the manager does not start) and checked again before every new job.
  * A job's directory is created exclusively by the job's first {@link #open}: a directory that
  * exists already (a crashed run's, or an attacker's) makes the open fail instead of being
- * shared.
+ * shared. Channel files are created exclusively and mapped again without following links.
  */
 @Component(name = MappedFileChannelManager.PID, enabled = false, service = ChannelManager.class,
     configurationPolicy = ConfigurationPolicy.OPTIONAL)
@@ -56,8 +60,10 @@ public final class MappedFileChannelManager implements ChannelManager {
          * @return the base directory
          */
         @AttributeDefinition(name = "Base directory",
-            description = "Directory holding one job-<uid>-<16 hex> directory per job (created 0700 when missing; "
-                + "must not be a symbolic link). Preferably on a memory file system such as /dev/shm. "
+            description = "Directory holding one job-<uid>-<16 hex> directory per job (created 0700 when missing, "
+                + "0711 with an owner.user). One that exists already must be a directory of the proxy's user that "
+                + "neither its group nor others can write, not a symbolic link: otherwise it is refused in one line "
+                + "and the channel manager does not start. Preferably on a memory file system such as /dev/shm. "
                 + "A relative path is resolved against karaf.data, or the working directory.")
         String base_directory() default "/dev/shm/mpiproxy";
 
@@ -116,7 +122,7 @@ public final class MappedFileChannelManager implements ChannelManager {
      */
     MappedFileChannelManager(Map<String, Object> properties, CheckedConfiguration<Config> configurations,
                              Consumer<String> problems) {
-        this(configurations.activation(properties, c -> ChannelSettings.of(c, currentUid()),
+        this(configurations.activation(properties, MappedFileChannelManager::usable,
             line -> problems.accept(PID + ": " + line)), configurations, problems);
     }
 
@@ -178,12 +184,45 @@ public final class MappedFileChannelManager implements ChannelManager {
      */
     String reconfigure(Config config) {
         try {
-            settings = ChannelSettings.of(config, currentUid());
+            settings = usable(config);
             configurations.remember(config);
             return null;
         } catch (IllegalArgumentException e) {
             return e.getMessage();
         }
+    }
+
+    /**
+     * Checks a configuration as the gate and an activation do: its values, and its base directory,
+     * which is made now when missing ({@link #prepareBase}).
+     *
+     * @param config the configuration
+     * @return the settings
+     * @throws IllegalArgumentException naming the bad key and its value, or saying why the base
+     *                                  directory is refused (another owner, writable by others, a link)
+     */
+    static ChannelSettings usable(Config config) {
+        ChannelSettings s = ChannelSettings.of(config, currentUid());
+        try {
+            prepareBase(s);
+        } catch (IOException e) {
+            throw new IllegalArgumentException(e.getMessage(), e);
+        }
+        return s;
+    }
+
+    /**
+     * Makes the base directory (owner-only; search-only for others when an owner is configured, so
+     * that ranks of that user reach their own job directory without listing the others), or checks
+     * the one that is there: a directory of the proxy's user, not a link, writable by nobody else.
+     *
+     * @param s the settings
+     * @throws IOException with one line naming {@code base.directory} and why it is refused
+     */
+    static void prepareBase(ChannelSettings s) throws IOException {
+        PrivateDirectories.restrict(s.baseDirectory(),
+            s.owner() != null ? PrivateDirectories.SEARCH_ONLY : PrivateDirectories.OWNER_ONLY,
+            "base.directory=" + s.baseDirectory());
     }
 
     /**
@@ -203,11 +242,7 @@ public final class MappedFileChannelManager implements ChannelManager {
 
     /** @return the effective user id of this process (the owner of {@code /proc/self}), or -1 when unknown */
     static long currentUid() {
-        try {
-            return ((Number) Files.getAttribute(Paths.get("/proc/self"), "unix:uid")).longValue();
-        } catch (IOException | RuntimeException e) {
-            return -1;
-        }
+        return PrivateDirectories.currentUid();
     }
 
     /** @return the user id in the names of job directories created from now on */
@@ -315,10 +350,12 @@ public final class MappedFileChannelManager implements ChannelManager {
         }
         ChannelSettings s = settings;
         Path baseDirectory = s.baseDirectory();
-        ensureDirectory(baseDirectory, "base.directory=" + baseDirectory, true);
+        // checked at every new job: a base directory removed meanwhile may have been made again by anyone
+        prepareBase(s);
         if (s.owner() != null) {
             // ranks of another user must reach their own job directory: search, but no listing
-            Files.setPosixFilePermissions(baseDirectory, PosixFilePermissions.fromString("rwx--x--x"));
+            Files.getFileAttributeView(baseDirectory, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                .setPermissions(PrivateDirectories.SEARCH_ONLY);
         }
         Path jobDirectory = baseDirectory.resolve(ChannelDescriptor.jobDirectoryName(s.uid(), jobId));
         FileAttribute<?>[] attributes = jobDirectory.getFileSystem().supportedFileAttributeViews().contains("posix")
@@ -337,33 +374,6 @@ public final class MappedFileChannelManager implements ChannelManager {
         }
         created.put(jobId, s);
         return s;
-    }
-
-    private static void ensureDirectory(Path directory, String what, boolean withParents) throws IOException {
-        if (Files.isSymbolicLink(directory)) {
-            throw new IOException(what + " is a symbolic link; refusing to use it");
-        }
-        if (Files.exists(directory, LinkOption.NOFOLLOW_LINKS)) {
-            if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
-                throw new IOException(what + " exists and is not a directory");
-            }
-            return;
-        }
-        FileAttribute<?>[] attributes = directory.getFileSystem().supportedFileAttributeViews().contains("posix")
-            ? new FileAttribute<?>[] {DIRECTORY_PERMISSIONS}
-            : new FileAttribute<?>[0];
-        try {
-            if (withParents) {
-                Files.createDirectories(directory, attributes);
-            } else {
-                Files.createDirectory(directory, attributes);
-            }
-        } catch (FileAlreadyExistsException e) {
-            // created concurrently: accept it when it is a real directory
-            if (Files.isSymbolicLink(directory) || !Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
-                throw new IOException(what + " exists and is not a directory", e);
-            }
-        }
     }
 
     private static RankChannel mapExisting(Path file, long jobId, int rankId) throws IOException {
