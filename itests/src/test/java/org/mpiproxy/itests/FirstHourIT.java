@@ -123,16 +123,6 @@ public class FirstHourIT extends MpiProxyTestSupport {
         return b.toString();
     }
 
-    /** @return the property of the service of the component named {@code pid}, or null */
-    private Object componentProperty(String pid, String key) {
-        try {
-            ServiceReference<?>[] refs = bundleContext.getServiceReferences((String) null, "(component.name=" + pid + ")");
-            return refs == null || refs.length == 0 ? null : refs[0].getProperty(key);
-        } catch (org.osgi.framework.InvalidSyntaxException e) {
-            throw new IllegalArgumentException(e);
-        }
-    }
-
     /** The commands register a moment after the bundles start: wait for every one used here. */
     @Before
     public void awaitCommands() {

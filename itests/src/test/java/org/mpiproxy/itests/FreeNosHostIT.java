@@ -11,7 +11,6 @@ import java.io.UncheckedIOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.Paths;
-import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.Map;
@@ -44,7 +43,7 @@ public class FreeNosHostIT extends MpiProxyTestSupport {
             long pid2 = rank(job, 2).pid();
             assertTrue("rank 1 pid " + pid1, pid1 > 0);
             assertTrue("rank 2 pid " + pid2, pid2 > 0);
-            awaitCondition(() -> "1".equals(cpusAllowed(pid2)), Duration.ofSeconds(10),
+            awaitCondition(() -> "1".equals(cpusAllowed(pid2)), TIMEOUT,
                     () -> "rank 2 (coreId 1) has Cpus_allowed_list " + cpusAllowed(pid2));
 
             for (int rank = 1; rank <= 2; rank++) {
@@ -220,7 +219,7 @@ public class FreeNosHostIT extends MpiProxyTestSupport {
     }
 
     private static void awaitCounters(ProxyStatus status, Map<String, Long> before, Map<String, Long> expected) {
-        awaitCondition(() -> deltas(status, before, expected).isEmpty(), Duration.ofSeconds(10),
+        awaitCondition(() -> deltas(status, before, expected).isEmpty(), TIMEOUT,
                 () -> "counter deltas differ: " + deltas(status, before, expected));
     }
 

@@ -95,6 +95,8 @@ class HandOverIT {
 
             assertEquals(per, stream.received, "elements received");
             assertArrayEquals(expected, stream.bytes.toByteArray(), "every flag exactly once, in order");
+            // the rank's end is awaited, not raced: the reply may come late on a busy machine
+            host.timeout((int) TIMEOUT.toMillis());
             FreeNosHost.Reply terminated = host.terminate(1, 0);
             assertEquals(0, terminated.result, "TERMINATE " + terminated);
             assertEquals(0, terminated.datacount, "exit status of the v1 rank");

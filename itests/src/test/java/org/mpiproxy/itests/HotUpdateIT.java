@@ -7,6 +7,7 @@ import static org.junit.Assert.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.time.Instant;
 import java.util.ArrayList;
 import java.util.List;
 import java.util.concurrent.CountDownLatch;
@@ -36,6 +37,8 @@ public class HotUpdateIT extends MpiProxyTestSupport {
     private static final int WORLD = 2;
     /** Silence after which a RECV is considered lost (it may have reached a socket being replaced). */
     private static final int SILENCE_MILLIS = 1000;
+    /** The hand-over window of the test that stops the proxy: long enough to look at the waiting job in it. */
+    private static final int HANDOVER_SECONDS = 10;
 
 
     /** The commands register a moment after the bundles start: wait for every one used here. */
@@ -101,6 +104,8 @@ public class HotUpdateIT extends MpiProxyTestSupport {
             assertTrue("the job survived: " + status.jobs(),
                     awaitService(ProxyStatus.class, null).jobs().stream().anyMatch(j -> j.jobId() == jobId));
 
+            // the rank's end is awaited, not raced: the reply may come late on a busy machine
+            host.timeout((int) TIMEOUT.toMillis());
             FreeNosHost.Reply terminated = host.terminate(1, 0);
             assertEquals("TERMINATE " + terminated, 0, terminated.result);
             assertEquals("exit status", 0, terminated.datacount);
@@ -122,13 +127,19 @@ public class HotUpdateIT extends MpiProxyTestSupport {
     /**
      * {@code bundle:stop} of the proxy under a running v1 job: the job waits {@code handover.seconds}
      * for a new revision (its rank alive, the hand-over MBean waiting), then the stopped revision
-     * stops the rank; the next start of the proxy removes what the job left.
+     * stops the rank; the next start of the proxy removes what the job left. The window is the
+     * MBean's own {@code ExpiresAt}: the test looks at the waiting job before it, and sees the rank
+     * end after it.
      */
     @Test
     public void shouldStopTheRanksOfAStoppedProxyAfterItsHandOverWindow() throws Exception {
         awaitService(ProxyStatus.class, null);
         Bundle proxy = bundle("org.mpiproxy.proxy");
-        setConfiguration("org.mpiproxy.proxy", "handover.seconds", 3);
+        setConfiguration("org.mpiproxy.proxy", "handover.seconds", HANDOVER_SECONDS);
+        // the new window reaches the proxy through Config Admin's events: its service shows it once it has it
+        awaitCondition(() -> Integer.toString(HANDOVER_SECONDS).equals(
+                String.valueOf(componentProperty("org.mpiproxy.proxy", "handover.seconds"))), TIMEOUT,
+                () -> "the proxy has handover.seconds=" + componentProperty("org.mpiproxy.proxy", "handover.seconds"));
         try (FreeNosHost host = new FreeNosHost(udpPort(), (int) TIMEOUT.toMillis())) {
             assertEquals(0, host.exec(1, 0, 2, "mpiping").result);
             String owner = "127.0.0.1:" + host.localPort();
@@ -136,18 +147,32 @@ public class HotUpdateIT extends MpiProxyTestSupport {
                     .findFirst().orElseThrow(() -> new AssertionError("no job of " + owner));
             long pid = job.ranks().get(0).pid();
             Path jobDirectory = jobDirectory(job.jobId());
-            // the new window reaches the proxy through Config Admin's events; the default one (30 s) also ends
-            Thread.sleep(500);
 
+            Instant stopping = Instant.now();
             admin("bundle:stop " + proxy.getBundleId());
-            assertTrue("the rank was stopped with the proxy", ProcessHandle.of(pid).map(ProcessHandle::isAlive)
-                    .orElse(false));
+            Instant stopped = Instant.now();
             javax.management.ObjectName box = new javax.management.ObjectName("org.mpiproxy:type=HandOver");
             javax.management.MBeanServer jmx = java.lang.management.ManagementFactory.getPlatformMBeanServer();
-            assertEquals("the job waits for a new revision", Boolean.TRUE, jmx.getAttribute(box, "Waiting"));
+            assertTrue("the stopped proxy left its job for a new revision: no " + box, jmx.isRegistered(box));
+            Instant expiresAt = Instant.parse((String) jmx.getAttribute(box, "ExpiresAt"));
+            boolean rankRuns = ProcessHandle.of(pid).map(ProcessHandle::isAlive).orElse(false);
+            Object waiting = jmx.getAttribute(box, "Waiting");
+            Instant looked = Instant.now();
+            // the stopping revision left the job during bundle:stop, for the configured window
+            assertFalse("the window ends " + HANDOVER_SECONDS + " s after the stop, not before: " + expiresAt,
+                    expiresAt.isBefore(stopping.plusSeconds(HANDOVER_SECONDS)));
+            assertFalse("the window ends " + HANDOVER_SECONDS + " s after the stop, not after: " + expiresAt,
+                    expiresAt.isAfter(stopped.plusSeconds(HANDOVER_SECONDS)));
+            assertTrue("the job was looked at within its window (" + looked + ", window ends " + expiresAt + ")",
+                    looked.isBefore(expiresAt));
+            assertTrue("the rank was stopped with the proxy", rankRuns);
+            assertEquals("the job waits for a new revision", Boolean.TRUE, waiting);
 
             awaitCondition(() -> ProcessHandle.of(pid).map(p -> !p.isAlive()).orElse(true), TIMEOUT,
                     () -> "rank " + pid + " still runs after the hand-over window");
+            Instant gone = Instant.now();
+            assertFalse("the rank was stopped at " + gone + ", before its window ended at " + expiresAt,
+                    gone.isBefore(expiresAt));
             assertFalse("the expired hand-over is gone", jmx.isRegistered(box));
             assertTrue(jobDirectory + " is left for the next start's sweep", Files.exists(jobDirectory));
 

@@ -37,8 +37,13 @@ import org.junit.jupiter.api.TestInstance;
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
 class LauncherMultiNodeIT {
 
-    /** Proxies stop a rank 1 s after TERMINATE (terminate.timeout) and SIGKILL it 2 s later; the launcher's grace is 5 s. */
-    private static final long STOP_BOUND_SECONDS = 45;
+    /**
+     * Proxies stop a rank 1 s after TERMINATE (terminate.timeout) and SIGKILL it 2 s later; the
+     * launcher's grace is 5 s. Only a bound on a hang: how fast a stop is, LauncherStopIT measures.
+     */
+    private static final long STOP_BOUND_SECONDS = 120;
+    /** What the issue promises: a node where no proxy answers is named within 5 s of the request. */
+    private static final long NAMED_WITHIN_NANOS = TimeUnit.SECONDS.toNanos(5);
     /** Large enough that rank 0 is still collecting slices when the tests interfere. */
     private static final String LONG_JOB_NUMBER = "12000000";
 
@@ -71,8 +76,10 @@ class LauncherMultiNodeIT {
     }
 
     private Process launch(List<String> options, Path jobFile, String program, String... args) throws IOException {
-        List<String> command = new ArrayList<>(List.of(Paths.get(System.getProperty("java.home"), "bin", "java").toString(),
-                "-jar", cli.toString(), "run", "--node-map", nodeMap.toString(), "--hosts", "n1:2,n2:2,n3:2"));
+        // SIGINT at its default whatever this JVM inherited (a background job ignores it, and a JVM
+        // started so would keep ignoring it)
+        List<String> command = new ArrayList<>(List.of("env", "--default-signal=INT", java(), "-jar", cli.toString(),
+                "run", "--node-map", nodeMap.toString(), "--hosts", "n1:2,n2:2,n3:2"));
         command.addAll(options);
         if (jobFile != null) {
             command.addAll(List.of("--job-file", jobFile.toString()));
@@ -135,16 +142,6 @@ class LauncherMultiNodeIT {
         assertEquals(10, out.size(), out.toString());
     }
 
-    /** The launcher with its whole command line after {@code run}; stderr to {@code launcher.err}. */
-    private Process launchWith(String... runArgs) throws IOException {
-        List<String> command = new ArrayList<>(List.of(java(), "-jar", cli.toString(), "run"));
-        command.addAll(List.of(runArgs));
-        ProcessBuilder builder = new ProcessBuilder(command).redirectError(work.resolve("launcher.err").toFile())
-                .redirectOutput(ProcessBuilder.Redirect.DISCARD);
-        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
-        return builder.start();
-    }
-
     @Test
     void shouldFailFastNamingTheNodeWhereNothingListens() throws Exception {
         int port;
@@ -152,20 +149,48 @@ class LauncherMultiNodeIT {
             gone.bind(new java.net.InetSocketAddress("127.0.0.1", 0));
             port = ((java.net.InetSocketAddress) gone.getLocalAddress()).getPort();
         }
-        long start = System.nanoTime();
-
-        Process launcher = launchWith("--key-file", key.toString(), "--hosts", "127.0.0.1:2", "--port",
-                Integer.toString(port), nodes.get(0).home.resolve("programs/mpiprime").toString(), "1000");
-
-        // two JVMs start on a loaded machine: the bound is generous; V2UnreachableNodeTest bounds the library at 5 s
-        assertTrue(launcher.waitFor(30, TimeUnit.SECONDS), "launcher still runs");
-        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
-        assertNotEquals(0, launcher.exitValue(), launcherErrors());
         String where = "127.0.0.1:" + port;
-        assertTrue(launcherErrors().contains("mpiproxy: rank 1 (" + where + ":0) unknown: no proxy answers at "
-                + where + ": nothing listens on that UDP port"), launcherErrors());
-        assertEquals(0, count("ranks started", launcherErrors()), "no progress line: " + launcherErrors());
-        assertTrue(seconds < 30, "took " + seconds + " s");
+        // -v: the launcher says where rank 1 goes just before it asks that node to start it
+        ProcessBuilder builder = new ProcessBuilder(java(), "-jar", cli.toString(), "run", "-v", "--key-file",
+                key.toString(), "--hosts", "127.0.0.1:2", "--port", Integer.toString(port),
+                nodes.get(0).home.resolve("programs/mpiprime").toString(), "1000")
+                .redirectOutput(ProcessBuilder.Redirect.DISCARD);
+        builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
+        Process launcher = builder.start();
+        CompletableFuture<List<TimedLine>> errors = CompletableFuture.supplyAsync(() -> readTimed(launcher.getErrorStream()));
+
+        assertTrue(launcher.waitFor(120, TimeUnit.SECONDS), "launcher still runs");
+        List<TimedLine> lines = errors.get(10, TimeUnit.SECONDS);
+        long first = lines.isEmpty() ? 0 : lines.get(0).at();
+        String err = lines.stream().map(l -> "+" + TimeUnit.NANOSECONDS.toMillis(l.at() - first) + " ms " + l.text())
+                .collect(java.util.stream.Collectors.joining("\n"));
+        assertNotEquals(0, launcher.exitValue(), err);
+        TimedLine asked = lines.stream().filter(l -> l.text().equals("mpiproxy: rank 1 on " + where + ":0")).findFirst()
+                .orElseThrow(() -> new AssertionError("no line placing rank 1: " + err));
+        TimedLine named = lines.stream().filter(l -> l.text().equals("mpiproxy: rank 1 (" + where + ":0) unknown:"
+                + " no proxy answers at " + where + ": nothing listens on that UDP port")).findFirst()
+                .orElseThrow(() -> new AssertionError("no line naming the node: " + err));
+        assertEquals(0, count("ranks started", err), "no progress line: " + err);
+        // both times are when this test read the lines: starting the launcher's JVM is not counted
+        assertTrue(named.at() - asked.at() <= NAMED_WITHIN_NANOS, "the node was named "
+                + TimeUnit.NANOSECONDS.toMillis(named.at() - asked.at()) + " ms after rank 1 was placed on it: " + err);
+    }
+
+    /** A line of output and when this test read it ({@link System#nanoTime}). */
+    private record TimedLine(long at, String text) {
+    }
+
+    private static List<TimedLine> readTimed(java.io.InputStream in) {
+        List<TimedLine> lines = new ArrayList<>();
+        try (BufferedReader reader = new BufferedReader(new InputStreamReader(in, StandardCharsets.UTF_8))) {
+            String line;
+            while ((line = reader.readLine()) != null) {
+                lines.add(new TimedLine(System.nanoTime(), line));
+            }
+        } catch (IOException e) {
+            throw new java.io.UncheckedIOException(e);
+        }
+        return lines;
     }
 
     /** What a finished launcher left: its exit status, its stdout lines and its stderr. */
@@ -259,15 +284,13 @@ class LauncherMultiNodeIT {
 
     @Test
     void shouldExitWithTheStatusOfThePlainRankThatFailedAndStopTheOthersAtOnce() throws Exception {
-        long start = System.nanoTime();
-        Run run = run(120, "--hosts", "n1:2,n2:2,n3:2", "-n", "6", "sh", "-c",
-                "if [ \"$MPIPROXY_RANK\" = 3 ]; then exit 7; fi; exec sleep 100");
-        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
+        // the others would sleep for an hour: the job ends (within the bound of a hang) only if the failure stops them
+        Run run = run(STOP_BOUND_SECONDS, "--hosts", "n1:2,n2:2,n3:2", "-n", "6", "sh", "-c",
+                "if [ \"$MPIPROXY_RANK\" = 3 ]; then exit 7; fi; exec sleep 3600");
 
         assertEquals(7, run.exit(), run.err());
         assertTrue(run.err().contains("rank 3 (n2 (127.0.0.12:"), run.err());
         assertTrue(run.err().contains("exited with status 7"), run.err());
-        assertTrue(seconds < 60, "a failed rank stops the job at once, not after the others' 100 s; took " + seconds);
         assertEquals(List.of(), ranksEverywhere(), "ranks left running");
     }
 
@@ -305,7 +328,7 @@ class LauncherMultiNodeIT {
 
         Process launcher = launch(List.of("--key-file", otherKey.toString()), null, "mpiprime", "1000");
 
-        assertTrue(launcher.waitFor(30, TimeUnit.SECONDS), "launcher still runs");
+        assertTrue(launcher.waitFor(120, TimeUnit.SECONDS), "launcher still runs");
         assertNotEquals(0, launcher.exitValue(), launcherErrors());
         assertTrue(launcherErrors().contains("authentication failed: the proxy could not verify a request signed with"
                 + " key id 1"), launcherErrors());
@@ -371,18 +394,15 @@ class LauncherMultiNodeIT {
         long rankZero = Long.parseLong(job.getProperty("rank0.pid"));
         assertFalse(ranksEverywhere().isEmpty(), "no ranks running before SIGINT");
 
-        long start = System.nanoTime();
         Process kill = new ProcessBuilder("sh", "-c", "kill -INT " + launcher.pid()).inheritIO().start();
         assertEquals(0, kill.waitFor());
 
         assertTrue(launcher.waitFor(STOP_BOUND_SECONDS, TimeUnit.SECONDS), "launcher still runs "
                 + STOP_BOUND_SECONDS + " s after SIGINT");
-        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
         rest.get(10, TimeUnit.SECONDS);
         assertEquals(130, launcher.exitValue(), launcherErrors());
         assertEquals(List.of(), ranksEverywhere(), "ranks left running after the launcher exited");
         assertFalse(ProcessHandle.of(rankZero).map(ProcessHandle::isAlive).orElse(false), "rank 0 still runs");
-        assertTrue(seconds < STOP_BOUND_SECONDS, "took " + seconds + " s");
         // the job file stays and records how the job ended
         Properties ended = new Properties();
         try (var in = Files.newBufferedReader(jobFile)) {
@@ -405,7 +425,7 @@ class LauncherMultiNodeIT {
         Process status = new ProcessBuilder(java(), "-jar", cli.toString(), "status", "--job-file", jobFile.toString(),
                 "--wait", "20000")
                 .redirectErrorStream(true).redirectOutput(work.resolve("status.out").toFile()).start();
-        assertTrue(status.waitFor(40, TimeUnit.SECONDS), "mpiproxy status still runs");
+        assertTrue(status.waitFor(120, TimeUnit.SECONDS), "mpiproxy status still runs");
         String statusText = read(work.resolve("status.out"));
         assertEquals(0, status.exitValue(), statusText);
         for (int rank = 1; rank <= 5; rank++) {
@@ -419,7 +439,8 @@ class LauncherMultiNodeIT {
         assertTrue(kill.waitFor(STOP_BOUND_SECONDS, TimeUnit.SECONDS), "mpiproxy kill still runs");
         assertEquals(0, kill.exitValue(), read(work.resolve("kill.out")));
 
-        assertTrue(launcher.waitFor(10, TimeUnit.SECONDS), "launcher still runs");
+        // mpiproxy kill ends once the launcher has: this only bounds a hang
+        assertTrue(launcher.waitFor(60, TimeUnit.SECONDS), "launcher still runs");
         rest.get(10, TimeUnit.SECONDS);
         assertEquals(143, launcher.exitValue(), launcherErrors());
         assertEquals(List.of(), ranksEverywhere(), "ranks left running");

@@ -65,6 +65,7 @@ import org.osgi.framework.Constants;
 import org.osgi.framework.Filter;
 import org.osgi.framework.FrameworkUtil;
 import org.osgi.framework.InvalidSyntaxException;
+import org.osgi.framework.ServiceReference;
 import org.osgi.service.component.runtime.ServiceComponentRuntime;
 import org.osgi.service.component.runtime.dto.ComponentConfigurationDTO;
 import org.osgi.service.component.runtime.dto.ComponentDescriptionDTO;
@@ -442,6 +443,22 @@ public abstract class MpiProxyTestSupport {
                 fail("not within " + timeout + ": " + message.get());
             }
             LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
+        }
+    }
+
+    /**
+     * @param component a component name (the configuration PID of the project's components)
+     * @param key       a property of its configuration
+     * @return the property as the component's service shows it, or {@code null} (no service, or no
+     *         such property): a configuration change has reached the component once it shows there
+     */
+    protected Object componentProperty(String component, String key) {
+        try {
+            ServiceReference<?>[] refs = bundleContext.getServiceReferences((String) null,
+                    "(component.name=" + component + ")");
+            return refs == null || refs.length == 0 ? null : refs[0].getProperty(key);
+        } catch (InvalidSyntaxException e) {
+            throw new IllegalArgumentException("component=" + component, e);
         }
     }
 

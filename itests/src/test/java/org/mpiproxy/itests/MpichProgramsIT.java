@@ -11,7 +11,6 @@ import java.util.ArrayList;
 import java.util.Collections;
 import java.util.List;
 import java.util.Map;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterAll;
 import org.junit.jupiter.api.Assumptions;
@@ -122,13 +121,11 @@ class MpichProgramsIT {
     @ParameterizedTest(name = "{0}")
     @ValueSource(strings = {ONE_NODE, THREE_NODES})
     void shouldStopTheWholeJobWithTheCodeOfMpiAbort(String hosts) throws Exception {
-        long start = System.nanoTime();
+        // the other ranks wait in a receive that never matches: the job ends only because the abort stops it
         Run run = run(120, "--hosts", hosts, binaries.resolve("abort").toString());
-        long seconds = TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
 
         assertEquals(7, run.exit(), run.err());
         assertTrue(run.err().contains("rank 1 called MPI_Abort (exit code 7)"), run.err());
-        assertTrue(seconds < 60, "took " + seconds + " s");
         assertEquals(List.of(), ranksEverywhere(), "ranks left running");
     }
 

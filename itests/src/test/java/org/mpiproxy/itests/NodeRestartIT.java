@@ -62,9 +62,12 @@ class NodeRestartIT {
         Path cli = Paths.get(System.getProperty("mpiproxy.itest.cli"));
         CompletableFuture<Run> v2 = CompletableFuture.supplyAsync(() -> {
             try {
-                // a job meant to outlive a restart of its nodes tolerates their silence that long
+                // a job meant to outlive a restart of its nodes tolerates their silence that long, and
+                // so does each of its calls (rank 0's receive waits for the ranks across the restart,
+                // which a busy machine makes longer than the default 30 s of MPIPROXY_TIMEOUT)
                 return cluster.launch(cli, 900, Map.of("MPIPROXY_PROGRAMS", programs.toString()), "-n", "3",
-                        "-x", "MPIPROXY_RESTART_WAIT_MS=240000", "--hosts", "r1:3", "mpijava", "-cp",
+                        "-x", "MPIPROXY_RESTART_WAIT_MS=240000", "-x", "MPIPROXY_TIMEOUT=240", "--hosts", "r1:3",
+                        "mpijava", "-cp",
                         classes.toString(), "Stream", stop.toString(), "20");
             } catch (Exception e) {
                 throw new IllegalStateException(e);
@@ -101,6 +104,8 @@ class NodeRestartIT {
             stream.receive(per);
             assertEquals(per, stream.received, "elements received");
             assertArrayEquals(expected, stream.bytes.toByteArray(), "every flag exactly once, in order");
+            // the rank's end is awaited, not raced: the reply may come late on a busy machine
+            host.timeout((int) TIMEOUT.toMillis());
             FreeNosHost.Reply terminated = host.terminate(1, 0);
             assertEquals(0, terminated.result, "TERMINATE " + terminated);
             assertEquals(0, terminated.datacount, "exit status of the streaming v1 rank");
@@ -149,7 +154,7 @@ class NodeRestartIT {
     private static void awaitNoKeeperButTheCurrent(KarafNode node) throws InterruptedException {
         long current = node.keeper().pid();
         String marker = node.home.toString();
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(30);
+        long deadline = System.nanoTime() + TIMEOUT.toNanos();
         List<Long> keepers;
         do {
             keepers = ProcessHandle.allProcesses()

@@ -26,7 +26,7 @@ final class PrimeStream {
     /**
      * @param host    the job's host, its receive timeout the silence after which a RECV counts as lost
      * @param total   the elements rank 1 sends
-     * @param timeout how long one {@link #receive} may take
+     * @param timeout how long the stream may go without a single element before it counts as stalled
      */
     PrimeStream(FreeNosHost host, long total, Duration timeout) {
         this.host = host;
@@ -34,7 +34,10 @@ final class PrimeStream {
         this.timeout = timeout;
     }
 
-    /** Receives until {@code upTo} elements have arrived in all. */
+    /**
+     * Receives until {@code upTo} elements have arrived in all. A busy machine may make the stream
+     * slow, not wrong: only a stream that brings nothing for the whole timeout fails.
+     */
     void receive(long upTo) throws IOException {
         long deadline = System.nanoTime() + timeout.toNanos();
         int silent = 0;
@@ -47,7 +50,7 @@ final class PrimeStream {
             FreeNosHost.Reply r = host.receiveOrNull();
             if (r == null) {
                 if (System.nanoTime() - deadline > 0) {
-                    throw new AssertionError("stream stalled at " + received + " of " + total);
+                    throw new AssertionError("stream stalled at " + received + " of " + total + ": nothing for " + timeout);
                 }
                 if (++silent >= SILENT_ROUNDS_BEFORE_RESEND) {
                     requested = received;
@@ -59,6 +62,7 @@ final class PrimeStream {
             if (r.op != FreeNosHost.RECV || r.result != 0 || r.rankId != 1) {
                 throw new AssertionError("unexpected reply " + r + " at " + received);
             }
+            deadline = System.nanoTime() + timeout.toNanos();
             bytes.write(r.payload, 0, r.payload.length);
             received += r.datacount;
             if (received > total) {

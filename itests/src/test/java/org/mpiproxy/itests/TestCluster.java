@@ -75,8 +75,8 @@ final class TestCluster {
         return all;
     }
 
-    /** What one launcher run gave: its exit code, its output lines, its error stream, how long it took. */
-    record Run(int exit, List<String> out, String err, long millis) {
+    /** What one launcher run gave: its exit code, its output lines, its error stream. */
+    record Run(int exit, List<String> out, String err) {
     }
 
     /**
@@ -95,7 +95,6 @@ final class TestCluster {
         ProcessBuilder builder = new ProcessBuilder(command).redirectError(err.toFile());
         builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
         builder.environment().putAll(environment);
-        long start = System.nanoTime();
         Process launcher = builder.start();
         CompletableFuture<List<String>> lines = CompletableFuture.supplyAsync(() -> {
             try {
@@ -111,8 +110,7 @@ final class TestCluster {
             launcher.destroyForcibly();
         }
         assertTrue(ended, "launcher still runs after " + timeoutSeconds + " s: " + Files.readString(err));
-        long millis = TimeUnit.NANOSECONDS.toMillis(System.nanoTime() - start);
-        return new Run(launcher.exitValue(), lines.get(10, TimeUnit.SECONDS), Files.readString(err), millis);
+        return new Run(launcher.exitValue(), lines.get(10, TimeUnit.SECONDS), Files.readString(err));
     }
 
     void stop() throws InterruptedException {

@@ -10,7 +10,10 @@ import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
+import java.util.concurrent.ExecutionException;
 import java.util.concurrent.TimeUnit;
+import java.util.concurrent.TimeoutException;
 
 import org.junit.Test;
 import org.mpiproxy.api.ProxyStatus;
@@ -39,9 +42,24 @@ public class V2ProgramsIT extends MpiProxyTestSupport {
         ProcessBuilder pb = new ProcessBuilder(command).directory(programsDirectory().toFile()).redirectErrorStream(true);
         pb.environment().putAll(env);
         Process p = pb.start();
-        byte[] out = p.getInputStream().readAllBytes();
-        assertTrue("program did not end in time", p.waitFor(TIMEOUT.toSeconds(), TimeUnit.SECONDS));
-        return new Run(p.exitValue(), new String(out, StandardCharsets.UTF_8));
+        CompletableFuture<String> out = CompletableFuture.supplyAsync(() -> {
+            try {
+                return new String(p.getInputStream().readAllBytes(), StandardCharsets.UTF_8);
+            } catch (IOException e) {
+                return "(" + e + ")";
+            }
+        });
+        // the programs' own timers decide how long a job may take; this only bounds a hang
+        if (!p.waitFor(2 * TIMEOUT.toSeconds(), TimeUnit.SECONDS)) {
+            p.destroyForcibly();
+            throw new AssertionError(String.join(" ", command) + " still runs after " + 2 * TIMEOUT.toSeconds()
+                    + " s; its output:\n" + out.getNow("(not read)"));
+        }
+        try {
+            return new Run(p.exitValue(), out.get(TIMEOUT.toSeconds(), TimeUnit.SECONDS));
+        } catch (ExecutionException | TimeoutException e) {
+            throw new AssertionError(String.join(" ", command) + ": its output could not be read", e);
+        }
     }
 
     @Test
