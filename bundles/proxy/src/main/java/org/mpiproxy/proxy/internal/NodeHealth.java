@@ -137,7 +137,8 @@ final class NodeHealth {
 
     /**
      * @param base         the channel manager's base directory (or {@code null} when none runs);
-     *                     its nearest existing ancestor is measured when it does not exist yet
+     *                     its nearest existing ancestor is measured when it does not exist yet;
+     *                     critical when it exists as another user's, writable by others, or a link
      * @param minFreeBytes below this the check is critical, below twice this a warning
      */
     static HealthResult sharedMemory(Path base, long minFreeBytes) {
@@ -150,6 +151,11 @@ final class NodeHealth {
         }
         if (existing == null) {
             return new HealthResult(SHARED_MEMORY, Status.CRITICAL, "no part of " + base + " exists");
+        }
+        // made again by another user while it was missing: the next job is refused there, say why now
+        String unsafe = org.mpiproxy.api.PrivateDirectories.problem(base, base.toString());
+        if (unsafe != null) {
+            return new HealthResult(SHARED_MEMORY, Status.CRITICAL, unsafe);
         }
         long free;
         try {

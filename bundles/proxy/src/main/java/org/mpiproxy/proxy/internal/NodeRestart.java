@@ -6,8 +6,10 @@ import java.io.DataInputStream;
 import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
 import java.time.Duration;
 import java.util.ArrayList;
 import java.util.List;
@@ -16,6 +18,7 @@ import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
 
+import org.mpiproxy.api.PrivateDirectories;
 import org.mpiproxy.api.RankOutputListener;
 import org.mpiproxy.process.AdoptedRankProcess;
 import org.mpiproxy.process.KeeperFiles;
@@ -144,9 +147,11 @@ final class NodeRestart {
      */
     static StateCodec write(Map<String, Object> state, Path stateDir) throws IOException {
         StateCodec codec = new StateCodec();
-        Files.createDirectories(stateDir);
+        PrivateDirectories.restrict(stateDir, PrivateDirectories.OWNER_ONLY, "state.directory=" + stateDir);
         Path tmp = stateDir.resolve(FILE + ".tmp");
-        try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(tmp)))) {
+        Files.deleteIfExists(tmp);
+        try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(tmp,
+                StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)))) {
             out.writeInt(MAGIC);
             out.writeInt(VERSION);
             codec.write(out, state, "state");
@@ -207,11 +212,12 @@ final class NodeRestart {
      */
     static Map<String, Object> take(Path stateDir, RankOutputListener output) {
         Path file = stateDir.resolve(FILE);
-        if (!Files.exists(file)) {
+        if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
             return null;
         }
         Map<String, Object> state;
-        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file)))) {
+        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file,
+                LinkOption.NOFOLLOW_LINKS)))) {
             if (in.readInt() != MAGIC || in.readInt() != VERSION) {
                 throw new IOException("not a state file of this version");
             }

@@ -143,6 +143,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         this.configurations = configurations;
         this.problems = problems;
         this.inForce = config;
+        applyLogAccess(config);
         this.launches = LaunchPool.create(
                 LaunchPool.threads(config.launch_threads(), Runtime.getRuntime().availableProcessors()),
                 "mpiproxy-launch-");
@@ -173,6 +174,16 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             }
         }
         timer.scheduleWithFixedDelay(this::sweepLogs, 0, LOG_SWEEP_MINUTES, TimeUnit.MINUTES);
+    }
+
+    /** Gives the log directory the access of {@code log.group} (checked already); a failure is one line. */
+    private void applyLogAccess(ProxyConfig config) {
+        try {
+            ProxyDirectories.applyLogAccess(config);
+        } catch (java.io.IOException | RuntimeException e) {
+            LOG.error("{}: cannot give the log directory the access log.group={} asks for: {}", PID,
+                    config.log_group(), e.getMessage());
+        }
     }
 
     private void startV2(V2Settings v2Settings, ProxySettings proxySettings) {
@@ -356,6 +367,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             LOG.info("protocol v2 started");
         }
         inForce = config;
+        applyLogAccess(config);
         if (v2Next != null) {
             v2KeyFiles = keyFiles;
         }

@@ -12,8 +12,10 @@ import org.osgi.service.metatype.annotations.ObjectClassDefinition;
 public @interface ProxyConfig {
 
     @AttributeDefinition(name = "Log directory",
-            description = "Directory for the ranks' output, job-<id>/rank-<r>.out and .err; "
-                    + "empty means ${karaf.data}/mpiproxy/logs.")
+            description = "Directory for the ranks' output, job-<id>/rank-<r>.out and .err, readable by the proxy's"
+                    + " user only (see log.group); empty means ${karaf.data}/mpiproxy/logs. One that exists must be"
+                    + " a directory of the proxy's user that neither its group nor others can write, or the proxy"
+                    + " does not start.")
     String log_directory() default "";
 
     @AttributeDefinition(name = "Log retention days",
@@ -72,7 +74,9 @@ public @interface ProxyConfig {
     @AttributeDefinition(name = "State directory",
             description = "Directory where the proxy records the rank processes it started, per job, so that"
                     + " after a crash the next start kills them and removes their shared memory;"
-                    + " empty means ${karaf.data}/mpiproxy/state.")
+                    + " empty means ${karaf.data}/mpiproxy/state. Made rwx------; one that exists must be a"
+                    + " directory of the proxy's user that neither its group nor others can write, or the proxy"
+                    + " does not start.")
     String state_directory() default "";
 
     @AttributeDefinition(name = "v1 enabled",
@@ -130,4 +134,18 @@ public @interface ProxyConfig {
                     + " MPIPROXY_ERR_MESSAGE_TOO_LARGE (201) and nothing of it is stored. 0 means no limit.",
             min = "0")
     long v2_max_message_bytes() default V2Settings.DEFAULT_MAX_MESSAGE_BYTES;
+
+    @AttributeDefinition(name = "Largest staged program",
+            description = "Largest program, in bytes, a v2 host may copy to this node (STAGE, mpiproxy run --stage);"
+                    + " never more than the free space of the staged directory's file system less 64 MiB. A larger"
+                    + " one is refused at its first fragment with MPIPROXY_ERR_MESSAGE_TOO_LARGE (201), the limit in"
+                    + " the reply's argument. Fragments are written to disk as they come, never held in memory."
+                    + " 0 refuses every program.", min = "0")
+    long stage_max_bytes() default StagedPrograms.MAX_FILE_BYTES;
+
+    @AttributeDefinition(name = "Log group",
+            description = "Group (name or number) that may read the ranks' output: the log directory becomes"
+                    + " rwxr-x--- of that group, and jobs' directories and files rwxr-x--- and rw-r----- of it."
+                    + " Empty means the proxy's user alone: rwx------ directories, rw------- files.")
+    String log_group() default "";
 }

@@ -18,7 +18,8 @@ final class ProxyConfigs {
     }
 
     /**
-     * Checks what the proxy's own checks cover, except the v2 keys (v2 may fail alone).
+     * Checks what the proxy's own checks cover, except the v2 keys (v2 may fail alone), and the
+     * directories it writes that exist already ({@link ProxyDirectories#check}).
      *
      * @param config the configuration
      * @return {@code config}
@@ -34,6 +35,11 @@ final class ProxyConfigs {
         LaunchPool.threads(config.launch_threads(), 1);
         stateDirectory(config);
         LogRetention.Limits.of(config.log_retention_days(), config.log_retention_megabytes());
+        if (config.stage_max_bytes() < 0) {
+            throw new IllegalArgumentException("stage.max.bytes=" + config.stage_max_bytes()
+                    + " must be >= 0 (0: no staging)");
+        }
+        ProxyDirectories.check(config);
         return config;
     }
 

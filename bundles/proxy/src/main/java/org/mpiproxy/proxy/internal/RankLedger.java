@@ -4,14 +4,15 @@ import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.DirectoryStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardOpenOption;
-import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.List;
 import java.util.Optional;
 
 import org.mpiproxy.api.ChannelManager;
+import org.mpiproxy.api.PrivateDirectories;
 import org.mpiproxy.process.ProcStat;
 import org.mpiproxy.process.ProcessGroup;
 import org.slf4j.Logger;
@@ -41,7 +42,8 @@ final class RankLedger {
     private final Path directory;
 
     /**
-     * @param directory the state directory; created (owner-only) when missing
+     * @param directory the state directory; created (owner-only) when missing, refused when someone
+     *                  else could write it
      */
     RankLedger(Path directory) {
         this.directory = directory;
@@ -66,7 +68,7 @@ final class RankLedger {
             ensureDirectory();
             Files.writeString(file(jobId), rankId + " " + pid + " " + stat.get().startTime() + "\n",
                     StandardCharsets.US_ASCII, StandardOpenOption.CREATE, StandardOpenOption.APPEND,
-                    StandardOpenOption.WRITE);
+                    StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
         } catch (IOException | RuntimeException e) {
             LOG.warn("cannot record rank {} of job {} (pid {}) in {}: {}", rankId, Job.hex(jobId), pid, directory,
                     e.toString());
@@ -92,7 +94,13 @@ final class RankLedger {
      * @return what was found
      */
     Sweep sweep(ChannelManager channels, java.util.Set<Long> keep) {
-        if (!Files.isDirectory(directory)) {
+        if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
+            return new Sweep(0, 0);
+        }
+        // what the records name is killed: records someone else could have written are not read
+        String problem = PrivateDirectories.problem(directory, "state.directory=" + directory);
+        if (problem != null) {
+            LOG.error("not sweeping what a previous run left: {}", problem);
             return new Sweep(0, 0);
         }
         int jobs = 0;
@@ -164,9 +172,6 @@ final class RankLedger {
     }
 
     private void ensureDirectory() throws IOException {
-        if (!Files.isDirectory(directory)) {
-            Files.createDirectories(directory, PosixFilePermissions.asFileAttribute(
-                    PosixFilePermissions.fromString("rwx------")));
-        }
+        PrivateDirectories.restrict(directory, PrivateDirectories.OWNER_ONLY, "state.directory=" + directory);
     }
 }

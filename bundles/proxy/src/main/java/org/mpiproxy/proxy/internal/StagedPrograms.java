@@ -1,11 +1,18 @@
 package org.mpiproxy.proxy.internal;
 
 import java.io.IOException;
+import java.io.InputStream;
 import java.nio.ByteBuffer;
+import java.nio.channels.Channels;
+import java.nio.channels.FileChannel;
 import java.nio.file.AtomicMoveNotSupportedException;
+import java.nio.file.FileStore;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
+import java.nio.file.StandardOpenOption;
+import java.nio.file.attribute.PosixFileAttributeView;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
@@ -14,7 +21,10 @@ import java.util.BitSet;
 import java.util.HashMap;
 import java.util.Iterator;
 import java.util.Map;
+import java.util.function.LongSupplier;
+import java.util.function.ToLongFunction;
 
+import org.mpiproxy.api.PrivateDirectories;
 import org.mpiproxy.process.StagedFiles;
 import org.mpiproxy.protocol.MpiErrors;
 
@@ -22,37 +32,51 @@ import org.mpiproxy.protocol.MpiErrors;
  * Programs hosts stage to this node (docs/protocol-v2.md 5.8): fragments of a file named by its
  * SHA-256 come in any order and any number of times; once all are here and the content has that
  * digest, it becomes {@code <directory>/sha256-<hex>}, executable, and stays as a cache for every
- * later job. Partial files live in memory, bounded per file and in all, and are dropped when no
- * fragment came for a while. Relay thread only.
+ * later job. A file larger than {@code stage.max.bytes}, or than the free space of the directory's
+ * file system less {@link #FREE_SPACE_MARGIN}, is refused at its first fragment, before anything is
+ * kept of it. Partial files are written to disk as their fragments come ({@code .staging-*.part}
+ * beside the programs, owner-only), never held on the heap; at most {@link #MAX_PARTIAL_FILES} at
+ * once, each dropped when no fragment came for a while. The directory is the proxy's
+ * ({@code rwx--x--x}: ranks of another user run a program by its name, nobody lists them). Relay
+ * thread only.
  */
 final class StagedPrograms {
 
-    /** The largest file a host may stage. */
-    static final long MAX_FILE_BYTES = 256L << 20;
-    /** The most bytes of partial files held at once. */
-    static final long MAX_PARTIAL_BYTES = 512L << 20;
+    /** Default of {@code stage.max.bytes}, the largest file a host may stage: 1 GiB. */
+    static final long MAX_FILE_BYTES = 1L << 30;
+    /** Free space a staged file must leave on the directory's file system. */
+    static final long FREE_SPACE_MARGIN = 64L << 20;
+    /** The most files arriving at once. */
+    static final int MAX_PARTIAL_FILES = 64;
     /** A partial file that got no fragment for this long is dropped. */
     static final long IDLE_NANOS = 60_000_000_000L;
     /** Length of the digest that starts every fragment's payload. */
     static final int DIGEST_LENGTH = 32;
 
-    /** The outcome of one request: a result code, whether the file is complete here, and why not. */
-    record Outcome(int result, boolean complete, String problem) {
+    /**
+     * The outcome of one request: a result code, whether the file is complete here, why not, and
+     * for {@link MpiErrors#ERR_MESSAGE_TOO_LARGE} the largest file the node takes now.
+     */
+    record Outcome(int result, boolean complete, String problem, long limit) {
+
+        Outcome(int result, boolean complete, String problem) {
+            this(result, complete, problem, 0);
+        }
     }
 
+    /** A file arriving: its fragments so far, in a file of its own. */
     private static final class Partial {
-        final byte[] data;
+        final Path file;
+        final long size;
         final int chunk;
         final int count;
         final BitSet have;
+        FileChannel channel;
         long touched;
 
-        Partial(int size, int chunk, int count) {
-            this(new byte[size], chunk, count, new BitSet(count));
-        }
-
-        Partial(byte[] data, int chunk, int count, BitSet have) {
-            this.data = data;
+        Partial(Path file, long size, int chunk, int count, BitSet have) {
+            this.file = file;
+            this.size = size;
             this.chunk = chunk;
             this.count = count;
             this.have = have;
@@ -60,16 +84,40 @@ final class StagedPrograms {
     }
 
     private final Path directory;
+    private final LongSupplier maxFileBytes;
+    private final ToLongFunction<Path> usableSpace;
     private final Map<String, Partial> partials = new HashMap<>();
+    /** The announced sizes of the partial files, all together. */
     private long partialBytes;
 
     /** @param directory where complete programs go (created when needed) */
     StagedPrograms(Path directory) {
+        this(directory, () -> MAX_FILE_BYTES, StagedPrograms::usableSpace);
+    }
+
+    /**
+     * @param directory    where complete programs go (created when needed)
+     * @param maxFileBytes the largest file taken ({@code stage.max.bytes}), asked at each new file
+     * @param usableSpace  the bytes free for a new file on the file system of an existing directory
+     */
+    StagedPrograms(Path directory, LongSupplier maxFileBytes, ToLongFunction<Path> usableSpace) {
         this.directory = directory;
+        this.maxFileBytes = maxFileBytes;
+        this.usableSpace = usableSpace;
     }
 
     Path directory() {
         return directory;
+    }
+
+    /** @return the bytes usable on the directory's file system, 0 when it cannot be measured */
+    static long usableSpace(Path directory) {
+        try {
+            FileStore store = Files.getFileStore(directory);
+            return store.getUsableSpace();
+        } catch (IOException e) {
+            return 0;
+        }
     }
 
     /**
@@ -91,74 +139,151 @@ final class StagedPrograms {
         payload.get(offset, digest);
         String name = StagedFiles.name(digest);
         Path file = directory.resolve(name);
-        if (Files.isRegularFile(file)) {
+        if (Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
             return new Outcome(MpiErrors.SUCCESS, true, null);
         }
         if (count == 0) {
             return new Outcome(MpiErrors.SUCCESS, false, null);
         }
-        if (size < 0 || size > MAX_FILE_BYTES) {
-            return new Outcome(MpiErrors.ERR_MESSAGE_TOO_LARGE, false, name + " of " + size + " bytes, more than "
-                    + MAX_FILE_BYTES);
+        Partial p = partials.get(name);
+        if (p == null) {
+            // before anything is kept of the file: its announced size is checked against the limits
+            long limit = maxFileBytes.getAsLong();
+            if (size < 0 || size > limit) {
+                return new Outcome(MpiErrors.ERR_MESSAGE_TOO_LARGE, false, name + " of " + size + " bytes, more than"
+                        + " stage.max.bytes=" + limit, limit);
+            }
         }
         if (chunk < 1 || chunk > 65535 || count != Math.max(1, (size + chunk - 1) / chunk) || index < 0
                 || index >= count) {
             return new Outcome(MpiErrors.ERR_ARG, false, name + ": fragment " + index + " of " + count + ", "
                     + chunk + " bytes each, does not cut " + size + " bytes");
         }
-        int from = (int) (index * chunk);
+        long from = index * chunk;
         int expected = (int) Math.min(chunk, size - from);
         if (length - DIGEST_LENGTH != expected) {
             return new Outcome(MpiErrors.ERR_ARG, false, name + ": fragment " + index + " holds "
                     + (length - DIGEST_LENGTH) + " bytes, not " + expected);
         }
-        Partial p = partials.get(name);
         if (p == null) {
-            if (partialBytes + size > MAX_PARTIAL_BYTES) {
-                return new Outcome(MpiErrors.ERR_NO_MEM, false, "staging " + name + ": " + partialBytes
-                        + " bytes of other files are arriving; try again later");
+            Outcome refused = begin(name, size, (int) chunk, (int) count, now);
+            if (refused != null) {
+                return refused;
             }
-            p = new Partial((int) size, (int) chunk, (int) count);
-            partials.put(name, p);
-            partialBytes += size;
-        } else if (p.data.length != size || p.chunk != chunk) {
+            p = partials.get(name);
+        } else if (p.size != size || p.chunk != chunk) {
             return new Outcome(MpiErrors.ERR_ARG, false, name + ": fragment of a " + size + "-byte file, "
-                    + p.data.length + " bytes announced first");
+                    + p.size + " bytes announced first");
         }
         p.touched = now;
         if (!p.have.get((int) index)) {
-            payload.get(offset + DIGEST_LENGTH, p.data, from, expected);
+            try {
+                write(p, payload.duplicate().limit(offset + length).position(offset + DIGEST_LENGTH), from);
+            } catch (IOException e) {
+                drop(name, p);
+                return new Outcome(MpiErrors.ERR_IO, false, "cannot write " + p.file + ": " + e.getMessage());
+            }
             p.have.set((int) index);
         }
         if (p.have.cardinality() < p.count) {
             return new Outcome(MpiErrors.SUCCESS, false, null);
         }
-        partials.remove(name);
-        partialBytes -= p.data.length;
-        if (!Arrays.equals(sha256(p.data), digest)) {
-            return new Outcome(MpiErrors.ERR_ARG, false, name + ": the content has another SHA-256; dropped");
+        return complete(name, p, file, digest);
+    }
+
+    /**
+     * Starts a file: checks the free space and the number of files arriving, then makes its partial
+     * file. The staged directory is made (or checked) here.
+     *
+     * @return {@code null} when it started, else the refusal
+     */
+    private Outcome begin(String name, long size, int chunk, int count, long now) {
+        if (partials.size() >= MAX_PARTIAL_FILES) {
+            return new Outcome(MpiErrors.ERR_NO_MEM, false, "staging " + name + ": " + partials.size()
+                    + " other files are arriving; try again later");
         }
         try {
-            store(file, p.data);
+            PrivateDirectories.restrict(directory, PrivateDirectories.SEARCH_ONLY, "staged directory " + directory);
         } catch (IOException e) {
+            return new Outcome(MpiErrors.ERR_IO, false, "cannot store " + name + ": " + e.getMessage());
+        }
+        long room = usableSpace.applyAsLong(directory) - FREE_SPACE_MARGIN;
+        if (size > room) {
+            long limit = Math.max(0, room);
+            return new Outcome(MpiErrors.ERR_MESSAGE_TOO_LARGE, false, name + " of " + size + " bytes, more than"
+                    + " the free space of " + directory + " less " + FREE_SPACE_MARGIN + " bytes (" + limit + ")",
+                    limit);
+        }
+        if (size + partialBytes > room) {
+            return new Outcome(MpiErrors.ERR_NO_MEM, false, "staging " + name + ": " + partialBytes
+                    + " bytes of other files are arriving and " + room + " bytes are free; try again later");
+        }
+        Partial p;
+        try {
+            Path part = Files.createTempFile(directory, ".staging-", ".part",
+                    PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+            p = new Partial(part, size, chunk, count, new BitSet(count));
+            p.channel = FileChannel.open(part, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+        } catch (IOException e) {
+            return new Outcome(MpiErrors.ERR_IO, false, "cannot store " + name + ": " + e.getMessage());
+        }
+        p.touched = now;
+        partials.put(name, p);
+        partialBytes += size;
+        return null;
+    }
+
+    private static void write(Partial p, ByteBuffer bytes, long position) throws IOException {
+        long at = position;
+        while (bytes.hasRemaining()) {
+            at += p.channel.write(bytes, at);
+        }
+    }
+
+    /** The last fragment came: the content is checked against its digest and becomes the program. */
+    private Outcome complete(String name, Partial p, Path file, byte[] digest) {
+        partials.remove(name);
+        partialBytes -= p.size;
+        try {
+            p.channel.close();
+            if (!Arrays.equals(sha256(p.file), digest)) {
+                Files.deleteIfExists(p.file);
+                return new Outcome(MpiErrors.ERR_ARG, false, name + ": the content has another SHA-256; dropped");
+            }
+            Files.getFileAttributeView(p.file, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                    .setPermissions(PosixFilePermissions.fromString("rwxr-xr-x"));
+            try {
+                Files.move(p.file, file, StandardCopyOption.ATOMIC_MOVE);
+            } catch (AtomicMoveNotSupportedException e) {
+                Files.move(p.file, file, StandardCopyOption.REPLACE_EXISTING);
+            }
+        } catch (IOException e) {
+            deleteQuietly(p.file);
             return new Outcome(MpiErrors.ERR_IO, false, "cannot store " + file + ": " + e.getMessage());
         }
         return new Outcome(MpiErrors.SUCCESS, true, null);
     }
 
     /**
-     * @return the partial files as plain values, for the next revision of the proxy ({@link HandOver}):
-     *         name to {@code {byte[] data, Integer chunk, Integer count, BitSet have}}
+     * @return the partial files as plain values, for the next revision of the proxy ({@link HandOver})
+     *         or the next start of the node: name to {@code {Path file, Long size, Integer chunk,
+     *         Integer count, long[] fragments here}}; this instance lets go of them
      */
     Map<String, Object[]> export() {
         Map<String, Object[]> m = new HashMap<>();
-        partials.forEach((name, p) -> m.put(name, new Object[] {p.data, p.chunk, p.count, p.have}));
+        partials.forEach((name, p) -> {
+            closeQuietly(p);
+            m.put(name, new Object[] {p.file, p.size, p.chunk, p.count, p.have.toLongArray()});
+        });
+        partials.clear();
+        partialBytes = 0;
         return m;
     }
 
     /**
-     * Goes on with the partial files a previous revision's {@link #export()} gave; an entry of
-     * another shape is dropped (its host stages it again).
+     * Goes on with the partial files a previous revision's {@link #export()} gave (also in the form
+     * of revisions that held them in memory); an entry of another shape, or one whose file is gone,
+     * is dropped (its host stages it again).
      *
      * @param now nanos: the files count as touched now
      */
@@ -167,40 +292,71 @@ final class StagedPrograms {
             return;
         }
         m.forEach((name, value) -> {
-            if (name instanceof String n && value instanceof Object[] a && a.length == 4 && a[0] instanceof byte[] data
-                    && a[1] instanceof Integer chunk && a[2] instanceof Integer count && a[3] instanceof BitSet have
-                    && partialBytes + data.length <= MAX_PARTIAL_BYTES) {
-                Partial p = new Partial(data, chunk, count, have);
-                p.touched = now;
-                partials.put(n, p);
-                partialBytes += data.length;
+            if (!(name instanceof String n) || !(value instanceof Object[] a) || partials.containsKey(n)
+                    || partials.size() >= MAX_PARTIAL_FILES) {
+                return;
+            }
+            try {
+                Partial p = null;
+                if (a.length == 5 && a[0] instanceof Path file && a[1] instanceof Long size
+                        && a[2] instanceof Integer chunk && a[3] instanceof Integer count && a[4] instanceof long[] have
+                        && file.getParent() != null && file.getParent().equals(directory)) {
+                    p = new Partial(file, size, chunk, count, BitSet.valueOf(have));
+                    p.channel = FileChannel.open(file, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+                } else if (a.length == 4 && a[0] instanceof byte[] data && a[1] instanceof Integer chunk
+                        && a[2] instanceof Integer count && a[3] instanceof BitSet have
+                        && data.length <= maxFileBytes.getAsLong()) {
+                    PrivateDirectories.restrict(directory, PrivateDirectories.SEARCH_ONLY,
+                            "staged directory " + directory);
+                    Path part = Files.createTempFile(directory, ".staging-", ".part",
+                            PosixFilePermissions.asFileAttribute(PosixFilePermissions.fromString("rw-------")));
+                    p = new Partial(part, data.length, chunk, count, have);
+                    p.channel = FileChannel.open(part, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS);
+                    write(p, ByteBuffer.wrap(data), 0);
+                }
+                if (p != null) {
+                    p.touched = now;
+                    partials.put(n, p);
+                    partialBytes += p.size;
+                }
+            } catch (IOException | RuntimeException e) {
+                // dropped: its host stages it again
             }
         });
-    }
-
-    private void store(Path file, byte[] data) throws IOException {
-        Files.createDirectories(directory);
-        Path tmp = Files.createTempFile(directory, ".staging-", ".tmp");
-        try {
-            Files.write(tmp, data);
-            Files.setPosixFilePermissions(tmp, PosixFilePermissions.fromString("rwxr-xr-x"));
-            try {
-                Files.move(tmp, file, StandardCopyOption.ATOMIC_MOVE);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(tmp, file, StandardCopyOption.REPLACE_EXISTING);
-            }
-        } finally {
-            Files.deleteIfExists(tmp);
-        }
     }
 
     private void purge(long now) {
         for (Iterator<Partial> it = partials.values().iterator(); it.hasNext(); ) {
             Partial p = it.next();
             if (now - p.touched > IDLE_NANOS) {
-                partialBytes -= p.data.length;
+                partialBytes -= p.size;
                 it.remove();
+                closeQuietly(p);
+                deleteQuietly(p.file);
             }
+        }
+    }
+
+    private void drop(String name, Partial p) {
+        partials.remove(name);
+        partialBytes -= p.size;
+        closeQuietly(p);
+        deleteQuietly(p.file);
+    }
+
+    private static void closeQuietly(Partial p) {
+        try {
+            p.channel.close();
+        } catch (IOException e) {
+            // the file is dropped or handed over by name: a failed close loses nothing of it
+        }
+    }
+
+    private static void deleteQuietly(Path file) {
+        try {
+            Files.deleteIfExists(file);
+        } catch (IOException e) {
+            // a partial file left behind is never run: no program has its name
         }
     }
 
@@ -210,5 +366,23 @@ final class StagedPrograms {
         } catch (NoSuchAlgorithmException e) {
             throw new IllegalStateException(e);
         }
+    }
+
+    private static byte[] sha256(Path file) throws IOException {
+        MessageDigest sha;
+        try {
+            sha = MessageDigest.getInstance("SHA-256");
+        } catch (NoSuchAlgorithmException e) {
+            throw new IllegalStateException(e);
+        }
+        byte[] buffer = new byte[64 * 1024];
+        try (InputStream in = Channels.newInputStream(FileChannel.open(file, StandardOpenOption.READ,
+                LinkOption.NOFOLLOW_LINKS))) {
+            int n;
+            while ((n = in.read(buffer)) > 0) {
+                sha.update(buffer, 0, n);
+            }
+        }
+        return sha.digest();
     }
 }

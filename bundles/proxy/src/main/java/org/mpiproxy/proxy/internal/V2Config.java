@@ -35,16 +35,19 @@ final class V2Config {
      * @param config the proxy configuration
      * @param files  its key files, from {@link #keyFiles}
      * @return the v2 settings
-     * @throws IllegalArgumentException saying exactly what is wrong (a key file, a value)
+     * @throws IllegalArgumentException saying exactly what is wrong (a key file: missing, open to others,
+     *                                  of another owner, short or weak; a value)
      */
     static V2Settings settings(ProxyConfig config, Map<Integer, Path> files) {
         if (config.v2_skew_seconds() < 0) {
             throw new IllegalArgumentException("v2.skew.seconds=" + config.v2_skew_seconds() + " must be >= 0");
         }
         String node = config.node_name().isBlank() ? DEFAULT_NODE_NAME : config.node_name().trim();
-        return new V2Settings(ClusterKeys.load(files), node, Duration.ofSeconds(config.v2_skew_seconds()),
+        // checked at every start and every change: a refused key file leaves the keys in force
+        return new V2Settings(ClusterKeys.loadStrong(files), node, Duration.ofSeconds(config.v2_skew_seconds()),
                 config.v2_replay_cache_size(), config.v2_datagram_size(),
-                Duration.ofSeconds(config.v2_job_linger_seconds()), config.v2_max_message_bytes());
+                Duration.ofSeconds(config.v2_job_linger_seconds()), config.v2_max_message_bytes(),
+                config.stage_max_bytes());
     }
 
     /**

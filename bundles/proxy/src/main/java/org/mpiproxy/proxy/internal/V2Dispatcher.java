@@ -147,7 +147,7 @@ final class V2Dispatcher {
         });
         RankLifecycle lifecycle = new RankLifecycle("v2 job", LOG, () -> this.settings, timer, channels,
                 RankLifecycle.counting(V2Counter.class, this::count, V2Counter.TERMINATE_FORCED), relay);
-        this.services = new V2NodeServices(answers, output::onPmiLine, clock, LOG);
+        this.services = new V2NodeServices(answers, output::onPmiLine, clock, () -> this.v2.stageMaxBytes(), LOG);
         this.ranks = new V2RankRequests(new V2RankRequests.Parts(LOG, jobs, channels, launchers, () -> this.settings,
                 () -> this.v2, launchExecutor, relay, lifecycle, output, answers, services, statusReport, counters, log,
                 this::activate));
@@ -165,9 +165,9 @@ final class V2Dispatcher {
     /**
      * Applies changed v2 settings while jobs run. Keys and node name take effect at once (key
      * rotation: a job whose key was removed can no longer be answered, and its host can no longer
-     * be heard); so do the job linger and the maximum message size. The clock skew, the replay
-     * cache size and the datagram size size buffers and caches of running jobs and wait for the
-     * next start.
+     * be heard); so do the job linger, the maximum message size and the largest staged program.
+     * The clock skew, the replay cache size and the datagram size size buffers and caches of
+     * running jobs and wait for the next start.
      *
      * @param next the new settings
      * @return the configuration keys whose new values wait for the next start; empty when all applied
@@ -433,6 +433,13 @@ final class V2Dispatcher {
     long counter(V2Counter counter) {
         synchronized (lock) {
             return counters.get(counter);
+        }
+    }
+
+    /** Measures the refusals' rate limits on {@code nanoClock} ({@link System#nanoTime} by default). */
+    void refusalClock(LongSupplier nanoClock) {
+        synchronized (lock) {
+            answers.refusalClock(nanoClock);
         }
     }
 

@@ -30,6 +30,7 @@ final class V2NodeServices {
     private final V2Replies replies;
     private final PmiServer.Relay pmiLines;
     private final LongSupplier clock;
+    private final LongSupplier stageMaxBytes;
     private final Logger log;
     private PmiServer pmi;
     private StagedPrograms staged;
@@ -37,13 +38,16 @@ final class V2NodeServices {
     /**
      * @param replies  signs and sends the answers
      * @param pmiLines takes what ranks tell the PMI server for their launcher
-     * @param clock    milliseconds since the epoch
-     * @param log      the dispatcher's log
+     * @param clock         milliseconds since the epoch
+     * @param stageMaxBytes the largest program a host may stage ({@code stage.max.bytes}) now
+     * @param log           the dispatcher's log
      */
-    V2NodeServices(V2Replies replies, PmiServer.Relay pmiLines, LongSupplier clock, Logger log) {
+    V2NodeServices(V2Replies replies, PmiServer.Relay pmiLines, LongSupplier clock, LongSupplier stageMaxBytes,
+                   Logger log) {
         this.replies = replies;
         this.pmiLines = pmiLines;
         this.clock = clock;
+        this.stageMaxBytes = stageMaxBytes;
         this.log = log;
     }
 
@@ -101,7 +105,8 @@ final class V2NodeServices {
 
     /**
      * A fragment of a program a host stages here, or the probe whether it is here (docs/protocol-v2.md
-     * 5.8); answered to the source, as STATUS (it changes no job).
+     * 5.8); answered to the source, as STATUS (it changes no job). A program too large is refused with
+     * MPIPROXY_ERR_MESSAGE_TOO_LARGE and the largest size taken now in the argument.
      */
     void onStage(V2HeaderFlyweight header, InetSocketAddress source,
                  DatagramTransport transport) {
@@ -111,14 +116,16 @@ final class V2NodeServices {
             log.warn("v2 STAGE from {} refused with {}: {}", Job.ownerText(source), MpiErrors.name(o.result()),
                     o.problem());
         }
-        replies.to(header).result(o.result()).argument(o.complete() ? 1 : 0).sequence(header.sequence())
+        long argument = o.complete() ? 1 : o.result() == MpiErrors.ERR_MESSAGE_TOO_LARGE ? o.limit() : 0;
+        replies.to(header).result(o.result()).argument(argument).sequence(header.sequence())
                 .ack(header.ack()).tag(header.tag());
         replies.send(transport, 0, source);
     }
 
     private StagedPrograms staged() {
         if (staged == null) {
-            staged = new StagedPrograms(StagedFiles.directory(System::getProperty));
+            staged = new StagedPrograms(StagedFiles.directory(System::getProperty), stageMaxBytes,
+                    StagedPrograms::usableSpace);
         }
         return staged;
     }

@@ -33,6 +33,8 @@ final class V2Replies {
     private final ByteBuffer refusalBuffer = ByteBuffer.allocateDirect(V2RefusalDescriptor.LENGTH)
             .order(ByteOrder.LITTLE_ENDIAN);
     private final RefusalLimiter refusals = new RefusalLimiter();
+    /** The time of the refusals' rate limits, nanoseconds. */
+    private LongSupplier nanoClock = System::nanoTime;
     private V2Authenticator authenticator;
 
     /**
@@ -50,6 +52,11 @@ final class V2Replies {
         this.random = random;
         this.counters = counters;
         reply.wrap(buffer, 0);
+    }
+
+    /** Measures the refusals' rate limits on {@code clock} ({@link System#nanoTime} by default). */
+    void refusalClock(LongSupplier clock) {
+        this.nanoClock = clock;
     }
 
     /** @return verifies requests and signs replies */
@@ -152,7 +159,7 @@ final class V2Replies {
         if (reason == 0 || replies == null) {
             return;
         }
-        if (!refusals.permit(source.getAddress(), System.nanoTime())) {
+        if (!refusals.permit(source.getAddress(), nanoClock.getAsLong())) {
             counters.increment(V2Counter.REFUSALS_LIMITED);
             return;
         }

@@ -17,9 +17,10 @@ import org.mpiproxy.protocol.V2HeaderDescriptor;
  * @param datagramSize     largest datagram sent and accepted
  * @param jobLinger        how long a finished job's TERMINATE replies are remembered
  * @param maxMessageBytes  the largest message a SEND may carry to a rank, in bytes; 0 = no limit
+ * @param stageMaxBytes    the largest program a host may STAGE, in bytes
  */
 record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
-                  Duration jobLinger, long maxMessageBytes) {
+                  Duration jobLinger, long maxMessageBytes, long stageMaxBytes) {
 
     /** Default of {@code v2.max.message.bytes}: 1 GiB. */
     static final long DEFAULT_MAX_MESSAGE_BYTES = 1L << 30;
@@ -28,6 +29,13 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
     V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
                Duration jobLinger) {
         this(keys, nodeName, skew, replayCacheSize, datagramSize, jobLinger, DEFAULT_MAX_MESSAGE_BYTES);
+    }
+
+    /** Settings with the default largest staged program. */
+    V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
+               Duration jobLinger, long maxMessageBytes) {
+        this(keys, nodeName, skew, replayCacheSize, datagramSize, jobLinger, maxMessageBytes,
+                StagedPrograms.MAX_FILE_BYTES);
     }
 
     V2Settings {
@@ -52,6 +60,9 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
         if (maxMessageBytes < 0) {
             throw new IllegalArgumentException("v2.max.message.bytes=" + maxMessageBytes + " must be >= 0 (0: no limit)");
         }
+        if (stageMaxBytes < 0) {
+            throw new IllegalArgumentException("stage.max.bytes=" + stageMaxBytes + " must be >= 0 (0: no staging)");
+        }
     }
 
     long nodeId() {
@@ -65,11 +76,11 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
     /**
      * @param next changed settings
      * @return these settings with what takes effect while jobs run taken from {@code next}: keys,
-     *         node name, job linger and maximum message size
+     *         node name, job linger, maximum message size and largest staged program
      */
     V2Settings applyLive(V2Settings next) {
         return new V2Settings(next.keys(), next.nodeName(), skew, replayCacheSize, datagramSize, next.jobLinger(),
-                next.maxMessageBytes());
+                next.maxMessageBytes(), next.stageMaxBytes());
     }
 
     /**
