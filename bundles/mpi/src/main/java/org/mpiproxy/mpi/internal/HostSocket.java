@@ -7,6 +7,7 @@ import java.nio.channels.DatagramChannel;
 import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 /**
  * A host's UDP socket, non-blocking, with its selector: what both host transports (v1 and v2)
@@ -64,13 +65,18 @@ record HostSocket(DatagramChannel channel, Selector selector, SelectionKey key) 
      * @return the number of keys ready, 0 when the wait ran out
      */
     static int select(Selector selector, long millis, long pollNanos) throws IOException {
+        return select(selector, millis, pollNanos, System::nanoTime);
+    }
+
+    /** As {@link #select(Selector, long, long)}, timing the polling on {@code nanoClock}. */
+    static int select(Selector selector, long millis, long pollNanos, LongSupplier nanoClock) throws IOException {
         int ready = selector.selectNow();
         if (ready == 0 && pollNanos > 0) {
-            long end = System.nanoTime() + pollNanos;
+            long end = nanoClock.getAsLong() + pollNanos;
             do {
                 Thread.onSpinWait();
                 ready = selector.selectNow();
-            } while (ready == 0 && System.nanoTime() < end);
+            } while (ready == 0 && nanoClock.getAsLong() - end < 0);
         }
         return ready > 0 ? ready : selector.select(millis);
     }

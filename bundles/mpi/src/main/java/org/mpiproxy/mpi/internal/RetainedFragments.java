@@ -53,11 +53,11 @@ final class RetainedFragments {
 
     /**
      * Keeps fragment {@code sequence}: bytes {@code [0, length)} of {@code datagram}, signed at
-     * {@code signedAtMillis}.
+     * {@code signedAtNanos} (the send streams' clock).
      *
      * @throws IllegalStateException when it is not the next sequence or no slot is free
      */
-    void keep(long sequence, ByteBuffer datagram, int length, long signedAtMillis) {
+    void keep(long sequence, ByteBuffer datagram, int length, long signedAtNanos) {
         if (isEmpty()) {
             from = sequence;
             end = sequence;
@@ -66,7 +66,7 @@ final class RetainedFragments {
             throw new IllegalStateException("fragment " + sequence + " cannot be kept: next " + end + ", "
                     + size() + " of " + lengths.length + " slots used, " + length + " bytes");
         }
-        store((int) (sequence % lengths.length), datagram, length, signedAtMillis);
+        store((int) (sequence % lengths.length), datagram, length, signedAtNanos);
         end++;
     }
 
@@ -111,17 +111,17 @@ final class RetainedFragments {
     }
 
     /** Fragment {@code sequence} was signed again: it is now the first {@code length} bytes of {@code datagram}. */
-    void resigned(long sequence, int length, long signedAtMillis, ByteBuffer datagram) {
-        store(keptSlot(sequence), datagram, length, signedAtMillis);
+    void resigned(long sequence, int length, long signedAtNanos, ByteBuffer datagram) {
+        store(keptSlot(sequence), datagram, length, signedAtNanos);
     }
 
-    private void store(int slot, ByteBuffer datagram, int length, long signedAtMillis) {
+    private void store(int slot, ByteBuffer datagram, int length, long signedAtNanos) {
         data.put(slot * slotSize, datagram, 0, length);
         lengths[slot] = length;
-        signedAt[slot] = signedAtMillis;
+        signedAt[slot] = signedAtNanos;
     }
 
-    /** @return when fragment {@code sequence} was signed, milliseconds since the epoch */
+    /** @return when fragment {@code sequence} was signed, on the send streams' clock (nanoseconds) */
     long signedAt(long sequence) {
         return signedAt[keptSlot(sequence)];
     }

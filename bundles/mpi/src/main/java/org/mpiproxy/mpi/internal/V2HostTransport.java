@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 
 import org.mpiproxy.api.ProgramNames;
 import org.mpiproxy.mpi.MpiException;
@@ -265,6 +266,25 @@ public final class V2HostTransport implements TaggedTransport {
             throw new IllegalArgumentException("restart wait " + wait + " is negative");
         }
         exchange.restartWaitNanos(wait.toNanos());
+        return this;
+    }
+
+    /**
+     * Sets the clock of the SEND streams' timers: their retransmit timeouts, their hole probes and
+     * the age after which a kept copy is signed again ({@link System#nanoTime} by default), so that
+     * a test can drive that time instead of waiting for it. The node watch, the launch and
+     * {@code finish} keep the system's clock. Call it before the first send.
+     *
+     * @param nanoClock nanoseconds, never going back
+     * @return this transport
+     */
+    public V2HostTransport sendClock(LongSupplier nanoClock) {
+        io.lock();
+        try {
+            send.clock(nanoClock);
+        } finally {
+            io.unlock();
+        }
         return this;
     }
 

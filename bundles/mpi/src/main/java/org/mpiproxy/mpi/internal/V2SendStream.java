@@ -46,13 +46,15 @@ final class V2SendStream {
     /** The argument of a refused SEND's reply (the proxy's maximum message size for that refusal). */
     long sendRefusalArgument;
 
-    /** @return how long until the retransmit timeout or the hole probe is due (the whole timeout with nothing kept) */
-    long untilOverdue() {
+    /**
+     * @param now the send streams' clock
+     * @return how long until the retransmit timeout or the hole probe is due (the whole timeout with nothing kept)
+     */
+    long untilOverdue(long now) {
         long timeout = sendTimer.timeoutNanos();
         if (retained == null || retained.isEmpty()) {
             return timeout;
         }
-        long now = System.nanoTime();
         long left = sendProgressAt + timeout - now;
         if (window > 0 && holeOutstanding()) {
             left = Math.min(left, holeResentAt + holeProbeNanos() - now);

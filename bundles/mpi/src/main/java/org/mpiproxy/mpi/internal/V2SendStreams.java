@@ -11,6 +11,7 @@ import java.nio.ByteBuffer;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 import org.mpiproxy.mpi.MpiException;
 import org.mpiproxy.protocol.MpiDatatype;
@@ -32,7 +33,7 @@ final class V2SendStreams {
      * its sequence number tells it from the first copy (docs/protocol-v2.md 3.2). Later it is
      * signed again with a fresh timestamp and nonce.
      */
-    static final long RESEND_SIGNED_MILLIS = 200;
+    static final long RESEND_SIGNED_NANOS = TimeUnit.MILLISECONDS.toNanos(200);
 
     /**
      * What a proxy may hold of the fragments after a hole (docs/protocol-v2.md 5.2: ours holds the
@@ -49,8 +50,13 @@ final class V2SendStreams {
     private final V2Exchange exchange;
     private final V2Rank[] ranks;
     private final V2SendStream[] streams;
+    /**
+     * The clock of the retransmit timeouts, the hole probes and the age of a kept copy's signature
+     * (nanoseconds, {@link System#nanoTime} unless a test drives time).
+     */
+    private LongSupplier clock = System::nanoTime;
     /** When {@link #resendOverdue} last looked through the ranks. */
-    private long lastOverdueScan = System.nanoTime() - OVERDUE_SCAN_NANOS;
+    private long lastOverdueScan;
     /** Fragments sent (first time or again), sent again for a hole, retransmit timeouts and what they sent. */
     private long fragmentsSent;
     private long holeResends;
@@ -72,6 +78,13 @@ final class V2SendStreams {
         for (int r = 1; r < ranks.length; r++) {
             streams[r] = new V2SendStream();
         }
+        clock(clock);
+    }
+
+    /** Times the streams with {@code nanoClock} from now on; before the first send. */
+    void clock(LongSupplier nanoClock) {
+        this.clock = nanoClock;
+        this.lastOverdueScan = nanoClock.getAsLong() - OVERDUE_SCAN_NANOS;
     }
 
     /** As {@link V2HostTransport#send(int, int, ByteBuffer, int, int, int)}. */
@@ -142,13 +155,12 @@ final class V2SendStreams {
                 .sequence(sequence).ack(statedSize).argument(n).payloadLength(bytes);
         ByteBuffer out = exchange.out;
         out.put(HEADER_LENGTH, src, at, bytes);
-        long now = System.nanoTime();
+        long now = clock.getAsLong();
         if (kept.isEmpty()) {
             s.sendProgressAt = now;
             s.sendTimer.progress();
         }
-        long nowMillis = System.currentTimeMillis();
-        kept.keep(sequence, out, exchange.transmit(dest, nowMillis), nowMillis);
+        kept.keep(sequence, out, exchange.transmit(dest, System.currentTimeMillis()), now);
         fragmentsSent++;
         s.sendNext = sequence + 1;
         s.sentEnd = Math.max(s.sentEnd, sequence + 1);
@@ -176,7 +188,7 @@ final class V2SendStreams {
         V2SendStream s = streams[dest];
         s.holeResent = hole;
         s.holeSentBefore = s.sentEnd;
-        s.holeResentAt = System.nanoTime();
+        s.holeResentAt = clock.getAsLong();
         s.holeProbes = 0;
         resendKept(dest, hole);
     }
@@ -202,11 +214,11 @@ final class V2SendStreams {
         ByteBuffer out = exchange.out;
         out.clear();
         int length = s.retained.copy(sequence, out);
-        long nowMillis = System.currentTimeMillis();
-        if (nowMillis - s.retained.signedAt(sequence) < RESEND_SIGNED_MILLIS) {
+        long now = clock.getAsLong();
+        if (now - s.retained.signedAt(sequence) < RESEND_SIGNED_NANOS) {
             exchange.transmitSigned(dest, length); // no second MAC over the payload
         } else {
-            s.retained.resigned(sequence, exchange.transmit(dest, nowMillis), nowMillis, out);
+            s.retained.resigned(sequence, exchange.transmit(dest, System.currentTimeMillis()), now, out);
         }
         fragmentsSent++;
     }
@@ -219,14 +231,14 @@ final class V2SendStreams {
      */
     void resendOverdue() {
         // every send comes here: the ranks are looked through once per millisecond at most
-        if (System.nanoTime() - lastOverdueScan >= OVERDUE_SCAN_NANOS) {
+        if (clock.getAsLong() - lastOverdueScan >= OVERDUE_SCAN_NANOS) {
             resendOverdueNow();
         }
     }
 
     /** As {@link #resendOverdue}, whenever the last look was: after a wait for datagrams. */
     void resendOverdueNow() {
-        long now = System.nanoTime();
+        long now = clock.getAsLong();
         lastOverdueScan = now;
         for (int r = 1; r < ranks.length; r++) {
             resendOverdue(r, now);
@@ -235,7 +247,7 @@ final class V2SendStreams {
 
     /** As {@link #resendOverdueNow} for rank {@code rank} alone: after a wait for replies from its node. */
     void resendOverdueFor(int rank) {
-        resendOverdue(rank, System.nanoTime());
+        resendOverdue(rank, clock.getAsLong());
     }
 
     private void resendOverdue(int r, long now) {
@@ -336,10 +348,10 @@ final class V2SendStreams {
      * most, then resends what is overdue (what is overdue already goes first).
      */
     private void await(V2SendStream s, int dest) {
-        long left = s.untilOverdue();
+        long left = s.untilOverdue(clock.getAsLong());
         if (left == 0) {
             resendOverdueNow();
-            left = s.untilOverdue();
+            left = s.untilOverdue(clock.getAsLong());
         }
         exchange.awaitReplies(left, dest);
     }
@@ -385,7 +397,7 @@ final class V2SendStreams {
         if (advanced) {
             s.sendAcked = ack;
             s.sendNext = Math.max(s.sendNext, ack);
-            long now = System.nanoTime();
+            long now = clock.getAsLong();
             s.sendProgressAt = now;
             if (s.timedSequence >= 0 && ack > s.timedSequence) {
                 s.sendTimer.sample(now - s.timedAt);

@@ -283,7 +283,9 @@ class UdpHostTransportTest {
                 p.reply(d.source(), OP_RECV, 0, 1, 0, 99, 1, new byte[4]);
             }
         });
-        host = start(1, "p", List.of(), Duration.ofMillis(300));
+        // the timeout is the only way out of the RECV; long enough that the three replies, sent at
+        // once, come before it on a busy machine
+        host = start(1, "p", List.of(), Duration.ofSeconds(2));
 
         MpiException e = assertThrows(MpiException.class, () -> host.recv(INT, ByteBuffer.allocate(12), 0, 3, 1));
 

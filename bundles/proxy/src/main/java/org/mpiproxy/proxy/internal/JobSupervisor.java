@@ -6,6 +6,7 @@ import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.Consumer;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 import org.mpiproxy.api.DatagramTransport;
@@ -35,6 +36,7 @@ final class JobSupervisor {
     private final Consumer<RelayQueue.Completion> post;
     private final Supplier<Duration> grace;
     private final Reaper reaper;
+    private final LongSupplier clock;
     private volatile SupervisionSettings settings = SupervisionSettings.DEFAULT;
     private volatile RankLedger ledger;
 
@@ -43,13 +45,21 @@ final class JobSupervisor {
      * @param post   hands work to the relay thread
      * @param grace  the current time between SIGTERM and SIGKILL
      * @param reaper removes ended ranks of a job nobody will TERMINATE
+     * @param clock  the time the host's silence is measured in ({@link System#nanoTime}; the
+     *               timer's delays run on it too)
      */
     JobSupervisor(ScheduledExecutorService timer, Consumer<RelayQueue.Completion> post, Supplier<Duration> grace,
-                  Reaper reaper) {
+                  Reaper reaper, LongSupplier clock) {
         this.timer = timer;
         this.post = post;
         this.grace = grace;
         this.reaper = reaper;
+        this.clock = clock;
+    }
+
+    /** @return the time on the clock a host's silence is measured in, nanoseconds */
+    long now() {
+        return clock.getAsLong();
     }
 
     /** Applies new settings to jobs created from now on; any thread. */
@@ -160,7 +170,7 @@ final class JobSupervisor {
         if (job.ended) {
             return;
         }
-        long now = System.nanoTime();
+        long now = clock.getAsLong();
         for (Rank rank : job.ranks()) {
             // a v1 host blocked in RECV sends nothing while it waits, however long the ranks compute
             if (!rank.recvs.isEmpty()) {

@@ -39,20 +39,23 @@ final class V1DataPath {
     private final ProxyCounters<ProxyCounter> counters;
     private final RateLimitedLog<ProxyCounter> lines;
     private final LongSupplier holdLimitBytes;
+    private final LongSupplier clock;
     private final ArrayList<Rank> active = new ArrayList<>();
 
     /**
      * @param jobs           the live jobs by their host's address ({@link V1RankRequests} keeps them)
      * @param holdLimitBytes the most SEND bytes held for one rank whose ring is full
+     * @param clock          the clock a host's silence is measured in ({@link JobSupervisor#now})
      */
     V1DataPath(Logger log, Map<InetSocketAddress, Job> jobs, V1Replies replies, ProxyCounters<ProxyCounter> counters,
-               RateLimitedLog<ProxyCounter> lines, LongSupplier holdLimitBytes) {
+               RateLimitedLog<ProxyCounter> lines, LongSupplier holdLimitBytes, LongSupplier clock) {
         this.log = log;
         this.jobs = jobs;
         this.replies = replies;
         this.counters = counters;
         this.lines = lines;
         this.holdLimitBytes = holdLimitBytes;
+        this.clock = clock;
     }
 
     void onSend(V1HeaderFlyweight header, int length, InetSocketAddress source, DatagramTransport transport) {
@@ -338,7 +341,7 @@ final class V1DataPath {
         if (job == null) {
             return null;
         }
-        JobSupervisor.onHostHeard(job, System.nanoTime());
+        JobSupervisor.onHostHeard(job, clock.getAsLong());
         return job.rank(rankId);
     }
 

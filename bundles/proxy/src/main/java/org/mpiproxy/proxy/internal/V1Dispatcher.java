@@ -19,6 +19,7 @@ import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
 import java.util.function.BiConsumer;
+import java.util.function.LongSupplier;
 
 import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.DatagramHandler;
@@ -82,6 +83,17 @@ final class V1Dispatcher implements DatagramHandler {
 
     V1Dispatcher(ChannelManager channels, ProxySettings settings, LauncherLookup launchers, Runnable wakeup,
                  Executor launchExecutor, ScheduledExecutorService timer, long logIntervalNanos) {
+        this(channels, settings, launchers, wakeup, launchExecutor, timer, logIntervalNanos, System::nanoTime);
+    }
+
+    /**
+     * As {@link #V1Dispatcher(ChannelManager, ProxySettings, LauncherLookup, Runnable, Executor,
+     * ScheduledExecutorService)}, measuring the hosts' silence on {@code nanoClock} (the timer's
+     * delays are meant on it too): a test drives both.
+     */
+    V1Dispatcher(ChannelManager channels, ProxySettings settings, LauncherLookup launchers, Runnable wakeup,
+                 Executor launchExecutor, ScheduledExecutorService timer, long logIntervalNanos,
+                 LongSupplier nanoClock) {
         this.settings = settings;
         this.launchExecutor = launchExecutor;
         this.timer = timer;
@@ -94,9 +106,9 @@ final class V1Dispatcher implements DatagramHandler {
                 RankLifecycle.counting(ProxyCounter.class, counters::increment, ProxyCounter.TERMINATE_FORCED), relay);
         Map<InetSocketAddress, Job> jobs = new HashMap<>();
         this.data = new V1DataPath(LOG, jobs, replies, counters, invalidLog,
-                () -> this.settings.holdLimitBytes());
+                () -> this.settings.holdLimitBytes(), nanoClock);
         this.ranks = new V1RankRequests(new V1RankRequests.Parts(LOG, channels, launchers, () -> this.settings,
-                launchExecutor, timer, relay, lifecycle, replies, data, jobs, counters, invalidLog));
+                launchExecutor, timer, relay, lifecycle, replies, data, jobs, counters, invalidLog, nanoClock));
     }
 
     private boolean hasActiveRanks() {

@@ -17,6 +17,7 @@ import java.util.Set;
 import java.util.concurrent.Executor;
 import java.util.concurrent.RejectedExecutionException;
 import java.util.concurrent.ScheduledExecutorService;
+import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 import org.mpiproxy.api.ChannelManager;
@@ -60,7 +61,7 @@ final class V1RankRequests {
     record Parts(Logger log, ChannelManager channels, LauncherLookup launchers, Supplier<ProxySettings> settings,
                  Executor launchExecutor, ScheduledExecutorService timer, RelayQueue relay, RankLifecycle lifecycle,
                  V1Replies answers, V1DataPath data, Map<InetSocketAddress, Job> jobs,
-                 ProxyCounters<ProxyCounter> counters, RateLimitedLog<ProxyCounter> invalidLog) {
+                 ProxyCounters<ProxyCounter> counters, RateLimitedLog<ProxyCounter> invalidLog, LongSupplier clock) {
     }
 
     V1RankRequests(Parts p) {
@@ -76,7 +77,8 @@ final class V1RankRequests {
         this.invalidLog = p.invalidLog();
         this.data = p.data();
         this.jobs = p.jobs();
-        this.supervisor = new JobSupervisor(p.timer(), relay::post, () -> settings.get().stopGrace(), this::reap);
+        this.supervisor = new JobSupervisor(p.timer(), relay::post, () -> settings.get().stopGrace(), this::reap,
+                p.clock());
     }
 
     JobSupervisor supervisor() {
@@ -111,7 +113,7 @@ final class V1RankRequests {
             job = null;
         }
         if (job != null) {
-            JobSupervisor.onHostHeard(job, System.nanoTime());
+            JobSupervisor.onHostHeard(job, supervisor.now());
         }
         Rank existing = job != null ? job.rank(rankId) : null;
         if (existing != null) {
@@ -148,7 +150,7 @@ final class V1RankRequests {
         }
         if (newJob) {
             jobs.put(source, job);
-            supervisor.onJobCreated(job, System.nanoTime());
+            supervisor.onJobCreated(job, supervisor.now());
             counters.increment(ProxyCounter.JOBS_CREATED);
             log.info("job {} created for {}", Job.hex(job.jobId), Job.ownerText(source));
         }
@@ -391,7 +393,7 @@ final class V1RankRequests {
             }
         }
         Set<Long> adopted = new HashSet<>();
-        long now = System.nanoTime();
+        long now = supervisor.now();
         for (Object o : exported) {
             Map<String, Object> m = RankHandOver.asMap(o);
             Job job;

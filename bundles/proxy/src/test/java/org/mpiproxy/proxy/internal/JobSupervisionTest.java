@@ -19,7 +19,9 @@ import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
+import java.util.concurrent.CompletableFuture;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
+import java.util.concurrent.atomic.AtomicInteger;
 import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.AfterEach;
@@ -50,6 +52,8 @@ class JobSupervisionTest {
     private final RecordingTransport transport = new RecordingTransport();
     private final ScheduledThreadPoolExecutor timer = new ScheduledThreadPoolExecutor(1);
     private final List<RankProcess> started = new ArrayList<>();
+    /** How often the dispatcher stopped a rank. */
+    private final AtomicInteger stops = new AtomicInteger();
     private final Map<Integer, Sent> terminateReplies = new HashMap<>();
     private V1Dispatcher dispatcher;
 
@@ -74,7 +78,33 @@ class JobSupervisionTest {
                     RankCommand.argv(temp.resolve(request.program()).toString(), request), env,
                     temp.resolve("logs"), request.rankId(), 0);
             started.add(p);
-            return p;
+            return new RankProcess() {
+                @Override
+                public long pid() {
+                    return p.pid();
+                }
+
+                @Override
+                public int coreId() {
+                    return p.coreId();
+                }
+
+                @Override
+                public boolean isAlive() {
+                    return p.isAlive();
+                }
+
+                @Override
+                public CompletableFuture<Integer> onExit() {
+                    return p.onExit();
+                }
+
+                @Override
+                public void stop(Duration grace) {
+                    stops.incrementAndGet();
+                    p.stop(grace);
+                }
+            };
         }
     };
 
@@ -82,6 +112,19 @@ class JobSupervisionTest {
         dispatcher = new V1Dispatcher(channels, new ProxySettings(temp.resolve("logs"), 1 << 20,
                 Duration.ofSeconds(30), grace), coreId -> launcher, transport::wakeup, Runnable::run, timer);
         dispatcher.supervision(new SupervisionSettings(abortOnFailure, jobTimeout, hostSilence));
+    }
+
+    /**
+     * A dispatcher whose hosts' silence is measured on a clock the test moves, which also runs the
+     * silence checks as they come due: what a check decides depends on no scheduler.
+     */
+    private ManualTimer createDriven(Duration hostSilence) {
+        ManualTimer clock = new ManualTimer();
+        dispatcher = new V1Dispatcher(channels, new ProxySettings(temp.resolve("logs"), 1 << 20,
+                Duration.ofSeconds(30), Duration.ofSeconds(5)), coreId -> launcher, transport::wakeup, Runnable::run,
+                clock, RateLimitedLog.DEFAULT_INTERVAL_NANOS, clock);
+        dispatcher.supervision(new SupervisionSettings(false, Duration.ZERO, hostSilence));
+        return clock;
     }
 
     private void script(String name, String body) throws IOException {
@@ -255,32 +298,40 @@ class JobSupervisionTest {
     @Test
     void shouldKeepAJobWhoseHostWaitsForARecvReply() throws Exception {
         script("worker", WAIT_FOR_DONE);
-        create(false, Duration.ZERO, Duration.ofMillis(300), Duration.ofSeconds(5));
+        ManualTimer clock = createDriven(Duration.ofMillis(300));
         startRanks("worker", 1);
         dispatcher.onDatagram(V1Datagrams.recv(1, org.mpiproxy.protocol.MpiDatatype.INT, 1), HOST, transport);
-        long until = System.nanoTime() + Duration.ofMillis(1200).toNanos();
-        while (System.nanoTime() < until) {
+        pumpUntil("relay", () -> true);
+        for (int i = 0; i < 4; i++) {
+            // ten silences pass with nothing heard but the RECV, still unanswered: each check comes due
+            clock.advance(Duration.ofSeconds(3));
             pumpUntil("relay", () -> true);
-            Thread.sleep(50);
         }
-        assertTrue(started.get(0).isAlive(), "a host blocked in RECV is not silent");
+        assertEquals(0, stops.get(), "a host blocked in RECV is not silent");
+        assertTrue(started.get(0).isAlive());
         assertNotNull(rank(1));
     }
 
     @Test
     void shouldKeepAJobWhoseHostKeepsTalking() throws Exception {
         script("worker", WAIT_FOR_DONE);
-        create(false, Duration.ZERO, Duration.ofMillis(400), Duration.ofSeconds(5));
+        ManualTimer clock = createDriven(Duration.ofMillis(400));
         startRanks("worker", 1);
-        long until = System.nanoTime() + Duration.ofMillis(1200).toNanos();
-        while (System.nanoTime() < until) {
+        for (int i = 0; i < 8; i++) {
             // a RECV of zero elements: counted, answered by nothing, but the host is heard
             dispatcher.onDatagram(V1Datagrams.recv(1, org.mpiproxy.protocol.MpiDatatype.INT, 0), HOST, transport);
             pumpUntil("relay", () -> true);
-            Thread.sleep(50);
+            // less than the silence after each datagram, six silences in all: the checks come due
+            clock.advance(Duration.ofMillis(300));
+            pumpUntil("relay", () -> true);
         }
-        assertTrue(started.get(0).isAlive(), "a talking host keeps its job");
+        assertEquals(0, stops.get(), "a talking host keeps its job");
+        assertTrue(started.get(0).isAlive());
         assertNull(terminateReplies.get(1));
         assertNotNull(rank(1));
+        // the same host falling silent now loses it at the next check
+        clock.advance(Duration.ofMillis(400));
+        pumpUntil("relay", () -> true);
+        assertEquals(1, stops.get(), "a host silent for the silence is stopped");
     }
 }

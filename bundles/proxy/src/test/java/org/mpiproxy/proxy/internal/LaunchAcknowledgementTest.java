@@ -87,7 +87,7 @@ class LaunchAcknowledgementTest {
             new ProxySettings(Path.of("logs"), 1 << 20, Duration.ofSeconds(30), Duration.ofSeconds(10)),
             coreId -> request -> {
                 try {
-                    launchMayRun.await(10, TimeUnit.SECONDS);
+                    launchMayRun.await(Await.CEILING.toSeconds(), TimeUnit.SECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
@@ -106,7 +106,7 @@ class LaunchAcknowledgementTest {
         launchMayRun.countDown();
 
         // doWork is never called
-        Reply ack = replies.sent.poll(10, TimeUnit.SECONDS);
+        Reply ack = replies.sent.poll(Await.CEILING.toSeconds(), TimeUnit.SECONDS);
         assertNotNull(ack, "no acknowledgement without the receive thread");
         assertEquals(new Reply(V1HeaderDescriptor.OP_EXEC, MpiErrors.SUCCESS, 1, "test-launch"), ack);
         assertEquals(1, dispatcher.counter(ProxyCounter.EXEC_STARTED));
@@ -122,14 +122,15 @@ class LaunchAcknowledgementTest {
         assertTrue(replies.sent.isEmpty(), "the RECV waits for the launch");
         launchMayRun.countDown();
 
-        Reply ack = replies.sent.poll(10, TimeUnit.SECONDS);
+        Reply ack = replies.sent.poll(Await.CEILING.toSeconds(), TimeUnit.SECONDS);
         assertNotNull(ack, "no acknowledgement without the receive thread");
         assertEquals(V1HeaderDescriptor.OP_EXEC, ack.operation());
         assertEquals(MpiErrors.ERR_IO, ack.result());
         assertEquals("test-launch", ack.thread());
-        assertTrue(replies.wakeups.tryAcquire(10, TimeUnit.SECONDS), "the receive thread is woken for the RECV");
+        assertTrue(replies.wakeups.tryAcquire(Await.CEILING.toSeconds(), TimeUnit.SECONDS),
+                "the receive thread is woken for the RECV");
         dispatcher.doWork(replies);
-        Reply recvReply = replies.sent.poll(10, TimeUnit.SECONDS);
+        Reply recvReply = replies.sent.poll(Await.CEILING.toSeconds(), TimeUnit.SECONDS);
         assertNotNull(recvReply, "the pending RECV is answered");
         assertEquals(V1HeaderDescriptor.OP_RECV, recvReply.operation());
     }
@@ -142,9 +143,10 @@ class LaunchAcknowledgementTest {
         old.closed = true; // a hot update of the transport replaces it while the rank starts
         launchMayRun.countDown();
 
-        assertTrue(replies.wakeups.tryAcquire(10, TimeUnit.SECONDS), "the receive thread is woken");
+        assertTrue(replies.wakeups.tryAcquire(Await.CEILING.toSeconds(), TimeUnit.SECONDS),
+                "the receive thread is woken");
         dispatcher.doWork(replies);
-        Reply ack = replies.sent.poll(10, TimeUnit.SECONDS);
+        Reply ack = replies.sent.poll(Await.CEILING.toSeconds(), TimeUnit.SECONDS);
         assertNotNull(ack, "the acknowledgement goes out through the new transport");
         assertEquals(new Reply(V1HeaderDescriptor.OP_EXEC, MpiErrors.SUCCESS, 1, Thread.currentThread().getName()),
                 ack, "sent by the thread that ran doWork");

@@ -46,14 +46,14 @@ class LaunchPoolTest {
             pool.execute(() -> {
                 started.countDown();
                 try {
-                    release.await(10, TimeUnit.SECONDS);
+                    release.await(Await.CEILING.toSeconds(), TimeUnit.SECONDS);
                 } catch (InterruptedException e) {
                     Thread.currentThread().interrupt();
                 }
             });
         }
         try {
-            assertTrue(started.await(10, TimeUnit.SECONDS), n + " launches should run at once");
+            assertTrue(started.await(Await.CEILING.toSeconds(), TimeUnit.SECONDS), n + " launches should run at once");
         } finally {
             release.countDown();
         }

@@ -16,7 +16,6 @@ import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
-import java.util.concurrent.locks.LockSupport;
 import java.util.function.BooleanSupplier;
 
 import org.junit.jupiter.api.AfterEach;
@@ -66,13 +65,7 @@ class OperatorControlTest {
     }
 
     private static void await(BooleanSupplier condition, String what) {
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-        while (!condition.getAsBoolean()) {
-            if (System.nanoTime() > deadline) {
-                throw new AssertionError("timed out waiting for " + what);
-            }
-            LockSupport.parkNanos(TimeUnit.MILLISECONDS.toNanos(10));
-        }
+        Await.until(condition, what);
     }
 
     @Test
@@ -85,7 +78,7 @@ class OperatorControlTest {
         control = new ProxyControlComponent(status(List.of(job)), health(), new RankSignals(), dir);
 
         assertEquals(List.of(1), control.signal(7, 0, "sigint"));
-        assertTrue(sleeper.waitFor(10, TimeUnit.SECONDS), "sleep still runs after SIGINT");
+        assertTrue(sleeper.waitFor(Await.CEILING.toSeconds(), TimeUnit.SECONDS), "sleep still runs after SIGINT");
         assertEquals(128 + 2, sleeper.exitValue(), "exit status of a process ended by SIGINT");
         assertEquals(List.of(), control.signal(7, 2, "KILL"), "an exited rank is not signalled");
     }

@@ -221,13 +221,13 @@ class ProxyComponentTest {
 
     /** Lets the component work until a reply is there (a launch completes on another thread). */
     private static java.util.List<?> awaitReplies(ProxyComponent component, RecordingTransport transport) {
-        long deadline = System.nanoTime() + java.util.concurrent.TimeUnit.SECONDS.toNanos(10);
-        java.util.List<?> replies = java.util.List.of();
-        while (replies.isEmpty() && System.nanoTime() < deadline) {
+        java.util.List<java.util.List<?>> replies = new java.util.ArrayList<>(java.util.List.of(java.util.List.of()));
+        Await.until(() -> {
             component.doWork(transport);
-            replies = transport.take();
-        }
-        return replies;
+            replies.set(0, transport.take());
+            return !replies.get(0).isEmpty();
+        }, "a reply");
+        return replies.get(0);
     }
 
     @Test

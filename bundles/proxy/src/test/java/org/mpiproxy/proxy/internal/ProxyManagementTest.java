@@ -184,7 +184,8 @@ class ProxyManagementTest {
         }, null, null);
         ProxyManagement management = new ProxyManagement(status, control, server);
         try {
-            assertTrue(registered.await(10, java.util.concurrent.TimeUnit.SECONDS), "the running job of the status");
+            assertTrue(registered.await(Await.CEILING.toSeconds(), java.util.concurrent.TimeUnit.SECONDS),
+                    "the running job of the status");
         } finally {
             management.deactivate();
         }

@@ -36,7 +36,7 @@ class RankSignalsTest {
         Process p = new ProcessBuilder("sleep", "60").start();
         try {
             assertTrue(new RankSignals().send(p.pid(), "KILL"));
-            assertTrue(p.waitFor(10, TimeUnit.SECONDS));
+            assertTrue(p.waitFor(Await.CEILING.toSeconds(), TimeUnit.SECONDS));
             assertEquals(128 + 9, p.exitValue());
             assertFalse(new RankSignals().send(p.pid(), "KILL"), "a process that is gone");
         } finally {
@@ -59,14 +59,17 @@ class RankSignalsTest {
 
             assertTrue(new RankSignals().send(rank.pid(), "TERM"));
 
-            assertTrue(rank.waitFor(10, TimeUnit.SECONDS));
+            assertTrue(rank.waitFor(Await.CEILING.toSeconds(), TimeUnit.SECONDS));
             assertEquals(128 + 15, rank.exitValue());
             // the child is not ours to wait for: watch its state, bounded (it is signalled already)
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(10);
-            while (ProcStat.isRunning(child, childStart) && System.nanoTime() < deadline) {
-                Thread.sleep(5);
-            }
-            assertFalse(ProcStat.isRunning(child, childStart), "the rank's child got the signal too");
+            long pid = child;
+            Await.until(() -> {
+                try {
+                    return !ProcStat.isRunning(pid, childStart);
+                } catch (java.io.IOException e) {
+                    throw new java.io.UncheckedIOException(e);
+                }
+            }, "the rank's child got the signal too");
         } finally {
             rank.destroyForcibly();
             if (child > 0) {
@@ -81,7 +84,7 @@ class RankSignalsTest {
         try {
             assertFalse(RankSignals.leadsItsGroup(p.pid()), "in the test's own group");
             assertTrue(new RankSignals().send(p.pid(), "TERM"));
-            assertTrue(p.waitFor(10, TimeUnit.SECONDS));
+            assertTrue(p.waitFor(Await.CEILING.toSeconds(), TimeUnit.SECONDS));
             assertTrue(ProcessHandle.current().isAlive(), "the test's group was not signalled");
         } finally {
             p.destroyForcibly();

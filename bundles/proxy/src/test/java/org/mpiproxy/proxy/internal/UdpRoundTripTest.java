@@ -1,7 +1,6 @@
 package org.mpiproxy.proxy.internal;
 
 import static org.junit.jupiter.api.Assertions.assertEquals;
-import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
@@ -14,7 +13,6 @@ import java.time.Duration;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.Executors;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.AtomicReference;
 
 import org.junit.jupiter.api.AfterEach;
@@ -49,7 +47,8 @@ class UdpRoundTripTest {
         transportRef.set(transport);
         host = DatagramChannel.open();
         host.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0));
-        host.socket().setSoTimeout(5000);
+        // a ceiling for a reply that never comes, not a speed claim
+        host.socket().setSoTimeout((int) Await.CEILING.toMillis());
     }
 
     @AfterEach
@@ -69,7 +68,7 @@ class UdpRoundTripTest {
         try {
             host.socket().receive(packet);
         } catch (SocketTimeoutException e) {
-            throw new AssertionError("no reply within 5 s", e);
+            throw new AssertionError("no reply within " + Await.CEILING.toSeconds() + " s", e);
         }
         ByteBuffer b = ByteBuffer.wrap(packet.getData(), 0, packet.getLength()).slice().order(ByteOrder.LITTLE_ENDIAN);
         return new V1HeaderFlyweight().wrap(b, 0);
@@ -87,10 +86,7 @@ class UdpRoundTripTest {
 
         // the "rank": answers the ping once it arrives, on its own thread as a real rank would
         Thread rank = new Thread(() -> {
-            long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-            while (channel.toRank.isEmpty() && System.nanoTime() < deadline) {
-                Thread.onSpinWait();
-            }
+            Await.until(() -> !channel.toRank.isEmpty(), "the ping reached the rank");
             channel.fromRank.offerInts(0x12345678);
         });
         rank.start();
@@ -106,10 +102,6 @@ class UdpRoundTripTest {
         V1HeaderFlyweight done = receive();
         assertEquals(V1HeaderDescriptor.OP_TERMINATE, done.operation());
         assertEquals(MpiErrors.SUCCESS, done.result());
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (!channels.released.contains(channel.jobId) && System.nanoTime() < deadline) {
-            Thread.onSpinWait();
-        }
-        assertTrue(channels.released.contains(channel.jobId), "job released after the reply");
+        Await.until(() -> channels.released.contains(channel.jobId), "job released after the reply");
     }
 }

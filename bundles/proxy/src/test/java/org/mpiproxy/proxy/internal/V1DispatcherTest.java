@@ -18,7 +18,6 @@ import java.nio.file.Path;
 import java.time.Duration;
 import java.util.List;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
-import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.AfterEach;
 import org.junit.jupiter.api.BeforeEach;
@@ -611,11 +610,10 @@ class V1DispatcherTest {
         startRank(1, 2);
         FakeProcess process = local.last();
         deliver(terminate(1, 0));
-        long deadline = System.nanoTime() + TimeUnit.SECONDS.toNanos(5);
-        while (process.stops.isEmpty() && System.nanoTime() < deadline) {
+        Await.until(() -> {
             dispatcher.doWork(transport);
-            Thread.onSpinWait();
-        }
+            return !process.stops.isEmpty();
+        }, "the rank stopped after the terminate timeout");
         assertEquals(List.of(Duration.ofSeconds(3)), process.stops);
         assertEquals(1, counter(ProxyCounter.TERMINATE_FORCED));
         process.exitWith(143);

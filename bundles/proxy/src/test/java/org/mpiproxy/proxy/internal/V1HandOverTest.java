@@ -230,16 +230,34 @@ class V1HandOverTest {
     @Test
     void shouldTakeTheBoxOnceAndRunItsExpiryWhenNobodyTakesIt() throws Exception {
         CountDownLatch takenExpiry = new CountDownLatch(1);
-        assertTrue(HandOver.offer(Map.of("jobs", List.of()), Duration.ofMillis(200), takenExpiry::countDown));
+        java.util.Set<Thread> before = expiryThreads();
+        assertTrue(HandOver.offer(Map.of("jobs", List.of()), Duration.ofMinutes(5), takenExpiry::countDown));
+        java.util.Set<Thread> expiries = expiryThreads();
+        expiries.removeAll(before);
+        assertEquals(1, expiries.size(), "the box's expiry thread");
         assertEquals(Map.of("jobs", List.of()), HandOver.take());
         assertNull(HandOver.take(), "taken twice");
-        Thread.sleep(600);
+        // its window ends now: woken from its wait, the expiry decides, and its thread ends
+        Thread expiry = expiries.iterator().next();
+        expiry.interrupt();
+        expiry.join(Await.CEILING.toMillis());
+        assertFalse(expiry.isAlive(), "the expiry thread still waits");
         assertEquals(1, takenExpiry.getCount(), "a taken box expired");
 
         CountDownLatch expired = new CountDownLatch(1);
         assertTrue(HandOver.offer(Map.of("jobs", List.of()), Duration.ofMillis(100), expired::countDown));
-        assertTrue(expired.await(10, TimeUnit.SECONDS), "expiry did not run");
+        assertTrue(expired.await(Await.CEILING.toSeconds(), TimeUnit.SECONDS), "expiry did not run");
         assertNull(HandOver.take(), "taken after its expiry");
+    }
+
+    private static java.util.Set<Thread> expiryThreads() {
+        java.util.Set<Thread> threads = new java.util.HashSet<>();
+        for (Thread t : Thread.getAllStackTraces().keySet()) {
+            if (t.getName().equals("mpiproxy-handover-expiry")) {
+                threads.add(t);
+            }
+        }
+        return threads;
     }
 
     @Test

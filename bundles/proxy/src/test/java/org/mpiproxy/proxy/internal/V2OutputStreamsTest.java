@@ -187,12 +187,13 @@ class V2OutputStreamsTest {
         });
         writer.setDaemon(true);
         writer.start();
-        assertTrue(threeTaken.await(10, TimeUnit.SECONDS));
-        assertFalse(fourthTaken.await(300, TimeUnit.MILLISECONDS), "the writer must wait for room");
+        assertTrue(threeTaken.await(Await.CEILING.toSeconds(), TimeUnit.SECONDS));
+        awaitParkedOrDone(writer, fourthTaken);
+        assertEquals(1, fourthTaken.getCount(), "the writer must wait for room");
         s.pump(sender);
         assertEquals(3, sent.size());
         assertTrue(s.onAck(JOB, 1, OUT, 3));
-        assertTrue(fourthTaken.await(10, TimeUnit.SECONDS));
+        assertTrue(fourthTaken.await(Await.CEILING.toSeconds(), TimeUnit.SECONDS));
         s.pump(sender);
         assertEquals(new Sent(1, OUT, 3, 0, true, false, line), sent.get(3));
         assertEquals(0L, s.counters().get("v2.output.dropped"));
@@ -290,9 +291,16 @@ class V2OutputStreamsTest {
         });
         writer.setDaemon(true);
         writer.start();
-        assertFalse(returned.await(200, TimeUnit.MILLISECONDS));
+        awaitParkedOrDone(writer, returned);
+        assertEquals(1, returned.getCount(), "the writer waits for room");
         s.close(JOB);
-        assertTrue(returned.await(10, TimeUnit.SECONDS));
+        assertTrue(returned.await(Await.CEILING.toSeconds(), TimeUnit.SECONDS));
+    }
+
+    /** Waits until {@code writer} waits (for room, the only wait on its way) or has got past it. */
+    private static void awaitParkedOrDone(Thread writer, CountDownLatch past) {
+        Await.until(() -> past.getCount() == 0 || writer.getState() == Thread.State.WAITING
+                || writer.getState() == Thread.State.TIMED_WAITING, "the writer waits or gets through");
     }
 
     @Test
