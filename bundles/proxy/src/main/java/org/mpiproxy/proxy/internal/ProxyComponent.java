@@ -143,7 +143,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         this.configurations = configurations;
         this.problems = problems;
         this.inForce = config;
-        applyLogAccess(config);
+        ProxyDirectories.applyLogAccess(config, LOG);
         this.launches = LaunchPool.create(
                 LaunchPool.threads(config.launch_threads(), Runtime.getRuntime().availableProcessors()),
                 "mpiproxy-launch-");
@@ -176,16 +176,6 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         timer.scheduleWithFixedDelay(this::sweepLogs, 0, LOG_SWEEP_MINUTES, TimeUnit.MINUTES);
     }
 
-    /** Gives the log directory the access of {@code log.group} (checked already); a failure is one line. */
-    private void applyLogAccess(ProxyConfig config) {
-        try {
-            ProxyDirectories.applyLogAccess(config);
-        } catch (java.io.IOException | RuntimeException e) {
-            LOG.error("{}: cannot give the log directory the access log.group={} asks for: {}", PID,
-                    config.log_group(), e.getMessage());
-        }
-    }
-
     private void startV2(V2Settings v2Settings, ProxySettings proxySettings) {
         V2Dispatcher v2 = new V2Dispatcher(current, proxySettings, v2Settings, this::launcher, this::wakeup,
                 launches, timer, System::currentTimeMillis);
@@ -198,10 +188,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         }
     }
 
-    /**
-     * Deletes the output of finished jobs beyond the retention limits; on the timer thread. A
-     * failure is logged and the next sweep tries again.
-     */
+    /** Deletes finished jobs' output beyond the retention limits, on the timer; a failure waits for the next sweep. */
     void sweepLogs() {
         ProxyConfig config = inForce;
         ProtocolFront f = front;
@@ -367,7 +354,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             LOG.info("protocol v2 started");
         }
         inForce = config;
-        applyLogAccess(config);
+        ProxyDirectories.applyLogAccess(config, LOG);
         if (v2Next != null) {
             v2KeyFiles = keyFiles;
         }

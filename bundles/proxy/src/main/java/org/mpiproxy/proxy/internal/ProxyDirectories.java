@@ -91,4 +91,19 @@ final class ProxyDirectories {
         view.setGroup(group);
         view.setPermissions(RankLogFiles.DIRECTORY_GROUP_READ);
     }
+
+    /**
+     * {@link #applyLogAccess} whose failure is one line, not an exception: the node serves on.
+     *
+     * @param config the configuration, checked ({@link #check})
+     * @param log    where the line goes
+     */
+    static void applyLogAccess(ProxyConfig config, org.slf4j.Logger log) {
+        try {
+            applyLogAccess(config);
+        } catch (IOException | RuntimeException e) {
+            log.error("org.mpiproxy.proxy: cannot give the log directory the access log.group={} asks for: {}",
+                    config.log_group(), e.getMessage());
+        }
+    }
 }

@@ -438,9 +438,7 @@ final class V2Dispatcher {
 
     /** Measures the refusals' rate limits on {@code nanoClock} ({@link System#nanoTime} by default). */
     void refusalClock(LongSupplier nanoClock) {
-        synchronized (lock) {
-            answers.refusalClock(nanoClock);
-        }
+        synchronized (lock) { answers.refusalClock(nanoClock); }
     }
 
     /** Stops handling datagrams and completions: the first step of a {@link #handOver()}, before launches end. */
