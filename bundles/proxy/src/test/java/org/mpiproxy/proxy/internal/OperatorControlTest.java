@@ -71,7 +71,16 @@ class OperatorControlTest {
     @Test
     void shouldSendTheChosenSignalToARunningRank() throws Exception {
         // SIGINT as the default whatever this JVM inherited (a background job ignores it, and so would sleep)
-        sleeper = new ProcessBuilder("env", "--default-signal=INT", "sleep", "60").start();
+        sleeper = new ProcessBuilder("env", "--default-signal=INT", "sleep", "600").start();
+        // until env has reset SIGINT and become sleep, the signal could still meet the inherited disposition
+        java.nio.file.Path comm = java.nio.file.Path.of("/proc", Long.toString(sleeper.pid()), "comm");
+        await(() -> {
+            try {
+                return java.nio.file.Files.readString(comm).trim().equals("sleep");
+            } catch (java.io.IOException e) {
+                return false;
+            }
+        }, "env became sleep");
         JobInfo job = new JobInfo(7, "v1", "127.0.0.1:1", Instant.EPOCH, List.of(
                 new RankInfo(1, 0, "sleep", sleeper.pid(), RankInfo.State.RUNNING, -1, 0, 0, 0, 0),
                 new RankInfo(2, 0, "sleep", 1, RankInfo.State.EXITED, 0, 0, 0, 0, 0)));
