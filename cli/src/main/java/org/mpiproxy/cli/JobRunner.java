@@ -91,6 +91,7 @@ final class JobRunner {
     }
 
     private final Settings settings;
+    private final java.util.function.LongSupplier clock;
     private final PrintStream out;
     private final PrintStream err;
     private final Object lock = new Object();
@@ -118,6 +119,16 @@ final class JobRunner {
     static final String FAILURE = "failure";
 
     JobRunner(Settings settings, PrintStream out, PrintStream err) {
+        this(settings, out, err, System::nanoTime);
+    }
+
+    /**
+     * @param clock nanoseconds as {@link System#nanoTime}: {@code --timeout} runs on it (the
+     *              launcher re-reads it at least once a second while it waits), so a test moves
+     *              the job's time instead of waiting for it
+     */
+    JobRunner(Settings settings, PrintStream out, PrintStream err, java.util.function.LongSupplier clock) {
+        this.clock = clock;
         this.settings = settings;
         this.out = out;
         this.err = err;
@@ -399,7 +410,7 @@ final class JobRunner {
             }
         }
 
-        long deadline = settings.timeout() == null ? 0 : System.nanoTime() + settings.timeout().toNanos();
+        long deadline = settings.timeout() == null ? 0 : clock.getAsLong() + settings.timeout().toNanos();
         String stopReason = await(process::isAlive, deadline);
         if (process.isAlive() && stopReason != null) {
             info("stopping the job (" + describeStop(stopReason) + ")");
@@ -471,7 +482,7 @@ final class JobRunner {
     /**
      * Waits while {@code running} holds, until a signal, the deadline or (v2) a failed rank.
      *
-     * @param deadline {@link System#nanoTime} of the time limit, 0 for none
+     * @param deadline the job's clock at the time limit, 0 for none
      * @return {@code null} when {@code running} stopped holding, else the stop reason:
      *         {@code SIGINT}, {@code SIGTERM}, {@code timeout} or {@link #FAILURE}
      */
@@ -497,7 +508,7 @@ final class JobRunner {
                 if (!running.getAsBoolean()) {
                     return null;
                 }
-                long left = deadline == 0 ? Long.MAX_VALUE : deadline - System.nanoTime();
+                long left = deadline == 0 ? Long.MAX_VALUE : deadline - clock.getAsLong();
                 if (left <= 0) {
                     return "timeout";
                 }

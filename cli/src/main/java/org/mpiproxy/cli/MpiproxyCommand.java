@@ -41,6 +41,12 @@ public final class MpiproxyCommand implements Runnable {
         return commandLine(new RunCommand.Launch(env, out, err)).execute(args);
     }
 
+    /** As {@link #execute(String[], Map, PrintStream, PrintStream)}, with the job's time limit on {@code clock}. */
+    static int execute(String[] args, Map<String, String> env, PrintStream out, PrintStream err,
+                       java.util.function.LongSupplier clock) {
+        return commandLine(new RunCommand.Launch(env, out, err, clock)).execute(args);
+    }
+
     /**
      * The launcher's command line: single-dash words are option names only as written (Hydra's
      * {@code -hosts}, {@code -genv}, ...), never clusters of one-letter options, so that an

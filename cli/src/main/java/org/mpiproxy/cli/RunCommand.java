@@ -158,8 +158,15 @@ final class RunCommand implements Callable<Integer> {
 
     private final Launch launch;
 
-    /** The process environment and streams, replaceable in tests. */
-    record Launch(Map<String, String> env, PrintStream out, PrintStream err) {
+    /**
+     * The process environment, streams and clock, replaceable in tests.
+     *
+     * @param clock nanoseconds as {@link System#nanoTime}: the job's {@code --timeout} runs on it
+     */
+    record Launch(Map<String, String> env, PrintStream out, PrintStream err, java.util.function.LongSupplier clock) {
+        Launch(Map<String, String> env, PrintStream out, PrintStream err) {
+            this(env, out, err, System::nanoTime);
+        }
     }
 
     RunCommand(Launch launch) {
@@ -193,7 +200,7 @@ final class RunCommand implements Callable<Integer> {
             launch.err().println("mpiproxy: -wdir " + settings.workingDirectory() + " applies to rank 0; the proxies"
                     + " start ranks 1.." + settings.ranks().size() + " in their own directory");
         }
-        return new JobRunner(settings, launch.out(), launch.err()).run();
+        return new JobRunner(settings, launch.out(), launch.err(), launch.clock()).run();
     }
 
     /**

@@ -113,16 +113,24 @@ class MpiproxyCommandTest {
     @Test
     void shouldStopRankZeroOnTimeoutAndExitWith124() throws Exception {
         Path program = dir.resolve("sleeper");
-        Files.writeString(program, "#!/bin/sh\necho started\nprintf 'half a li'\nexec sleep 60\n");
+        Path printed = dir.resolve("printed");
+        Files.writeString(program, "#!/bin/sh\necho started\nprintf 'half a li'\n: > '" + printed
+                + "'\nexec sleep 60\n");
         assertTrue(program.toFile().setExecutable(true));
-        long start = System.nanoTime();
+        // the job's clock stands still until the program has printed its two lines, then moves 1 s
+        // at each reading: the stop follows that event, not the machine's speed
+        long base = System.nanoTime();
+        java.util.concurrent.atomic.AtomicInteger readAfterPrint = new java.util.concurrent.atomic.AtomicInteger();
+        java.util.function.LongSupplier clock = () -> Files.exists(printed)
+                ? base + java.util.concurrent.TimeUnit.SECONDS.toNanos(readAfterPrint.incrementAndGet()) : base;
 
-        // the timeout leaves the shell 5 s to print its two lines: a ceiling for a stalled machine, not a speed claim
-        int status = run("run", "--timeout", "5", "--grace", "1", "--hosts", "127.0.0.1:1", program.toString());
+        int status = MpiproxyCommand.execute(
+                new String[] {"run", "--timeout", "5", "--grace", "1", "--hosts", "127.0.0.1:1", program.toString()},
+                env, new PrintStream(out, true, StandardCharsets.UTF_8), new PrintStream(err, true, StandardCharsets.UTF_8),
+                clock);
 
-        long seconds = java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(System.nanoTime() - start);
         assertEquals(124, status, err());
-        assertTrue(seconds >= 5, "stopped after " + seconds + " s, before the timeout");
+        assertTrue(readAfterPrint.get() >= 5, "stopped before the job's clock reached the time limit");
         assertEquals("[0] started\n[0] half a li [mpiproxy: line cut]\n", out.toString(StandardCharsets.UTF_8));
         assertTrue(err().contains("mpiproxy: stopping the job (--timeout 5 s)"), err());
         assertTrue(err().contains("rank 0 (here) exited with status 143 (signal 15)"), err());
