@@ -103,10 +103,23 @@ class DistributionArchiveIT {
     }
 
     @Test
-    void shouldShipAnAdministratorForTheLocalConsole() throws IOException {
+    void shouldShipNoPasswordForTheConsoleOrJmx() throws IOException {
         DistributionArchive.Entry users = entry("etc/users.properties");
         assertEquals("600", Integer.toOctalString(users.mode()), "etc/users.properties mode");
-        assertNotNull(properties(users.name()).getProperty("karaf"), "no karaf user");
+        Properties realm = properties(users.name());
+        // the group of the user generated at first start (bin/setenv), and no user at all
+        assertNotNull(realm.getProperty("_g_:admingroup"), "no admingroup");
+        assertEquals(java.util.Set.of("_g_:admingroup"), realm.stringPropertyNames(),
+                "a shipped user is a password every copy of the distribution shares");
+        List<String> keyUsers = properties("etc/keys.properties").stringPropertyNames().stream()
+                .filter(k -> !k.startsWith("_g_:")).toList();
+        assertTrue(keyUsers.isEmpty(), "a shipped key login: " + keyUsers);
+    }
+
+    @Test
+    void shouldShipV1Off() throws IOException {
+        // v1 is unauthenticated: served as shipped, any local user would start ranks as root
+        assertEquals("false", properties("etc/org.mpiproxy.proxy.cfg").getProperty("v1.enabled"));
     }
 
     private static DistributionArchive.Entry entry(String name) {

@@ -79,6 +79,8 @@ final class KarafNode {
         // v2 requests name the node they are for: hosts name a node by its proxy's address
         edit(etc.resolve("org.mpiproxy.proxy.cfg"), "node.name", address);
         edit(etc.resolve("org.mpiproxy.proxy.cfg"), "stop.grace.seconds", "2");
+        // shipped off; the tests' nodes serve v1 too (the readiness probe, the FreeNOS host's tests)
+        edit(etc.resolve("org.mpiproxy.proxy.cfg"), "v1.enabled", "true");
         edit(etc.resolve("org.apache.karaf.shell.cfg"), "sshPort", Integer.toString(Ports.freeTcpPort()));
         edit(etc.resolve("org.apache.karaf.management.cfg"), "rmiRegistryPort", Integer.toString(Ports.freeTcpPort()));
         edit(etc.resolve("org.apache.karaf.management.cfg"), "rmiServerPort", Integer.toString(Ports.freeTcpPort()));
@@ -236,6 +238,20 @@ final class KarafNode {
         return jvm;
     }
 
+    /** @return the node's Karaf home (its unpacked distribution) */
+    Path home() {
+        return home;
+    }
+
+    /** @return the value of {@code key} in {@code etc/<cfg>}, {@code null} when it has none */
+    String setting(String cfg, String key) throws IOException {
+        java.util.Properties properties = new java.util.Properties();
+        try (var in = Files.newBufferedReader(home.resolve("etc").resolve(cfg))) {
+            properties.load(in);
+        }
+        return properties.getProperty(key);
+    }
+
     /** @return the pid of Karaf's JVM (its {@code karaf.pid}) */
     long jvmPid() throws IOException {
         return Long.parseLong(Files.readString(home.resolve("karaf.pid")).trim());
@@ -271,14 +287,26 @@ final class KarafNode {
     }
 
     /**
-     * Runs one console command through the distribution's {@code bin/client} as the shipped
-     * operator, over the node's SSH port.
+     * Runs one console command through the distribution's {@code bin/client} as the operator
+     * generated at first start (the client reads the first user of {@code etc/users.properties}),
+     * over the node's SSH port.
      *
      * @return what the command printed (stdout and stderr)
      */
     String console(String command) throws IOException, InterruptedException {
-        ProcessBuilder builder = new ProcessBuilder(home.resolve("bin/client").toString(), "-u", "karaf", "-p", "karaf",
-                "-r", "3", "-b").directory(home.toFile()).redirectErrorStream(true);
+        return client(command, "-r", "3", "-b");
+    }
+
+    /** As {@link #console(String)}, logging in as {@code user} with {@code password}, one attempt. */
+    String console(String user, String password, String command) throws IOException, InterruptedException {
+        return client(command, "-u", user, "-p", password, "-r", "1", "-b");
+    }
+
+    private String client(String command, String... options) throws IOException, InterruptedException {
+        List<String> line = new java.util.ArrayList<>();
+        line.add(home.resolve("bin/client").toString());
+        line.addAll(List.of(options));
+        ProcessBuilder builder = new ProcessBuilder(line).directory(home.toFile()).redirectErrorStream(true);
         builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
         Process client = builder.start();
         try (var in = client.getOutputStream()) {

@@ -113,6 +113,7 @@ public abstract class MpiProxyTestSupport {
     private static final String CHANNEL_DIRECTORY = "mpiproxy.itest.channel.directory";
     private static final String FILE_MODES = "mpiproxy.itest.file.modes";
     private static final String TARGET = "mpiproxy.itest.target";
+    private static final String OPERATOR_PASSWORD = "mpiproxy.itest.operator.password";
     /** Set (true or false) to choose how the proxy spawns ranks; unset keeps the product's default. */
     static final String SPAWN_NATIVE = "mpiproxy.itest.spawn.native";
 
@@ -149,6 +150,7 @@ public abstract class MpiProxyTestSupport {
         int httpPort = Ports.freeTcpPort();
         int udpPort = Ports.freeUdpPort(LOCALHOST);
         Path channels = target.resolve("itest-channels").resolve(UUID.randomUUID().toString());
+        String operatorPassword = UUID.randomUUID().toString();
         Files.createDirectories(channels);
 
         List<Option> options = new ArrayList<>(List.of(
@@ -179,6 +181,12 @@ public abstract class MpiProxyTestSupport {
                 editConfigurationFilePut("etc/org.ops4j.pax.web.cfg", "org.osgi.service.http.port", Integer.toString(httpPort)),
                 editConfigurationFilePut("etc/org.ops4j.pax.web.cfg", "org.ops4j.pax.web.listening.addresses", LOCALHOST),
 
+                // the distribution ships no user: the runtime's operator gets a password of this run
+                editConfigurationFilePut("etc/users.properties", "karaf", operatorPassword + ",_g_:admingroup"),
+                systemProperty(OPERATOR_PASSWORD).value(operatorPassword),
+
+                // shipped off; the tests speak v1 as FreeNOS hosts do
+                editConfigurationFilePut("etc/org.mpiproxy.proxy.cfg", "v1.enabled", "true"),
                 editConfigurationFilePut("etc/org.mpiproxy.transport.udp.cfg", "address", LOCALHOST),
                 editConfigurationFilePut("etc/org.mpiproxy.transport.udp.cfg", "port", Integer.toString(udpPort)),
                 editConfigurationFilePut("etc/org.mpiproxy.channel.shm.cfg", "base.directory", channels.toString()),
@@ -226,6 +234,11 @@ public abstract class MpiProxyTestSupport {
     /** @return the UDP port the proxy is configured to listen on (127.0.0.1) */
     protected static int udpPort() {
         return Integer.getInteger(UDP_PORT);
+    }
+
+    /** @return the password of the runtime's console and JMX user {@code karaf} */
+    protected static String operatorPassword() {
+        return System.getProperty(OPERATOR_PASSWORD);
     }
 
     /** @return the SSH port of the runtime (127.0.0.1) */

@@ -59,6 +59,8 @@ class NodeCrashIT {
         set("org.mpiproxy.transport.udp.cfg", "port", Integer.toString(udpPort));
         set("org.mpiproxy.channel.shm.cfg", "base.directory", shm.toString());
         set("org.apache.karaf.shell.cfg", "sshPort", "0");
+        // shipped off; this node's jobs come from a FreeNOS host
+        set("org.mpiproxy.proxy.cfg", "v1.enabled", "true");
         set("org.apache.karaf.management.cfg", "rmiRegistryPort", Integer.toString(Ports.freeTcpPort()));
         set("org.apache.karaf.management.cfg", "rmiServerPort", Integer.toString(Ports.freeTcpPort()));
         // a rank that records itself and a grandchild, then waits forever

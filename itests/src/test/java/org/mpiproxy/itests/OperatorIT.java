@@ -214,7 +214,7 @@ public class OperatorIT extends MpiProxyTestSupport {
         JMXServiceURL url = new JMXServiceURL("service:jmx:rmi:///jndi/rmi://127.0.0.1:" + rmiRegistryPort()
                 + "/karaf-root");
         try (JMXConnector connector = JMXConnectorFactory.connect(url,
-                Map.of(JMXConnector.CREDENTIALS, new String[] {"karaf", "karaf"}))) {
+                Map.of(JMXConnector.CREDENTIALS, new String[] {"karaf", operatorPassword()}))) {
             MBeanServerConnection jmx = connector.getMBeanServerConnection();
             long datagramsIn = (Long) jmx.getAttribute(proxy, "DatagramsIn");
             long invalid = (Long) jmx.getAttribute(proxy, "InvalidDatagrams");
