@@ -71,7 +71,7 @@ final class JobRunner {
      * @param stage          copy PROGRAM to every node first and run that copy (v2 STAGE)
      * @param workingDirectory the ranks' working directory (absolute), {@code null} for the launcher's:
      *                       rank 0 starts in it, ranks 1..N-1 get it in their EXEC as
-     *                       {@value RankWorld#WORKING_DIRECTORY} when it was chosen
+     *                       {@value RankWorld#WORKING_DIRECTORY}
      * @param workingDirectoryChosen the user chose it ({@code -wdir}); else it is the launcher's
      */
     record Settings(String program, List<String> args, List<Placement> ranks, Map<String, String> environment,
@@ -269,8 +269,9 @@ final class JobRunner {
                                org.mpiproxy.protocol.ClusterKeys keys) throws IOException {
         List<Map<String, String>> environments = RankWorld.environments(ranks, size, settings.environment(),
                 slurmNames);
-        if (settings.workingDirectoryChosen()) {
-            // only a chosen one: until the proxies honour it, the launcher's own would cost every EXEC its bytes
+        if (settings.workingDirectory() != null) {
+            // the proxies start each rank there when the directory exists on their node, else in the
+            // rank user's home with one line on the rank's standard error
             environments.forEach(e -> e.put(RankWorld.WORKING_DIRECTORY, settings.workingDirectory().toString()));
         }
         // one probe per node first: a node that is down, or does not share the key, is named at once

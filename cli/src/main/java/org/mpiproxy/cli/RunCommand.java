@@ -88,9 +88,9 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = {"-wdir", "--wdir", "--chdir"}, paramLabel = "DIR",
             description = "The ranks' working directory (default: this one; a relative DIR is taken from here)."
-                    + " Rank 0 starts in it (in the home directory, with one line, when it is not a directory"
-                    + " here); ranks 1..N-1 get it as " + RankWorld.WORKING_DIRECTORY + " in their EXEC, but their"
-                    + " proxies start them in their own directory for now.")
+                    + " Every rank starts in it where it is a directory, else in its user's home directory with"
+                    + " one line on its standard error (ranks 1..N-1 get it as " + RankWorld.WORKING_DIRECTORY
+                    + " in their EXEC).")
     Path workingDirectory;
 
     @Option(names = "--stage",
@@ -195,10 +195,6 @@ final class RunCommand implements Callable<Integer> {
             launch.err().println("mpiproxy: no --hosts, --hostfile or Slurm allocation: the job runs on this node,"
                     + " its proxy at " + PlacementOptions.LOCAL_NODE + ":" + placement.port + " with "
                     + PlacementOptions.localNode().slots() + " slots (its cores)");
-        }
-        if (workingDirectory != null && !settings.ranks().isEmpty() && !quiet) {
-            launch.err().println("mpiproxy: -wdir " + settings.workingDirectory() + " applies to rank 0; the proxies"
-                    + " start ranks 1.." + settings.ranks().size() + " in their own directory");
         }
         return new JobRunner(settings, launch.out(), launch.err(), launch.clock()).run();
     }

@@ -152,6 +152,18 @@ class HydraLaunchTest {
     }
 
     @Test
+    void shouldSendTheLaunchersDirectoryWhenNoneIsChosen() throws Exception {
+        int port = startProxy();
+        Path here = Path.of("").toAbsolutePath();
+
+        run("run", "-n", "2", "--oversubscribe", "--port", Integer.toString(port), "hello");
+
+        assertEquals(1, execs.size(), execs.toString());
+        assertEquals(here.toString(), execs.get(0).environment().get(RankWorld.WORKING_DIRECTORY),
+                "ranks start where the launcher runs, as under Hydra");
+    }
+
+    @Test
     void shouldAskThisNodesProxyForItsStatusWithoutNodeOptions() throws Exception {
         int port = startProxy();
 

@@ -100,25 +100,28 @@ final class NativeSpawn {
 
     private final LibC libc;
     private final Function closeFrom;
+    private final Function addChdir;
     private final String why;
 
-    private NativeSpawn(LibC libc, Function closeFrom, String why) {
+    private NativeSpawn(LibC libc, Function closeFrom, Function addChdir, String why) {
         this.libc = libc;
         this.closeFrom = closeFrom;
+        this.addChdir = addChdir;
         this.why = why;
     }
 
     private static NativeSpawn load() {
         if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
-            return new NativeSpawn(null, null, "not Linux");
+            return new NativeSpawn(null, null, null, "not Linux");
         }
         try {
             LibC libc = Native.load("c", LibC.class);
             Function closeFrom = NativeLibrary.getInstance("c").getFunction("posix_spawn_file_actions_addclosefrom_np");
-            return new NativeSpawn(libc, closeFrom, null);
+            Function addChdir = NativeLibrary.getInstance("c").getFunction("posix_spawn_file_actions_addchdir_np");
+            return new NativeSpawn(libc, closeFrom, addChdir, null);
         } catch (LinkageError | RuntimeException e) {
             // no JNA bundle, no native library for this platform, or a glibc older than 2.34
-            return new NativeSpawn(null, null, "glibc's posix_spawn through JNA is not available: " + e);
+            return new NativeSpawn(null, null, null, "glibc's posix_spawn through JNA is not available: " + e);
         }
     }
 
@@ -160,7 +163,7 @@ final class NativeSpawn {
      * @throws IOException with the C library's reason when it cannot be spawned
      */
     Process spawn(List<String> argv, List<String> envp, int cpu) throws IOException {
-        return spawn(argv, envp, cpu, null, null);
+        return spawn(argv, envp, cpu, null, null, null);
     }
 
     /**
@@ -172,8 +175,19 @@ final class NativeSpawn {
      */
     Process spawn(List<String> argv, List<String> envp, int cpu, java.nio.file.Path outFifo,
                   java.nio.file.Path errFifo) throws IOException {
+        return spawn(argv, envp, cpu, null, outFifo, errFifo);
+    }
+
+    /**
+     * As {@link #spawn(List, List, int, java.nio.file.Path, java.nio.file.Path)}, started in
+     * {@code directory} ({@code posix_spawn_file_actions_addchdir_np}, glibc 2.29), {@code null}
+     * for the proxy's own.
+     */
+    Process spawn(List<String> argv, List<String> envp, int cpu, java.nio.file.Path directory,
+                  java.nio.file.Path outFifo, java.nio.file.Path errFifo) throws IOException {
+        String dir = directory == null ? null : directory.toString();
         if (outFifo != null) {
-            return spawnToFifos(argv, envp, cpu, outFifo, errFifo);
+            return spawnToFifos(argv, envp, cpu, dir, outFifo, errFifo);
         }
         int[] out = pipe();
         int[] err;
@@ -188,7 +202,7 @@ final class NativeSpawn {
             int pid = spawnWith(argv, envp, cpu, actions -> {
                 check(libc.posix_spawn_file_actions_adddup2(actions, out[1], 1), "posix_spawn_file_actions_adddup2");
                 check(libc.posix_spawn_file_actions_adddup2(actions, err[1], 2), "posix_spawn_file_actions_adddup2");
-            }, null);
+            }, chdir(dir));
             spawned = true;
             libc.close(out[1]);
             libc.close(err[1]);
@@ -201,7 +215,7 @@ final class NativeSpawn {
         }
     }
 
-    private Process spawnToFifos(List<String> argv, List<String> envp, int cpu, java.nio.file.Path outFifo,
+    private Process spawnToFifos(List<String> argv, List<String> envp, int cpu, String dir, java.nio.file.Path outFifo,
                                  java.nio.file.Path errFifo) throws IOException {
         // the reading ends first: a rank that ends at once still leaves its output to read
         RankFifos.FifoInputStream out = RankFifos.create(outFifo);
@@ -224,7 +238,7 @@ final class NativeSpawn {
             int pid = spawnWith(argv, envp, cpu, actions -> {
                 check(libc.posix_spawn_file_actions_adddup2(actions, rankOut, 1), "posix_spawn_file_actions_adddup2");
                 check(libc.posix_spawn_file_actions_adddup2(actions, rankErr, 2), "posix_spawn_file_actions_adddup2");
-            }, null);
+            }, chdir(dir));
             spawned = true;
             return new NativeProcess(libc, pid, out, err);
         } finally {
@@ -262,6 +276,15 @@ final class NativeSpawn {
                                 "posix_spawn_file_actions_addopen " + fifo);
                     }
                 });
+    }
+
+    /** @return the action that changes into {@code dir} (after every descriptor is in place), {@code null} for none */
+    private FileActions chdir(String dir) {
+        if (dir == null) {
+            return null;
+        }
+        return actions -> check(addChdir.invokeInt(new Object[] {actions, dir}),
+                "posix_spawn_file_actions_addchdir_np " + dir);
     }
 
     /** File actions beyond standard input and the closing of the JVM's descriptors. */

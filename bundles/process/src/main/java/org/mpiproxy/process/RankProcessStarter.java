@@ -149,21 +149,24 @@ public final class RankProcessStarter {
             throw new LaunchException("cannot start program '" + program + "': "
                     + (argv.isEmpty() ? "empty command line" : argv.get(0) + " is not an executable file"));
         }
-        List<String> command = user == null ? argv : RankCommand.asUser(user, argv);
+        RankWorkingDirectory.Choice where = RankWorkingDirectory.choose(environment, rankId, user);
+        List<String> inPlace = where.command(argv);
+        List<String> command = user == null ? inPlace : RankCommand.asUser(user, inPlace);
         Process process;
         try {
             NativeSpawn spawn = nativeSpawn();
             if (spawn != null && fifos()) {
                 // under the node keeper the rank outlives the JVM: its output must too
                 Path fifos = RankFifos.directory(logDirectory, environment.get(RankCommand.ENV_CHANNEL));
-                process = spawn.spawn(command, environmentLines(allowlist, environment), cpu,
+                process = spawn.spawn(command, environmentLines(allowlist, environment), cpu, where.directory(),
                         RankFifos.path(fifos, rankId, RankOutputListener.Stream.STDOUT),
                         RankFifos.path(fifos, rankId, RankOutputListener.Stream.STDERR));
             } else if (spawn != null) {
-                process = spawn.spawn(command, environmentLines(allowlist, environment), cpu);
+                process = spawn.spawn(command, environmentLines(allowlist, environment), cpu, where.directory(),
+                        null, null);
             } else {
                 process = startBuilder(ProcessGroup.argv(cpu < 0 ? command : RankCommand.pinned(cpu, command)),
-                        allowlist, environment);
+                        allowlist, environment, where.directory());
             }
         } catch (IOException | RuntimeException e) {
             throw new LaunchException("cannot start program '" + program + "': "
@@ -220,9 +223,12 @@ public final class RankProcessStarter {
         }
     }
 
-    private static Process startBuilder(List<String> command, List<String> allowlist, Map<String, String> environment)
-            throws IOException {
+    private static Process startBuilder(List<String> command, List<String> allowlist, Map<String, String> environment,
+                                        Path directory) throws IOException {
         ProcessBuilder builder = new ProcessBuilder(command);
+        if (directory != null) {
+            builder.directory(directory.toFile());
+        }
         builder.redirectInput(Redirect.from(NULL_INPUT));
         builder.redirectOutput(Redirect.PIPE);
         builder.redirectError(Redirect.PIPE);

@@ -14,7 +14,7 @@
  * unprivileged user ranks run as ({@link org.mpiproxy.process.RankUser}).
  */
 @Export
-@Version("0.5.0")
+@Version("0.6.0")
 package org.mpiproxy.process;
 
 import org.osgi.annotation.bundle.Export;
