@@ -26,7 +26,7 @@ import org.junit.jupiter.api.Test;
  * The distribution as shipped has no password: its first start gives the console's and JMX's
  * user {@code karaf} a random one in {@code etc/users.properties} (owner only), the old default
  * {@code karaf}/{@code karaf} logs in nowhere, {@code bin/client} run by the file's owner logs in
- * without being told a password, and a restart keeps the password it generated.
+ * without being told a password (nor JAVA_HOME), and a restart keeps the password it generated.
  */
 class ConsoleLoginIT {
 
@@ -61,6 +61,20 @@ class ConsoleLoginIT {
 
         String health = awaitConsole("mpi:health", "Health:", 120);
         assertTrue(health.contains("Health:"), health);
+        // as an operator's shell runs it: no JAVA_HOME, java on the PATH
+        ProcessBuilder plain = new ProcessBuilder(node.home().resolve("bin/client").toString(), "-r", "3", "-b")
+                .directory(node.home().toFile()).redirectErrorStream(true);
+        plain.environment().remove("JAVA_HOME");
+        plain.environment().put("PATH", Path.of(System.getProperty("java.home"), "bin") + ":/usr/bin:/bin");
+        Process client = plain.start();
+        try (var in = client.getOutputStream()) {
+            in.write("mpi:health\n".getBytes(java.nio.charset.StandardCharsets.UTF_8));
+        }
+        String plainOut = new String(client.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(client.waitFor(60, TimeUnit.SECONDS), "bin/client did not end");
+        assertTrue(plainOut.contains("Health:"), plainOut);
+        assertFalse(plainOut.contains("JAVA_HOME not set"), plainOut);
+
         String refused = node.console("karaf", "karaf", "mpi:health");
         assertFalse(refused.contains("Health:"), "karaf/karaf logged in: " + refused);
 
