@@ -151,22 +151,29 @@ public final class RankProcessStarter {
         }
         RankWorkingDirectory.Choice where = RankWorkingDirectory.choose(environment, rankId, user);
         List<String> inPlace = where.command(argv);
-        List<String> command = user == null ? inPlace : RankCommand.asUser(user, inPlace);
         Process process;
         try {
             NativeSpawn spawn = nativeSpawn();
-            if (spawn != null && fifos()) {
-                // under the node keeper the rank outlives the JVM: its output must too
-                Path fifos = RankFifos.directory(logDirectory, environment.get(RankCommand.ENV_CHANNEL));
-                process = spawn.spawn(command, environmentLines(allowlist, environment), cpu, where.directory(),
-                        RankFifos.path(fifos, rankId, RankOutputListener.Stream.STDOUT),
-                        RankFifos.path(fifos, rankId, RankOutputListener.Stream.STDERR));
-            } else if (spawn != null) {
-                process = spawn.spawn(command, environmentLines(allowlist, environment), cpu, where.directory(),
-                        null, null);
+            if (spawn != null) {
+                List<String> lines = environmentLines(allowlist, environment);
+                List<String> command = inPlace;
+                if (user != null) {
+                    // setpriv runs as root until it drops the privileges: the loader's variables wait
+                    List<String> moved = new java.util.ArrayList<>();
+                    lines = LoaderVariables.moveAside(lines, moved);
+                    command = RankCommand.asUser(user, LoaderVariables.restoring(moved, inPlace));
+                }
+                if (fifos()) {
+                    // under the node keeper the rank outlives the JVM: its output must too
+                    Path fifos = RankFifos.directory(logDirectory, environment.get(RankCommand.ENV_CHANNEL));
+                    process = spawn.spawn(command, lines, cpu, where.directory(),
+                            RankFifos.path(fifos, rankId, RankOutputListener.Stream.STDOUT),
+                            RankFifos.path(fifos, rankId, RankOutputListener.Stream.STDERR));
+                } else {
+                    process = spawn.spawn(command, lines, cpu, where.directory(), null, null);
+                }
             } else {
-                process = startBuilder(ProcessGroup.argv(cpu < 0 ? command : RankCommand.pinned(cpu, command)),
-                        allowlist, environment, where.directory());
+                process = startBuilder(inPlace, cpu, user, allowlist, environment, where.directory());
             }
         } catch (IOException | RuntimeException e) {
             throw new LaunchException("cannot start program '" + program + "': "
@@ -223,9 +230,9 @@ public final class RankProcessStarter {
         }
     }
 
-    private static Process startBuilder(List<String> command, List<String> allowlist, Map<String, String> environment,
-                                        Path directory) throws IOException {
-        ProcessBuilder builder = new ProcessBuilder(command);
+    private static Process startBuilder(List<String> argv, int cpu, long[] user, List<String> allowlist,
+                                        Map<String, String> environment, Path directory) throws IOException {
+        ProcessBuilder builder = new ProcessBuilder();
         if (directory != null) {
             builder.directory(directory.toFile());
         }
@@ -240,6 +247,13 @@ public final class RankProcessStarter {
         } else {
             builder.environment().putAll(environment);
         }
+        List<String> command = argv;
+        if (user != null) {
+            List<String> moved = new java.util.ArrayList<>();
+            LoaderVariables.moveAside(builder.environment(), moved);
+            command = RankCommand.asUser(user, LoaderVariables.restoring(moved, argv));
+        }
+        builder.command(ProcessGroup.argv(cpu < 0 ? command : RankCommand.pinned(cpu, command)));
         return builder.start();
     }
 
