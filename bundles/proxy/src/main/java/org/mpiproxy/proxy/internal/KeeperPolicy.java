@@ -16,6 +16,8 @@ import org.slf4j.LoggerFactory;
 final class KeeperPolicy {
 
     private static final Logger LOG = LoggerFactory.getLogger(KeeperPolicy.class);
+    /** How many ancestors of the JVM are looked at for its keeper (the start scripts are a few). */
+    private static final int MAX_DEPTH = 8;
 
     private KeeperPolicy() {
     }
@@ -31,6 +33,31 @@ final class KeeperPolicy {
         } catch (IOException e) {
             LOG.warn("cannot tell the node keeper in {} how long ranks outlive this JVM: {}", keeper, e.toString());
         }
+    }
+
+    /**
+     * @param keeperPid a keeper's pid
+     * @param process   a process
+     * @return whether the keeper runs and is an ancestor of {@code process} (Karaf's JVM runs under
+     *         a start script or straight under its keeper): when it was killed, the JVM's ancestors
+     *         became others, and a process that reuses the pid is none of them
+     */
+    static boolean runsUnder(long keeperPid, ProcessHandle process) {
+        if (keeperPid <= 1) {
+            return false;
+        }
+        java.util.Optional<ProcessHandle> ancestor = process.parent();
+        for (int depth = 0; depth < MAX_DEPTH && ancestor.isPresent(); depth++) {
+            ProcessHandle p = ancestor.get();
+            if (p.pid() == keeperPid) {
+                return p.isAlive();
+            }
+            if (p.pid() <= 1) {
+                return false;
+            }
+            ancestor = p.parent();
+        }
+        return false;
     }
 
     /** Removes the directories of keepers that have ended (after the ledger's sweep). */

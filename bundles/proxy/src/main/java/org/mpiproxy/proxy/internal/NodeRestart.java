@@ -1,24 +1,20 @@
 package org.mpiproxy.proxy.internal;
 
-import java.io.BufferedInputStream;
-import java.io.BufferedOutputStream;
-import java.io.DataInputStream;
-import java.io.DataOutputStream;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
-import java.nio.file.StandardCopyOption;
-import java.nio.file.StandardOpenOption;
 import java.time.Duration;
+import java.time.Instant;
 import java.util.ArrayList;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
 import java.util.Optional;
 import java.util.Set;
 import java.util.concurrent.CompletableFuture;
+import java.util.function.Supplier;
 
-import org.mpiproxy.api.PrivateDirectories;
 import org.mpiproxy.api.RankOutputListener;
 import org.mpiproxy.process.AdoptedRankProcess;
 import org.mpiproxy.process.KeeperFiles;
@@ -43,13 +39,21 @@ import org.slf4j.LoggerFactory;
  * exit that this JVM still sees is written where the keeper writes those it sees
  * ({@code exit-<pid>-<start time>}).
  * <p>
+ * When the file cannot be written (the state directory full or unusable), the ranks are stopped
+ * after all, as the log says, and the stop waits for them: their SIGKILL after the grace comes from
+ * this JVM ({@link RankStops}). So does a shutdown that keeps nothing, such as one whose keeper no
+ * longer runs (killed: nothing would take the ranks when the JVM ends).
+ * <p>
  * The next proxy's {@link #take} reads the file (and removes it), turns every rank back into a
  * process handle ({@link AdoptedRankProcess}: its exit from {@code /proc} and the keeper's record,
  * its output read on from its FIFOs), names itself the owner of the old keepers' orphans (the
  * ranks' lifelines follow it) and stops the holder. From there the jobs go the way handed-over
  * jobs go. What does not outlive the JVM: the PMI server (MPICH ranks that still need it after the
  * restart fail), v2's replay caches (they start empty) and replies not yet sent (hosts repeat
- * their requests). Times measured with {@code System.nanoTime} restart at the new JVM's start.
+ * their requests). Times measured with {@code System.nanoTime} restart at the new JVM's start. A
+ * file that cannot be read ({@link RestartStateFile}: too large, damaged, of another version) is
+ * set aside, the ranks its jobs left running are found by the {@link RankLedger} and stopped, and
+ * the node starts without them.
  */
 final class NodeRestart {
 
@@ -57,8 +61,6 @@ final class NodeRestart {
     static final String FILE = "restart.state";
     /** Marks a rank whose process is to be adopted. */
     private static final String ADOPT = "adopt";
-    private static final int MAGIC = 0x4d505253;
-    private static final int VERSION = 1;
     /** Keys of {@code System.nanoTime} values, 0 meaning none. */
     private static final Set<String> NANOS = Set.of("lastHeardNanos", "stallNanos", "emptySince");
 
@@ -80,13 +82,21 @@ final class NodeRestart {
 
     /**
      * What a stopping proxy does with its jobs: when Karaf stops, they are kept for the next start
-     * when {@link #keepsJobs} and stopped otherwise; else (an update, a restart of the component)
-     * they are handed over to the next revision unless {@code handover.seconds} is 0.
+     * when {@link #keepsJobs} and stopped otherwise, the stop waiting for the ranks' exits (the JVM
+     * ends next); else (an update, a restart of the component) they are handed over to the next
+     * revision unless {@code handover.seconds} is 0.
      */
     static void stop(ProtocolFront front, ProxyConfig config, boolean karafStops) {
         if (karafStops && keepsJobs(config)) {
-            leave(front, config, ProxyConfigs.stateDirectory(config));
-        } else if (karafStops || config.handover_seconds() == 0) {
+            leave(front::handOver, config, ProxyConfigs.stateDirectory(config));
+        } else if (karafStops) {
+            Path keeper = KeeperFiles.own();
+            if (keeper != null && config.restart_survive_seconds() > 0) {
+                LOG.error("the node keeper (pid {}) no longer runs, so no job can outlive this JVM; stopping every"
+                        + " rank", KeeperFiles.keeperPid(keeper));
+            }
+            RankStops.closeAndWait(front, Duration.ofSeconds(config.stop_grace_seconds()));
+        } else if (config.handover_seconds() == 0) {
             front.close();
         } else {
             HandOver.leave(front.handOver(), Duration.ofSeconds(config.handover_seconds()),
@@ -94,20 +104,25 @@ final class NodeRestart {
         }
     }
 
-    /** @return whether an orderly shutdown keeps the jobs: under a keeper, with a window above 0 */
+    /**
+     * @return whether an orderly shutdown keeps the jobs: under a keeper that still runs (one killed
+     *         could not take the ranks), with a window above 0
+     */
     static boolean keepsJobs(ProxyConfig config) {
-        return KeeperFiles.own() != null && config.restart_survive_seconds() > 0;
+        Path keeper = KeeperFiles.own();
+        return keeper != null && config.restart_survive_seconds() > 0
+                && KeeperPolicy.runsUnder(KeeperFiles.keeperPid(keeper), ProcessHandle.current());
     }
 
     /**
      * Saves the running jobs for the next proxy and leaves their ranks running. When they cannot be
      * saved, the ranks are stopped as a shutdown would.
      *
-     * @param front    the protocols
+     * @param handOver the protocols' hand-over ({@link ProtocolFront#handOver()})
      * @param config   the configuration in force
      * @param stateDir the state directory
      */
-    static void leave(ProtocolFront front, ProxyConfig config, Path stateDir) {
+    static void leave(Supplier<Map<String, Object>> handOver, ProxyConfig config, Path stateDir) {
         Duration grace = Duration.ofSeconds(config.stop_grace_seconds());
         long holder = -1;
         List<Path> fifos = RankOutput.fifos();
@@ -120,10 +135,17 @@ final class NodeRestart {
             }
         }
         Map<String, byte[]> begun = RankOutput.detachAll(Duration.ofSeconds(5));
-        Map<String, Object> state = front.handOver();
+        Map<String, Object> state = handOver.get();
+        // the ranks' handles, before prepare() turns them into what the file keeps
+        List<Map<String, Object>> handles = new ArrayList<>();
+        for (Map<String, Object> rank : ranks(state)) {
+            if (rank.get("process") != null) {
+                handles.add(new HashMap<>(rank));
+            }
+        }
         Path keeper = KeeperFiles.own();
         int ranks = prepare(state, keeper);
-        state.put("begun", new java.util.HashMap<>(begun));
+        state.put("begun", new HashMap<>(begun));
         state.put("holder", holder > 0 ? new long[] {holder, startTime(holder)} : null);
         state.put("savedNanos", System.nanoTime());
         try {
@@ -132,12 +154,28 @@ final class NodeRestart {
                     + " = {}); not kept: {}", HandOver.jobIds(state).size(), ranks, config.restart_survive_seconds(),
                     codec.dropped().isEmpty() ? "nothing" : codec.dropped());
         } catch (IOException | RuntimeException e) {
-            LOG.error("cannot save the running jobs for the next start ({}); stopping their ranks", e.toString());
-            RankHandOver.stopJobs(state.get("jobs"), grace);
-            if (state.get("v2") instanceof Map<?, ?> v2) {
-                RankHandOver.stopJobs(v2.get("jobs"), grace);
+            LOG.error("cannot save the running jobs for the next start in {} ({}); stopping their {} rank(s)",
+                    stateDir, RestartStateFile.cause(e), handles.size());
+            stopAfterAll(handles, holder, keeper, grace);
+        }
+    }
+
+    /**
+     * Stops ranks that were to outlive the JVM and waits for them ({@link RankStops}); the keeper
+     * is told to keep nothing (which may fail too, on a full file system).
+     */
+    private static void stopAfterAll(List<Map<String, Object>> handles, long holder, Path keeper, Duration grace) {
+        if (keeper != null) {
+            try {
+                KeeperFiles.writePolicy(keeper, 0, grace.toSeconds());
+            } catch (IOException e) {
+                LOG.debug("cannot tell the node keeper to keep nothing: {}", e.toString());
             }
         }
+        if (holder > 0) {
+            stopHolder(holder, startTime(holder));
+        }
+        RankStops.stopAndWait(handles, grace);
     }
 
     /**
@@ -146,18 +184,7 @@ final class NodeRestart {
      * @return the codec, which names what it left out
      */
     static StateCodec write(Map<String, Object> state, Path stateDir) throws IOException {
-        StateCodec codec = new StateCodec();
-        PrivateDirectories.restrict(stateDir, PrivateDirectories.OWNER_ONLY, "state.directory=" + stateDir);
-        Path tmp = stateDir.resolve(FILE + ".tmp");
-        Files.deleteIfExists(tmp);
-        try (DataOutputStream out = new DataOutputStream(new BufferedOutputStream(Files.newOutputStream(tmp,
-                StandardOpenOption.CREATE_NEW, StandardOpenOption.WRITE, LinkOption.NOFOLLOW_LINKS)))) {
-            out.writeInt(MAGIC);
-            out.writeInt(VERSION);
-            codec.write(out, state, "state");
-        }
-        Files.move(tmp, stateDir.resolve(FILE), StandardCopyOption.REPLACE_EXISTING, StandardCopyOption.ATOMIC_MOVE);
-        return codec;
+        return RestartStateFile.write(state, stateDir, FILE);
     }
 
     /**
@@ -208,32 +235,30 @@ final class NodeRestart {
      *
      * @param stateDir the state directory
      * @param output   receives the adopted ranks' output
-     * @return the state as a hand-over gives it, or {@code null} when there is none (or it is unreadable)
+     * @return the state as a hand-over gives it, or {@code null} when there is none (or it is unreadable:
+     *         then it is set aside and the ranks the ledger names are stopped)
      */
     static Map<String, Object> take(Path stateDir, RankOutputListener output) {
+        return take(stateDir, output, RestartStateFile.maxBytes());
+    }
+
+    /** As {@link #take(Path, RankOutputListener)}, reading no file larger than {@code maxBytes}. */
+    static Map<String, Object> take(Path stateDir, RankOutputListener output, long maxBytes) {
         Path file = stateDir.resolve(FILE);
         if (!Files.exists(file, LinkOption.NOFOLLOW_LINKS)) {
             return null;
         }
         Map<String, Object> state;
-        try (DataInputStream in = new DataInputStream(new BufferedInputStream(Files.newInputStream(file,
-                LinkOption.NOFOLLOW_LINKS)))) {
-            if (in.readInt() != MAGIC || in.readInt() != VERSION) {
-                throw new IOException("not a state file of this version");
-            }
-            state = RankHandOver.asMap(new StateCodec().read(in));
+        try {
+            state = RestartStateFile.read(file, maxBytes);
         } catch (IOException | RuntimeException e) {
-            LOG.error("cannot read the jobs the previous start left in {} ({}); the start-up sweep stops their ranks",
-                    file, e.toString());
-            state = null;
+            setAside(file, stateDir, e);
+            return null;
         }
         try {
             Files.deleteIfExists(file);
         } catch (IOException e) {
             LOG.warn("cannot remove {}: {}", file, e.toString());
-        }
-        if (state == null) {
-            return null;
         }
         long shift = System.nanoTime() - (state.get("savedNanos") instanceof Long l ? l : System.nanoTime());
         shiftNanos(state, shift);
@@ -249,6 +274,29 @@ final class NodeRestart {
         LOG.info("took over {} job(s) with {} running rank(s) from the previous start", HandOver.jobIds(state).size(),
                 adopted);
         return state;
+    }
+
+    /**
+     * A state file that cannot be read: renamed aside (removed when even that fails), and the ranks
+     * its jobs left running, as the ledger records them, stopped; one line says it all.
+     */
+    private static void setAside(Path file, Path stateDir, Exception cause) {
+        String done;
+        try {
+            done = "set aside as " + RestartStateFile.setAside(file, Instant.now()).getFileName();
+        } catch (IOException | RuntimeException e) {
+            try {
+                Files.deleteIfExists(file);
+                done = "removed, since it cannot be set aside (" + RestartStateFile.cause(e) + ")";
+            } catch (IOException again) {
+                done = "left in place, since it can be neither set aside nor removed ("
+                        + RestartStateFile.cause(again) + ")";
+            }
+        }
+        int stopped = new RankLedger(stateDir).stopRecorded();
+        LOG.error("cannot read the jobs the previous start left in {} ({}): {}; the {} rank process group(s) the"
+                + " ledger records as running are stopped and the node starts without those jobs", file,
+                RestartStateFile.cause(cause), done, stopped);
     }
 
     private static int adopt(Map<String, Object> state, Path keepers, RankOutputListener output,

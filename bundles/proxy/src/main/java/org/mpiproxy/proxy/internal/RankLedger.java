@@ -94,28 +94,15 @@ final class RankLedger {
      * @return what was found
      */
     Sweep sweep(ChannelManager channels, java.util.Set<Long> keep) {
-        if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
-            return new Sweep(0, 0);
-        }
-        // what the records name is killed: records someone else could have written are not read
-        String problem = PrivateDirectories.problem(directory, "state.directory=" + directory);
-        if (problem != null) {
-            LOG.error("not sweeping what a previous run left: {}", problem);
+        if (!trusted("not sweeping what a previous run left")) {
             return new Sweep(0, 0);
         }
         int jobs = 0;
         int killed = 0;
         try (DirectoryStream<Path> files = Files.newDirectoryStream(directory, "job-*" + SUFFIX)) {
             for (Path file : files) {
-                String name = file.getFileName().toString();
-                long jobId;
-                try {
-                    jobId = Long.parseUnsignedLong(name.substring(4, name.length() - SUFFIX.length()), 16);
-                } catch (NumberFormatException e) {
-                    LOG.warn("ignoring {}: not a job's record", file);
-                    continue;
-                }
-                if (keep.contains(jobId)) {
+                Long jobId = jobId(file);
+                if (jobId == null || keep.contains(jobId)) {
                     continue;
                 }
                 jobs++;
@@ -136,6 +123,57 @@ final class RankLedger {
         // what ended node keepers recorded about these ranks is of no use any more
         KeeperPolicy.removeEnded();
         return new Sweep(jobs, killed);
+    }
+
+    /**
+     * Kills the process group of every recorded rank whose pid and start time still match, and
+     * keeps the records: the {@link #sweep} at the channel manager's binding removes them with the
+     * jobs' directories. For jobs no proxy takes over (a restart state that cannot be read), at once
+     * rather than when the channel manager comes.
+     *
+     * @return how many groups were killed
+     */
+    int stopRecorded() {
+        if (!trusted("not stopping the ranks a previous run left")) {
+            return 0;
+        }
+        int killed = 0;
+        try (DirectoryStream<Path> files = Files.newDirectoryStream(directory, "job-*" + SUFFIX)) {
+            for (Path file : files) {
+                Long jobId = jobId(file);
+                if (jobId != null) {
+                    killed += killRecorded(file, jobId);
+                }
+            }
+        } catch (IOException e) {
+            LOG.warn("cannot read the state directory {}: {}", directory, e.toString());
+        }
+        return killed;
+    }
+
+    /** @return whether the directory exists and only this user could have written its records; logs why not */
+    private boolean trusted(String refusal) {
+        if (!Files.isDirectory(directory, LinkOption.NOFOLLOW_LINKS)) {
+            return false;
+        }
+        // what the records name is killed: records someone else could have written are not read
+        String problem = PrivateDirectories.problem(directory, "state.directory=" + directory);
+        if (problem != null) {
+            LOG.error("{}: {}", refusal, problem);
+            return false;
+        }
+        return true;
+    }
+
+    /** @return the job a record is of, or {@code null} (logged) when its name is not a record's */
+    private static Long jobId(Path file) {
+        String name = file.getFileName().toString();
+        try {
+            return Long.parseUnsignedLong(name.substring(4, name.length() - SUFFIX.length()), 16);
+        } catch (NumberFormatException e) {
+            LOG.warn("ignoring {}: not a job's record", file);
+            return null;
+        }
     }
 
     private static int killRecorded(Path file, long jobId) {

@@ -2,7 +2,9 @@ package org.mpiproxy.proxy.internal;
 
 import java.io.DataInputStream;
 import java.io.DataOutputStream;
+import java.io.FilterInputStream;
 import java.io.IOException;
+import java.io.InputStream;
 import java.net.InetAddress;
 import java.net.InetSocketAddress;
 import java.nio.charset.StandardCharsets;
@@ -19,8 +21,9 @@ import java.util.Set;
  * tagged binary format, for the state that outlives the JVM ({@link NodeRestart}). It knows maps,
  * lists, arrays and the JDK value types jobs are made of; anything else (process and channel
  * handles, futures, functions, the PMI server) is left out and its key named in {@link #dropped()}.
- * No class is ever loaded by name, so a state file cannot make the reader run code. Not
- * thread-safe.
+ * No class is ever loaded by name, so a state file cannot make the reader run code, and no array
+ * or collection is made larger than the bytes left in the input could fill (a damaged length
+ * field is an {@link IOException}, not an allocation of gigabytes). Not thread-safe.
  */
 final class StateCodec {
 
@@ -50,6 +53,8 @@ final class StateCodec {
     private static final int MAX_LENGTH = 64 << 20;
 
     private final Set<String> dropped = new java.util.TreeSet<>();
+    /** While reading: the input, counting what is left of it. */
+    private Remaining input;
 
     /** @return the keys whose values could not be written */
     Set<String> dropped() {
@@ -183,8 +188,26 @@ final class StateCodec {
         }
     }
 
+    /** Reads one value from an input of unknown length: lengths are checked against {@link #MAX_LENGTH} only. */
     Object read(DataInputStream in) throws IOException {
-        return read(in, 0);
+        return read(in, Long.MAX_VALUE);
+    }
+
+    /**
+     * Reads one value.
+     *
+     * @param in   the input
+     * @param size how many bytes the input holds: no length read may ask for more than what is left
+     * @return the value
+     * @throws IOException when the input ends early or is damaged, naming what is wrong
+     */
+    Object read(InputStream in, long size) throws IOException {
+        input = new Remaining(in, size);
+        try {
+            return read(new DataInputStream(input), 0);
+        } finally {
+            input = null;
+        }
     }
 
     private Object read(DataInputStream in, int depth) throws IOException {
@@ -208,40 +231,40 @@ final class StateCodec {
             case DOUBLE:
                 return in.readDouble();
             case BYTES: {
-                byte[] bytes = new byte[length(in)];
+                byte[] bytes = new byte[length(in, 1, "byte array")];
                 in.readFully(bytes);
                 return bytes;
             }
             case LONGS: {
-                long[] longs = new long[length(in)];
+                long[] longs = new long[length(in, Long.BYTES, "long array")];
                 for (int i = 0; i < longs.length; i++) {
                     longs[i] = in.readLong();
                 }
                 return longs;
             }
             case INTS: {
-                int[] ints = new int[length(in)];
+                int[] ints = new int[length(in, Integer.BYTES, "int array")];
                 for (int i = 0; i < ints.length; i++) {
                     ints[i] = in.readInt();
                 }
                 return ints;
             }
             case BOOLEANS: {
-                boolean[] flags = new boolean[length(in)];
+                boolean[] flags = new boolean[length(in, 1, "boolean array")];
                 for (int i = 0; i < flags.length; i++) {
                     flags[i] = in.readBoolean();
                 }
                 return flags;
             }
             case OBJECTS: {
-                Object[] objects = new Object[length(in)];
+                Object[] objects = new Object[length(in, 1, "array")];
                 for (int i = 0; i < objects.length; i++) {
                     objects[i] = read(in, depth + 1);
                 }
                 return objects;
             }
             case LIST: {
-                int n = length(in);
+                int n = length(in, 1, "list");
                 List<Object> list = new ArrayList<>(Math.min(n, 1024));
                 for (int i = 0; i < n; i++) {
                     list.add(read(in, depth + 1));
@@ -249,7 +272,7 @@ final class StateCodec {
                 return list;
             }
             case SET: {
-                int n = length(in);
+                int n = length(in, 1, "set");
                 Set<Object> set = new java.util.LinkedHashSet<>();
                 for (int i = 0; i < n; i++) {
                     set.add(read(in, depth + 1));
@@ -257,7 +280,7 @@ final class StateCodec {
                 return set;
             }
             case MAP: {
-                int n = length(in);
+                int n = length(in, 2, "map");
                 Map<Object, Object> map = new LinkedHashMap<>();
                 for (int i = 0; i < n; i++) {
                     Object key = read(in, depth + 1);
@@ -293,6 +316,9 @@ final class StateCodec {
             }
             case SOCKET: {
                 byte[] address = new byte[in.readUnsignedByte()];
+                if (address.length != 0 && address.length != 4 && address.length != 16) {
+                    throw new IOException("an address of " + address.length + " bytes");
+                }
                 in.readFully(address);
                 int port = in.readInt();
                 return address.length == 0 ? InetSocketAddress.createUnresolved("", port)
@@ -303,10 +329,20 @@ final class StateCodec {
         }
     }
 
-    private static int length(DataInputStream in) throws IOException {
+    /**
+     * @param unit the fewest bytes each element takes in the input
+     * @param what what the length is of, for the message
+     * @return a length read, checked before anything is made that size
+     */
+    private int length(DataInputStream in, int unit, String what) throws IOException {
         int n = in.readInt();
         if (n < 0 || n > MAX_LENGTH) {
-            throw new IOException("length " + n + " out of range");
+            throw new IOException("length " + n + " of a " + what + " out of range");
+        }
+        long left = input != null ? input.left : Long.MAX_VALUE;
+        if ((long) n * unit > left) {
+            throw new IOException("length " + n + " of a " + what + " needs " + (long) n * unit + " bytes, but only "
+                    + left + " are left");
         }
         return n;
     }
@@ -317,9 +353,45 @@ final class StateCodec {
         out.write(bytes);
     }
 
-    private static String readString(DataInputStream in) throws IOException {
-        byte[] bytes = new byte[length(in)];
+    private String readString(DataInputStream in) throws IOException {
+        byte[] bytes = new byte[length(in, 1, "string")];
         in.readFully(bytes);
         return new String(bytes, StandardCharsets.UTF_8);
+    }
+
+    /** An input that counts the bytes left of the size it was said to have. */
+    private static final class Remaining extends FilterInputStream {
+
+        long left;
+
+        Remaining(InputStream in, long size) {
+            super(in);
+            this.left = size;
+        }
+
+        @Override
+        public int read() throws IOException {
+            int b = super.read();
+            if (b >= 0) {
+                left--;
+            }
+            return b;
+        }
+
+        @Override
+        public int read(byte[] b, int off, int len) throws IOException {
+            int n = super.read(b, off, len);
+            if (n > 0) {
+                left -= n;
+            }
+            return n;
+        }
+
+        @Override
+        public long skip(long n) throws IOException {
+            long skipped = super.skip(n);
+            left -= Math.max(0, skipped);
+            return skipped;
+        }
     }
 }

@@ -118,10 +118,14 @@ class StateCodecTest {
     }
 
     @Test
-    void shouldTakeNothingFromAStateFileThatCannotBeReadAndRemoveIt() throws Exception {
+    void shouldTakeNothingFromAStateFileThatCannotBeReadAndSetItAside() throws Exception {
         Files.write(temp.resolve(NodeRestart.FILE), new byte[] {1, 2, 3});
         assertNull(NodeRestart.take(temp, null));
         assertTrue(!Files.exists(temp.resolve(NodeRestart.FILE)), "a damaged file is not read again at every start");
+        try (java.util.stream.Stream<Path> files = Files.list(temp)) {
+            assertEquals(1, files.filter(p -> p.getFileName().toString().startsWith(NodeRestart.FILE
+                    + RestartStateFile.DAMAGED)).count(), "but kept aside");
+        }
         assertNull(NodeRestart.take(temp, null), "no file: nothing to take");
     }
 }
