@@ -73,6 +73,36 @@ class ListJobsCommandTest {
                 "8", "16"), fields(lines[1]));
     }
 
+    private static JobInfo finished(long id, String program) {
+        return new JobInfo(id, "v2", "10.0.0.5:40002", Instant.EPOCH, List.of(
+                new RankInfo(1, 0, program, 77, RankInfo.State.EXITED, 0, 0, 0, 0, 0),
+                new RankInfo(2, 1, program, -1, RankInfo.State.FAILED, -1, 0, 0, 0, 0)));
+    }
+
+    @Test
+    void shouldListRunningJobsUnlessAllAreAskedFor() throws Exception {
+        String staged = "sha256-" + "0123456789abcdef".repeat(4) + ".lz4";
+        List<JobInfo> jobs = List.of(job(), finished(0x3c4dL, staged), finished(0x5e6fL, "hello"));
+        ListJobsCommand command = new ListJobsCommand();
+        command.setProxyStatus(status(jobs));
+        command.noFormat = true;
+        String running = run(command);
+        assertEquals(2, running.split("\\R").length, running);
+        assertTrue(running.contains("0000000000001a2b") && !running.contains("3c4d") && !running.contains("5e6f"),
+                running);
+
+        command.all = true;
+        String[] all = run(command).split("\\R");
+        assertEquals(6, all.length, String.join("\n", all));
+        assertEquals("sha256-0123456789ab….lz4", fields(all[2]).get(5), "a staged program by its digest's start");
+
+        command.all = false;
+        command.noFormat = false;
+        assertTrue(run(command).contains("2 finished jobs not shown: mpi:jobs --all"));
+        command.setProxyStatus(status(List.of(finished(0x5e6fL, "hello"))));
+        assertEquals("No running jobs (1 finished: mpi:jobs --all).", run(command).trim());
+    }
+
     private static List<String> fields(String line) {
         return Arrays.stream(line.split("\t")).map(String::trim).collect(Collectors.toList());
     }
