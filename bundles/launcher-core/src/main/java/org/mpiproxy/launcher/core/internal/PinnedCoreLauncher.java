@@ -31,6 +31,9 @@ final class PinnedCoreLauncher implements ProcessLauncher {
     private final List<String> allowlist;
     private final long[] rankUser;
 
+    /** Where staged programs are: they run pinned from there, without an image. */
+    private final Path stagedDirectory;
+
     PinnedCoreLauncher(Path programDirectory, ImageCache images, AllowedCpus cpus, String javaHome) {
         this(programDirectory, images, cpus, javaHome, null, null);
     }
@@ -46,6 +49,14 @@ final class PinnedCoreLauncher implements ProcessLauncher {
      */
     PinnedCoreLauncher(Path programDirectory, ImageCache images, AllowedCpus cpus, String javaHome,
                        RankOutputListener output, List<String> allowlist, long[] rankUser) {
+        this(programDirectory, images, cpus, javaHome, output, allowlist, rankUser,
+                org.mpiproxy.process.StagedFiles.directory(System::getProperty));
+    }
+
+    /** @param stagedDirectory where staged programs are (docs/protocol-v2.md 5.8) */
+    PinnedCoreLauncher(Path programDirectory, ImageCache images, AllowedCpus cpus, String javaHome,
+                       RankOutputListener output, List<String> allowlist, long[] rankUser, Path stagedDirectory) {
+        this.stagedDirectory = stagedDirectory;
         this.rankUser = rankUser;
         this.allowlist = allowlist;
         this.programDirectory = Objects.requireNonNull(programDirectory, "programDirectory");
@@ -72,8 +83,14 @@ final class PinnedCoreLauncher implements ProcessLauncher {
                     + core);
         }
         checkCoreExists(core);
-        Path image = ProgramFiles.contained(programDirectory, request.program(), request.program() + IMAGE_SUFFIX);
-        Path executable = images.extract(request.program(), image);
+        Path executable;
+        if (request.plain() && request.program().startsWith(org.mpiproxy.process.StagedFiles.PREFIX)) {
+            // a staged program is already this node's own verified copy (5.8): it runs pinned as it is
+            executable = ProgramFiles.executable(stagedDirectory, request.program());
+        } else {
+            Path image = ProgramFiles.contained(programDirectory, request.program(), request.program() + IMAGE_SUFFIX);
+            executable = images.extract(request.program(), image);
+        }
         return RankProcessStarter.start(request.program(), RankCommand.argv(executable.toString(), request),
                 RankCommand.environment(request, javaHome),
                 request.logDirectory(), request.jobId(), request.rankId(), core,

@@ -91,6 +91,31 @@ class PinnedCoreLauncherTest {
     }
 
     @Test
+    void shouldRunAStagedProgramPinnedWithoutAnImage() throws Exception {
+        assumeTrue(CpuList.parse(AllowedCpus.ofThisProcess().list()).get(1), "needs CPU 1 among the allowed CPUs");
+        Path staged = Files.createDirectories(temp.resolve("staged"));
+        String name = org.mpiproxy.process.StagedFiles.PREFIX + "ab".repeat(32);
+        Path program = staged.resolve(name);
+        Files.writeString(program, "#!/bin/sh\nprintf '%s\\n' \"$@\" > \"$OUT\"\n"
+                + "grep Cpus_allowed_list /proc/self/status | tr -d ' \\t' >> \"$OUT\"\n");
+        assertTrue(program.toFile().setExecutable(true));
+        PinnedCoreLauncher launcher = new PinnedCoreLauncher(programs(), new ImageCache(temp.resolve("cache"), 1 << 20),
+                AllowedCpus.ofThisProcess(), "/opt/test-jdk", null, null, null, staged);
+        Path out = temp.resolve("out.txt");
+
+        process = launcher.launch(new LaunchRequest(0x42L, 1, 2, 1, name, List.of("a b", "c"),
+                temp.resolve("rank-1.chan"), Map.of("OUT", out.toString()), temp.resolve("logs"), true));
+
+        assertEquals(0, process.onExit().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS));
+        assertEquals(List.of("a b", "c", "Cpus_allowed_list:1"), Files.readAllLines(out),
+                "the plain command line, on core 1");
+        LaunchException missing = assertThrows(LaunchException.class, () -> launcher.launch(new LaunchRequest(0x42L,
+                2, 3, 1, org.mpiproxy.process.StagedFiles.PREFIX + "cd".repeat(32), List.of(),
+                temp.resolve("rank-2.chan"), Map.of(), temp.resolve("logs"), true)));
+        assertTrue(missing.getMessage().startsWith("no program 'sha256-cdcd"), missing.getMessage());
+    }
+
+    @Test
     void shouldRejectCoreOutsideAllowedCpus() throws Exception {
         PinnedCoreLauncher launcher = launcher(() -> "0-1\n");
         TestImages.writeImage(programs(), "p", TestImages.script("exit 0\n"));
