@@ -56,14 +56,48 @@ public final class ProgramFiles {
         List<Path> all = new ArrayList<>(1 + path.size());
         all.add(directory);
         all.addAll(path);
-        for (Path d : all) {
+        for (int i = 0; i < all.size(); i++) {
+            Path d = all.get(i);
             if (Files.exists(d.resolve(program), java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
-                return executable(d, program);
+                return i == 0 ? executable(d, program) : onPath(d, program);
             }
         }
         StringJoiner names = new StringJoiner(", ");
         all.forEach(d -> names.add(d.toString()));
         throw new LaunchException("no program '" + program + "' in " + names);
+    }
+
+    /**
+     * A program of a system directory of the path ({@code /usr/bin}): its links are followed
+     * wherever they lead (Debian's alternatives: {@code /usr/bin/java} to {@code /etc/alternatives}
+     * to the JDK), because only the directory's owner could have made them: the directory must be
+     * root's or the proxy's user's and writable by its owner only, else the program is refused as
+     * in the program directory.
+     */
+    private static Path onPath(Path directory, String program) throws LaunchException {
+        try {
+            java.nio.file.attribute.PosixFileAttributes a = Files.readAttributes(directory,
+                    java.nio.file.attribute.PosixFileAttributes.class);
+            Object uid = Files.getAttribute(directory, "unix:uid");
+            long owner = uid instanceof Number n ? n.longValue() : -1;
+            long self = ((Number) Files.getAttribute(Path.of("/proc/self"), "unix:uid")).longValue();
+            boolean ownerOnly = !a.permissions().contains(java.nio.file.attribute.PosixFilePermission.GROUP_WRITE)
+                    && !a.permissions().contains(java.nio.file.attribute.PosixFilePermission.OTHERS_WRITE);
+            if (!ownerOnly || (owner != 0 && owner != self)) {
+                return executable(directory, program);
+            }
+            Path real = directory.resolve(program).toRealPath();
+            if (!Files.isRegularFile(real)) {
+                throw new LaunchException("program '" + program + "' is not a regular file");
+            }
+            if (!Files.isExecutable(real)) {
+                throw new LaunchException("program '" + program + "' is not executable");
+            }
+            return real;
+        } catch (IOException | UnsupportedOperationException | IllegalArgumentException e) {
+            throw new LaunchException("cannot resolve program '" + program + "' in " + directory + ": "
+                    + e.getMessage(), e);
+        }
     }
 
     /**

@@ -6,6 +6,7 @@ import static org.junit.jupiter.api.Assertions.assertTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.List;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
@@ -69,6 +70,29 @@ class ProgramFilesTest {
         Files.createSymbolicLink(dir.resolve("escape"), outside);
 
         assertTrue(rejected(dir, "escape").getMessage().contains("resolves outside"));
+    }
+
+    @Test
+    void shouldFollowLinksOfAPathDirectoryOnlyItsOwnerCanWrite() throws Exception {
+        // as Debian's /usr/bin/java -> /etc/alternatives/java -> /usr/lib/jvm/.../bin/java
+        Path jdk = Files.createDirectories(temp.resolve("jvm/bin"));
+        Path javaFile = TestScripts.write(jdk, "java", "exit 0\n");
+        Path alternatives = Files.createDirectories(temp.resolve("alternatives"));
+        Files.createSymbolicLink(alternatives.resolve("java"), javaFile);
+        Path bin = Files.createDirectories(temp.resolve("bin"));
+        Files.createSymbolicLink(bin.resolve("java"), alternatives.resolve("java"));
+        Files.setPosixFilePermissions(bin, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+
+        assertEquals(javaFile.toRealPath(), ProgramFiles.executable(programs(), List.of(bin), "java"));
+
+        // a directory others may write: anyone could have planted the link
+        Files.setPosixFilePermissions(bin, java.nio.file.attribute.PosixFilePermissions.fromString("rwxrwxrwx"));
+        LaunchException e = assertThrows(LaunchException.class,
+                () -> ProgramFiles.executable(programs(), List.of(bin), "java"));
+        assertTrue(e.getMessage().contains("resolves outside"), e.getMessage());
+        // and the program directory keeps its containment whatever its mode
+        Files.createSymbolicLink(programs().resolve("java"), javaFile);
+        assertTrue(rejected(programs(), "java").getMessage().contains("resolves outside"));
     }
 
     @Test
