@@ -514,12 +514,14 @@ public class MpiChecks {
                 w.send(new int[] {22}, 1, MPI.INT, 0, 0);
             }
         }
-        check(w.split(MPI.UNDEFINED, 0) == null, "split UNDEFINED");
+        check(w.split(MPI.UNDEFINED, 0).isNull(), "split UNDEFINED gives MPI.COMM_NULL");
         copy.free();
         w.barrier();
     }
 
     static void errors(Intracomm w) throws MPIException {
+        // errors are fatal by default, as in Open MPI: these checks want them back as exceptions
+        w.setErrhandler(MPI.ERRORS_RETURN);
         try {
             w.send(new int[1], 1, MPI.INT, size, 0);
             check(false, "a send to rank " + size);
@@ -553,6 +555,7 @@ public class MpiChecks {
             }
         }
         w.barrier();
+        w.setErrhandler(MPI.ERRORS_ARE_FATAL);
     }
 
     static void misbehave(Intracomm w, String how) throws MPIException {

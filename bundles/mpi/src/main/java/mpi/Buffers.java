@@ -51,10 +51,13 @@ final class Buffers {
         return length / parts;
     }
 
-    /** Checks that {@code offset + count} elements fit. */
+    /** Checks that {@code offset + count} elements fit; no elements need no buffer. */
     static void check(Object buf, int offset, int count, Datatype type) throws MPIException {
         if (count < 0) {
             throw new MPIException(MPI.ERR_COUNT, "count " + count + " is negative");
+        }
+        if (count == 0 && buf == null) {
+            return;
         }
         int capacity = capacity(buf, type);
         if (offset < 0 || (long) offset + count > capacity) {
@@ -92,6 +95,9 @@ final class Buffers {
     /** Packs {@code count} elements from element {@code offset} of {@code buf} into {@code dst} at byte {@code at}. */
     static void pack(Object buf, int offset, int count, Datatype type, ByteBuffer dst, int at) {
         Kind k = type.kind;
+        if (count == 0) {
+            return;
+        }
         if (bulk(buf, offset, count, type, dst.slice(at, count * k.size()).order(ByteOrder.LITTLE_ENDIAN), true)) {
             return;
         }
@@ -166,6 +172,9 @@ final class Buffers {
     static void unpack(ByteBuffer src, int at, int bytes, Object buf, int offset, Datatype type) {
         Kind k = type.kind;
         int count = bytes / k.size();
+        if (count == 0) {
+            return;
+        }
         if (bulk(buf, offset, count, type, src.slice(at, count * k.size()).order(ByteOrder.LITTLE_ENDIAN), false)) {
             return;
         }

@@ -14,16 +14,20 @@ import org.mpiproxy.mpi.internal.engine.Operation;
  * A communicator: point-to-point messages between its ranks and the collectives over them.
  * Buffers are Java arrays or NIO buffers of the datatype's elements ({@link Datatype}); the
  * non-blocking calls take NIO buffers, as in Open MPI (heap or direct). A send returns once its
- * data is on its way (copied); {@code sSend}, {@code bSend} and {@code rSend} are sends.
+ * data is on its way (copied); {@code sSend}, {@code bSend} and {@code rSend} are sends. A send
+ * or receive of no elements needs no buffer ({@code null}). A failed call goes to the
+ * communicator's error handler ({@link #setErrhandler}; {@link MPI#ERRORS_ARE_FATAL} unless set).
  *
  * <p>Longer than 500 lines for a reason: it is the public class of Open MPI's API that carries
  * most of its methods (every send, receive and collective with its array and buffer forms), each
- * a few lines handing the call to the engine; splitting it would move the API, not the logic.
+ * a few lines handing the call to the engine, and the error handler every call goes through;
+ * splitting it would move the API, not the logic.
  */
 public class Comm implements Freeable {
 
     private volatile Communicator comm;
     private String name;
+    private volatile Errhandler errhandler = Errhandler.FATAL;
 
     Comm(Communicator comm, String name) {
         this.comm = comm;
@@ -40,19 +44,45 @@ public class Comm implements Freeable {
         T run(Communicator c) throws MPIException;
     }
 
+    /** Runs a call under the lock; its failure goes to this communicator's error handler. */
     final <T> T call(Body<T> body) throws MPIException {
         synchronized (MPI.LOCK) {
-            MPI.check();
-            Communicator c = comm;
-            if (c == null) {
-                throw new MPIException(MPI.ERR_COMM, name + " has been freed");
-            }
+            Communicator c = live();
             try {
                 return body.run(c);
             } catch (CommFailure e) {
-                throw new MPIException(e);
+                throw raise(new MPIException(e));
+            } catch (MPIException e) {
+                throw raise(e);
             }
         }
+    }
+
+    /** @return the communicator when MPI runs and it is not null; else MPI.COMM_WORLD's handler decides */
+    private Communicator live() throws MPIException {
+        MPI.check();
+        Communicator c = comm;
+        if (c == null) {
+            throw MPI.raise(new MPIException(MPI.ERR_COMM, this == MPI.COMM_NULL ? "the call is on MPI.COMM_NULL"
+                    : name + " has been freed"));
+        }
+        return c;
+    }
+
+    /**
+     * Hands a failed call's error to this communicator's handler: under
+     * {@link MPI#ERRORS_ARE_FATAL} the job ends here.
+     *
+     * @return the exception to throw
+     */
+    final MPIException raise(MPIException e) {
+        return errhandler.handle(name, e);
+    }
+
+    /** Gives a new communicator this one's error handler, as MPI's constructors do. */
+    final <C extends Comm> C inheriting(C made) {
+        ((Comm) made).errhandler = errhandler;
+        return made;
     }
 
     final Engine engine() {
@@ -74,7 +104,109 @@ public class Comm implements Freeable {
 
     /** @return a communicator of the same ranks whose messages never meet this one's (collective) */
     public Comm dup() throws MPIException {
-        return call(c -> new Comm(c.dup(), name + " (dup)"));
+        return call(c -> inheriting(new Comm(c.dup(), name + " (dup)")));
+    }
+
+    /**
+     * As {@link #dup}, under the name Open MPI's bindings give it.
+     *
+     * @throws RuntimeException carrying the {@link MPIException} where {@code dup} would throw one
+     */
+    @Override
+    public Comm clone() {
+        try {
+            return dup();
+        } catch (MPIException e) {
+            throw new RuntimeException(e.getMessage(), e);
+        }
+    }
+
+    /** @return the group of this communicator's ranks, in rank order */
+    public final Group getGroup() throws MPIException {
+        return call(c -> new Group(members(c)));
+    }
+
+    /** @return the world ranks of {@code c}'s ranks, in rank order */
+    static int[] members(Communicator c) {
+        int[] members = new int[c.size()];
+        for (int r = 0; r < members.length; r++) {
+            members[r] = c.worldRank(r);
+        }
+        return members;
+    }
+
+    /**
+     * Compares two communicators (local).
+     *
+     * @return {@code MPI.IDENT} for one communicator, {@code MPI.CONGRUENT} for two of the same ranks
+     *         in the same order ({@link #dup}), {@code MPI.SIMILAR} for the same ranks in another
+     *         order, {@code MPI.UNEQUAL} otherwise
+     */
+    public static int compare(Comm comm1, Comm comm2) throws MPIException {
+        synchronized (MPI.LOCK) {
+            if (comm1 == null || comm2 == null) {
+                MPI.check();
+                throw MPI.raise(new MPIException(MPI.ERR_COMM, "compare: a communicator is null"));
+            }
+            Communicator a = comm1.live();
+            Communicator b = comm2.live();
+            if (a == b) {
+                return MPI.IDENT;
+            }
+            int groups = Group.compare(members(a), members(b));
+            return groups == MPI.IDENT ? MPI.CONGRUENT : groups;
+        }
+    }
+
+    /** Gives hints for this communicator; this library takes none, so they change nothing. */
+    public final void setInfo(Info info) throws MPIException {
+        call(c -> {
+            if (info == null || info.isNull()) {
+                throw new MPIException(MPI.ERR_INFO, "setInfo on " + name + ": the info object is null");
+            }
+            return null;
+        });
+    }
+
+    /** @return a new info object of the hints this communicator uses: none */
+    public final Info getInfo() throws MPIException {
+        return call(c -> new Info(new java.util.LinkedHashMap<>()));
+    }
+
+    /** @return {@code false}: every communicator here is an intra-communicator */
+    public final boolean isInter() throws MPIException {
+        return call(c -> false);
+    }
+
+    /** @param errhandler what a failed call on this communicator does from now on */
+    public final void setErrhandler(Errhandler errhandler) throws MPIException {
+        synchronized (MPI.LOCK) {
+            live();
+            if (errhandler == null) {
+                throw raise(new MPIException(MPI.ERR_ARG, "setErrhandler on " + name + ": the handler is null"));
+            }
+            this.errhandler = errhandler;
+        }
+    }
+
+    /** @return what a failed call on this communicator does ({@link MPI#ERRORS_ARE_FATAL} unless set) */
+    public final Errhandler getErrhandler() throws MPIException {
+        synchronized (MPI.LOCK) {
+            live();
+            return errhandler;
+        }
+    }
+
+    /**
+     * Hands {@code errorCode} to this communicator's handler as a failed call would: under
+     * {@link MPI#ERRORS_ARE_FATAL} the job ends; under {@link MPI#ERRORS_RETURN} the call returns
+     * (as {@code MPI_Comm_call_errhandler} does).
+     */
+    public final void callErrhandler(int errorCode) throws MPIException {
+        synchronized (MPI.LOCK) {
+            live();
+            raise(new MPIException(errorCode, "callErrhandler(" + errorCode + ") on " + name));
+        }
     }
 
     /** @return ranks in the communicator */
@@ -87,16 +219,19 @@ public class Comm implements Freeable {
         return call(Communicator::rank);
     }
 
-    /** Forgets the communicator; later calls on it fail. */
+    /** Forgets the communicator: it becomes null ({@link #isNull}), and later calls on it fail. */
     @Override
     public final void free() throws MPIException {
-        if (this == MPI.COMM_WORLD || this == MPI.COMM_SELF) {
-            throw new MPIException(MPI.ERR_COMM, name + " cannot be freed");
+        synchronized (MPI.LOCK) {
+            live();
+            if (this == MPI.COMM_WORLD || this == MPI.COMM_SELF) {
+                throw MPI.raise(new MPIException(MPI.ERR_COMM, name + " cannot be freed"));
+            }
+            comm = null;
         }
-        comm = null;
     }
 
-    /** @return whether it was freed */
+    /** @return whether it was freed or is {@link MPI#COMM_NULL} */
     public final boolean isNull() {
         return comm == null;
     }
@@ -149,7 +284,7 @@ public class Comm implements Freeable {
 
     private Status finished(Operation op) throws MPIException {
         if (op.error() != 0) {
-            throw new MPIException(op.error(), op.errorText());
+            throw new MPIException(ErrorClasses.of(op.error()), op.errorText());
         }
         return status(op);
     }
@@ -171,7 +306,8 @@ public class Comm implements Freeable {
     /** Sends the buffer and receives into it. */
     public final Status sendRecvReplace(Object buf, int count, Datatype type, int dest, int sendtag, int source,
                                         int recvtag) throws MPIException {
-        return sendRecv(copyOf(buf, count, type), count, type, dest, sendtag, buf, count, type, source, recvtag);
+        return call(c -> sendRecv(copyOf(buf, count, type), count, type, dest, sendtag, buf, count, type, source,
+                recvtag));
     }
 
     private static Object copyOf(Object buf, int count, Datatype type) throws MPIException {
@@ -627,7 +763,10 @@ public class Comm implements Freeable {
 
     /** In place: {@code buf} holds the elements and then this rank's part. */
     public final void reduceScatter(Object buf, int[] counts, Datatype type, Op op) throws MPIException {
-        reduceScatter(copyOfAll(buf, counts, type), buf, counts, type, op);
+        call(c -> {
+            reduceScatter(copyOfAll(buf, counts, type), buf, counts, type, op);
+            return null;
+        });
     }
 
     private Object copyOfAll(Object buf, int[] counts, Datatype type) throws MPIException {
@@ -658,13 +797,15 @@ public class Comm implements Freeable {
             throws MPIException {
         try {
             op.reduction.check(type.kind);
+            ByteBuffer in = packed(inBuf, 0, count, type);
+            ByteBuffer inOut = packed(inOutBuf, 0, count, type);
+            op.reduction.apply(type.kind, count, inOut, 0, in, 0);
+            Buffers.unpack(inOut, 0, inOut.capacity(), inOutBuf, 0, type);
         } catch (CommFailure e) {
-            throw new MPIException(e);
+            throw MPI.raise(new MPIException(e));
+        } catch (MPIException e) {
+            throw MPI.raise(e);
         }
-        ByteBuffer in = packed(inBuf, 0, count, type);
-        ByteBuffer inOut = packed(inOutBuf, 0, count, type);
-        op.reduction.apply(type.kind, count, inOut, 0, in, 0);
-        Buffers.unpack(inOut, 0, inOut.capacity(), inOutBuf, 0, type);
     }
 
     @Override

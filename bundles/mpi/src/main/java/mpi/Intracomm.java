@@ -15,19 +15,67 @@ public class Intracomm extends Comm {
     /** @return a communicator of the same ranks whose messages never meet this one's (collective) */
     @Override
     public Intracomm dup() throws MPIException {
-        return call(c -> new Intracomm(c.dup(), getName() + " (dup)"));
+        return call(c -> inheriting(new Intracomm(c.dup(), getName() + " (dup)")));
+    }
+
+    /**
+     * As {@link #dup}, under the name Open MPI's bindings give it.
+     *
+     * @throws RuntimeException carrying the {@link MPIException} where {@code dup} would throw one
+     */
+    @Override
+    public Intracomm clone() {
+        try {
+            return dup();
+        } catch (MPIException e) {
+            throw new RuntimeException(e.getMessage(), e);
+        }
     }
 
     /**
      * Splits the ranks by colour, ordered by key and then by rank (collective).
      *
      * @param colour 0 or more, or {@code MPI.UNDEFINED} for none
-     * @return this rank's part, {@code null} for {@code MPI.UNDEFINED}
+     * @return this rank's part, {@link MPI#COMM_NULL} for {@code MPI.UNDEFINED}
      */
     public final Intracomm split(int colour, int key) throws MPIException {
+        return call(c -> made(c.split(colour, key), " (split " + colour + ")"));
+    }
+
+    private Intracomm made(Communicator part, String how) throws MPIException {
+        return part == null ? MPI.COMM_NULL : inheriting(new Intracomm(part, getName() + how));
+    }
+
+    /**
+     * A communicator of the ranks of {@code group}, in the group's order (collective: every rank
+     * calls it; ranks may pass different groups when those do not overlap, as MPI allows).
+     *
+     * @param group ranks of this communicator
+     * @return the new communicator, {@link MPI#COMM_NULL} where this rank is not in the group
+     * @throws MPIException {@code MPI.ERR_GROUP} when the group holds a process outside this communicator
+     */
+    public final Intracomm create(Group group) throws MPIException {
         return call(c -> {
-            Communicator part = c.split(colour, key);
-            return part == null ? null : new Intracomm(part, getName() + " (split " + colour + ")");
+            if (group == null) {
+                throw new MPIException(MPI.ERR_GROUP, "create on " + getName() + ": the group is null");
+            }
+            int[] members = group.members();
+            int self = c.worldRank(c.rank());
+            int key = -1;
+            int lowest = Integer.MAX_VALUE;
+            for (int i = 0; i < members.length; i++) {
+                int r = c.rankOf(members[i]);
+                if (r < 0) {
+                    throw new MPIException(MPI.ERR_GROUP, "create on " + getName() + ": process " + members[i]
+                            + " of MPI.COMM_WORLD (rank " + i + " of the group) is not in it");
+                }
+                lowest = Math.min(lowest, r);
+                if (members[i] == self) {
+                    key = i;
+                }
+            }
+            // groups that do not overlap differ in their lowest rank: one new communicator each
+            return made(c.split(key < 0 ? MPI.UNDEFINED : lowest, key), " (create)");
         });
     }
 

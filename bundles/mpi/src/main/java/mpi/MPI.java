@@ -22,7 +22,6 @@ import org.mpiproxy.mpi.internal.engine.Engine;
 import org.mpiproxy.mpi.internal.engine.Kind;
 import org.mpiproxy.mpi.internal.engine.Operation;
 import org.mpiproxy.mpi.internal.engine.Reduction;
-import org.mpiproxy.protocol.MpiErrors;
 
 /**
  * MPI for Java programs, with the names and signatures of Open MPI's Java bindings: a program
@@ -35,8 +34,13 @@ import org.mpiproxy.protocol.MpiErrors;
  * rank 0 (docs/architecture.md, "The MPI library"). A process
  * started without a launcher is a world of one rank. Calls are serialised: any thread may call,
  * one at a time does ({@link #THREAD_SERIALIZED}). A wait that lasts longer than
- * {@code MPIPROXY_TIMEOUT} seconds (default 30, 0 = no limit) fails with an {@link MPIException}
- * naming the ranks.
+ * {@code MPIPROXY_TIMEOUT} seconds (default 30, 0 = no limit) fails naming the ranks.
+ * <p>
+ * A failed call goes to its communicator's error handler, as in Open MPI:
+ * {@link #ERRORS_ARE_FATAL} (every communicator's default) ends the job with the error's class
+ * and message; under {@link #ERRORS_RETURN} ({@link Comm#setErrhandler}) the call throws an
+ * {@link MPIException} of that class. A call on no communicator (groups, info objects) uses
+ * {@link #COMM_WORLD}'s handler; a call before {@link #Init} or after {@link #Finalize} throws.
  */
 public final class MPI {
 
@@ -53,27 +57,78 @@ public final class MPI {
     public static final int PROC_NULL = Communicator.PROC_NULL;
     public static final int UNDEFINED = Communicator.UNDEFINED;
 
+    /** The results of {@link Group#compare} and {@link Comm#compare}. */
+    public static final int IDENT = 0;
+    public static final int CONGRUENT = 1;
+    public static final int SIMILAR = 2;
+    public static final int UNEQUAL = 3;
+
+    /** Longest key and value of an {@link Info}, in characters. */
+    public static final int MAX_INFO_KEY = 36;
+    public static final int MAX_INFO_VAL = 256;
+
+    // the error classes, with the values of Open MPI's mpi.h ({@link #getErrorString} describes them)
     public static final int SUCCESS = 0;
-    public static final int ERR_BUFFER = MpiErrors.ERR_BUFFER;
-    public static final int ERR_COUNT = MpiErrors.ERR_COUNT;
-    public static final int ERR_TYPE = MpiErrors.ERR_TYPE;
-    public static final int ERR_TAG = MpiErrors.ERR_TAG;
-    public static final int ERR_COMM = MpiErrors.ERR_COMM;
-    public static final int ERR_RANK = MpiErrors.ERR_RANK;
+    public static final int ERR_BUFFER = 1;
+    public static final int ERR_COUNT = 2;
+    public static final int ERR_TYPE = 3;
+    public static final int ERR_TAG = 4;
+    public static final int ERR_COMM = 5;
+    public static final int ERR_RANK = 6;
     public static final int ERR_REQUEST = 7;
-    public static final int ERR_ROOT = org.mpiproxy.mpi.internal.engine.Collectives.ERR_ROOT;
+    public static final int ERR_ROOT = 8;
     public static final int ERR_GROUP = 9;
-    public static final int ERR_OP = Reduction.ERR_OP;
-    public static final int ERR_ARG = MpiErrors.ERR_ARG;
-    public static final int ERR_UNKNOWN = MpiErrors.ERR_UNKNOWN;
-    public static final int ERR_TRUNCATE = MpiErrors.ERR_TRUNCATE;
-    public static final int ERR_OTHER = MpiErrors.ERR_OTHER;
-    public static final int ERR_INTERN = MpiErrors.ERR_INTERN;
+    public static final int ERR_OP = 10;
+    public static final int ERR_TOPOLOGY = 11;
+    public static final int ERR_DIMS = 12;
+    public static final int ERR_ARG = 13;
+    public static final int ERR_UNKNOWN = 14;
+    public static final int ERR_TRUNCATE = 15;
+    public static final int ERR_OTHER = 16;
+    public static final int ERR_INTERN = 17;
     public static final int ERR_IN_STATUS = 18;
     public static final int ERR_PENDING = 19;
-    public static final int ERR_IO = MpiErrors.ERR_IO;
-    public static final int ERR_NO_MEM = MpiErrors.ERR_NO_MEM;
-    public static final int ERR_SPAWN = MpiErrors.ERR_SPAWN;
+    public static final int ERR_ACCESS = 20;
+    public static final int ERR_AMODE = 21;
+    public static final int ERR_ASSERT = 22;
+    public static final int ERR_BAD_FILE = 23;
+    public static final int ERR_BASE = 24;
+    public static final int ERR_CONVERSION = 25;
+    public static final int ERR_DISP = 26;
+    public static final int ERR_DUP_DATAREP = 27;
+    public static final int ERR_FILE_EXISTS = 28;
+    public static final int ERR_FILE_IN_USE = 29;
+    public static final int ERR_FILE = 30;
+    public static final int ERR_INFO_KEY = 31;
+    public static final int ERR_INFO_NOKEY = 32;
+    public static final int ERR_INFO_VALUE = 33;
+    public static final int ERR_INFO = 34;
+    public static final int ERR_IO = 35;
+    public static final int ERR_KEYVAL = 36;
+    public static final int ERR_LOCKTYPE = 37;
+    public static final int ERR_NAME = 38;
+    public static final int ERR_NO_MEM = 39;
+    public static final int ERR_NOT_SAME = 40;
+    public static final int ERR_NO_SPACE = 41;
+    public static final int ERR_NO_SUCH_FILE = 42;
+    public static final int ERR_PORT = 43;
+    public static final int ERR_QUOTA = 44;
+    public static final int ERR_READ_ONLY = 45;
+    public static final int ERR_RMA_CONFLICT = 46;
+    public static final int ERR_RMA_SYNC = 47;
+    public static final int ERR_SERVICE = 48;
+    public static final int ERR_SIZE = 49;
+    public static final int ERR_SPAWN = 50;
+    public static final int ERR_UNSUPPORTED_DATAREP = 51;
+    public static final int ERR_UNSUPPORTED_OPERATION = 52;
+    public static final int ERR_WIN = 53;
+    public static final int ERR_LASTCODE = 54;
+    public static final int ERR_SYSRESOURCE = -2;
+
+    /** The default handler of every communicator: an error ends the job with its message. */
+    public static final Errhandler ERRORS_ARE_FATAL = Errhandler.FATAL;
+    /** An error is thrown as an {@link MPIException} carrying its class. */
+    public static final Errhandler ERRORS_RETURN = Errhandler.RETURN;
 
     public static final Datatype BYTE = new Datatype(Kind.BYTE, "MPI_BYTE", 1, 1);
     public static final Datatype CHAR = new Datatype(Kind.CHAR, "MPI_CHAR", 2, 2);
@@ -107,6 +162,14 @@ public final class MPI {
     public static final Intracomm COMM_WORLD = new Intracomm(null, "MPI_COMM_WORLD");
     /** This process alone. */
     public static final Intracomm COMM_SELF = new Intracomm(null, "MPI_COMM_SELF");
+    /** No communicator ({@link Comm#isNull}): what {@code split(MPI.UNDEFINED, key)} returns. */
+    public static final Intracomm COMM_NULL = new Intracomm(null, "MPI_COMM_NULL");
+    /** A request that is done: waiting for it returns at once. */
+    public static final Request REQUEST_NULL = new Request(null, null);
+    /** The group of no process. */
+    public static final Group GROUP_EMPTY = new Group(new int[0]);
+    /** No info object ({@link Info#isNull}). */
+    public static final Info INFO_NULL = new Info(null);
 
     /** The context of the messages of {@link #Finalize}: no communicator has it. */
     private static final int FINALIZE_CONTEXT = -1;
@@ -146,16 +209,22 @@ public final class MPI {
                     j = Join.join(args, env, System.getProperties(), System.err, Join::defaultOutput);
                 }
                 long timeout = TimeUnit.MILLISECONDS.toNanos(Join.timeout(env.apply(Mpi.TIMEOUT_ENV)).toMillis());
-                Engine e = new Engine(j.rank(), j.size(), Join.fabric(j, env), timeout);
-                joined = j;
-                engine = e;
-                COMM_WORLD.attach(Communicator.world(e));
-                COMM_SELF.attach(Communicator.self(e));
-                initialized = true;
+                start(j, new Engine(j.rank(), j.size(), Join.fabric(j, env), timeout));
                 return j.args().toArray(new String[0]);
             } catch (MpiException | CommFailure e) {
                 throw new MPIException(e);
             }
+        }
+    }
+
+    /** Makes {@code e} the engine of this process's communicators: the end of {@link #Init}. */
+    static void start(Join.Joined j, Engine e) {
+        synchronized (LOCK) {
+            joined = j;
+            engine = e;
+            COMM_WORLD.attach(Communicator.world(e));
+            COMM_SELF.attach(Communicator.self(e));
+            initialized = true;
         }
     }
 
@@ -200,7 +269,7 @@ public final class MPI {
                 }
                 engine.close();
             } catch (CommFailure e) {
-                throw new MPIException(e);
+                throw COMM_WORLD.raise(new MPIException(e));
             } finally {
                 finish();
             }
@@ -219,6 +288,39 @@ public final class MPI {
         } catch (MpiException e) {
             throw new MPIException(e);
         }
+    }
+
+    /**
+     * @param errorClass an error class ({@link #ERR_RANK} and the others) or an error code
+     *                   ({@link MPIException#getErrorCode}, here the same)
+     * @return its name and what it means, {@code "MPI_ERR_RANK: invalid rank"}
+     * @throws MPIException {@link #ERR_ARG} when it is no error class of MPI
+     */
+    public static String getErrorString(int errorClass) throws MPIException {
+        String text = ErrorClasses.describe(errorClass);
+        if (text == null) {
+            throw raise(new MPIException(ERR_ARG, "getErrorString: " + errorClass + " is no error class (they are "
+                    + SUCCESS + ".." + ERR_WIN + ")"));
+        }
+        return text;
+    }
+
+    /**
+     * An error of a call on no communicator (a group, an info object, a freed communicator): the
+     * handler of {@link #COMM_WORLD} decides, as in Open MPI; before {@link #Init} and after
+     * {@link #Finalize} no handler does, and the call throws.
+     *
+     * @return the exception to throw (under {@link #ERRORS_RETURN})
+     */
+    static MPIException raise(MPIException e) {
+        synchronized (LOCK) {
+            return initialized && !finalized ? COMM_WORLD.raise(e) : e;
+        }
+    }
+
+    /** @return this process's rank in {@link #COMM_WORLD} (MPI is initialized) */
+    static int worldRank() {
+        return engine == null ? 0 : engine.rank();
     }
 
     /** @return seconds since an arbitrary time of this process */

@@ -3,8 +3,8 @@ package mpi;
 import org.mpiproxy.mpi.internal.engine.CommFailure;
 
 /**
- * A failed MPI call: its error class ({@code MPI.ERR_TRUNCATE} and the others) and a one-line
- * message naming the ranks and the call.
+ * A failed MPI call, thrown under {@link MPI#ERRORS_RETURN}: its error class
+ * ({@code MPI.ERR_TRUNCATE} and the others) and a one-line message naming the ranks and the call.
  */
 public final class MPIException extends Exception {
 
@@ -21,8 +21,8 @@ public final class MPIException extends Exception {
     /** @param cause what failed */
     public MPIException(Throwable cause) {
         super(cause.getMessage(), cause);
-        this.errorClass = cause instanceof CommFailure f ? f.errorClass()
-                : cause instanceof org.mpiproxy.mpi.MpiException m ? m.errorCode() : MPI.ERR_OTHER;
+        this.errorClass = cause instanceof CommFailure f ? ErrorClasses.of(f.errorClass())
+                : cause instanceof org.mpiproxy.mpi.MpiException m ? ErrorClasses.of(m.errorCode()) : MPI.ERR_OTHER;
     }
 
     MPIException(int errorClass, String message) {
@@ -30,7 +30,7 @@ public final class MPIException extends Exception {
         this.errorClass = errorClass;
     }
 
-    /** @return the error code (here the same as the class) */
+    /** @return the error code (here the same as the class: {@link MPI#getErrorString} describes it) */
     public int getErrorCode() {
         return errorClass;
     }

@@ -6,7 +6,8 @@ import org.mpiproxy.mpi.internal.engine.Operation;
 /**
  * A non-blocking send or receive ({@link Comm#iSend}, {@link Comm#iRecv}): complete it with
  * {@link #waitFor}, {@link #test} or the calls over arrays. A completed request is null
- * ({@link #isNull}); waiting for a null request returns at once.
+ * ({@link #isNull}), as {@link MPI#REQUEST_NULL} is; waiting for a null request returns at once.
+ * A failure goes to the error handler of the request's communicator.
  */
 public class Request implements Freeable {
 
@@ -48,7 +49,7 @@ public class Request implements Freeable {
             try {
                 comm.engine().await(op);
             } catch (CommFailure e) {
-                throw new MPIException(e);
+                throw comm.raise(new MPIException(e));
             }
         }
         return complete();
@@ -69,7 +70,7 @@ public class Request implements Freeable {
             try {
                 done = comm.engine().test(op);
             } catch (CommFailure e) {
-                throw new MPIException(e);
+                throw comm.raise(new MPIException(e));
             }
         }
         return done ? complete() : null;
@@ -93,7 +94,7 @@ public class Request implements Freeable {
         op = null;
         status = comm.status(done);
         if (done.error() != 0) {
-            throw new MPIException(done.error(), done.errorText());
+            throw comm.raise(new MPIException(ErrorClasses.of(done.error()), done.errorText()));
         }
         return status;
     }
@@ -125,7 +126,7 @@ public class Request implements Freeable {
             try {
                 i = c.engine().awaitAny(ops);
             } catch (CommFailure e) {
-                throw new MPIException(e);
+                throw c.raise(new MPIException(e));
             }
         }
         if (i < 0) {
@@ -185,7 +186,7 @@ public class Request implements Freeable {
             try {
                 c.engine().awaitAll(operations(requests));
             } catch (CommFailure e) {
-                throw new MPIException(e);
+                throw c.raise(new MPIException(e));
             }
         }
         MPIException first = null;
