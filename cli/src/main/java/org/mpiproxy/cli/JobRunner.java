@@ -165,7 +165,8 @@ final class JobRunner {
         // rank 0 is never a rank a proxy started, whatever this launcher's own environment says
         env.keySet().removeIf(name -> name.startsWith("MPIPROXY_"));
         env.putAll(settings.environment());
-        env.putAll(RankWorld.variables(0, size, 0, 1, slurmNames));
+        // rank 0 is the first rank of the launcher's machine, counted with the other ranks there
+        env.putAll(RankWorld.rankZeroVariables(ranks, slurmNames));
         env.put("MPIPROXY_PROTOCOL", settings.protocol());
         long jobId = 0;
         if (settings.v2()) {
@@ -211,6 +212,9 @@ final class JobRunner {
                 return failed;
             }
             session.start();
+        } else if (size == 1) {
+            // a rank alone has PMI too, as under Hydra: else MPICH starts a singleton's mpiexec
+            startPmi(jobId, size, env);
         }
         try {
             return runRankZero(builder, ranks, size, hostPort, statusFile, initFile, jobId, keys);
@@ -226,7 +230,8 @@ final class JobRunner {
      * Serves PMI for the job (MPICH programs, docs/protocol-v2.md 5.7): rank 0 talks to the
      * launcher's own PMI server, the other ranks to their proxies' and, through their PMI
      * streams, to the fence here; a fence that every rank entered goes to every node and to
-     * rank 0's server. Without a PMI server (it cannot be opened) MPICH programs run as singletons.
+     * rank 0's server (only there for a job of one rank, which has no session). Without a PMI
+     * server (it cannot be opened) MPICH programs run as singletons.
      */
     private void startPmi(long jobId, int size, Map<String, String> rankZeroEnv) {
         try {
@@ -242,12 +247,18 @@ final class JobRunner {
             return;
         }
         org.mpiproxy.protocol.pmi.PmiServer local = pmi;
+        V2Session nodes = session;
         fence = new PmiFence(size, (epoch, pairs) -> {
-            session.fence(epoch, org.mpiproxy.protocol.pmi.PmiSpace.encode(pairs, V2Fences.fencePayload()));
+            if (nodes != null) {
+                nodes.fence(epoch, org.mpiproxy.protocol.pmi.PmiSpace.encode(pairs, V2Fences.fencePayload()));
+            }
             byte[] all = org.mpiproxy.protocol.pmi.PmiSpace.encode(pairs, Integer.MAX_VALUE).get(0);
             local.onFence(jobId, epoch, 0, 1, java.nio.ByteBuffer.wrap(all), 0, all.length);
-        }, this::wake);
-        session.pmi(fence::onLine);
+        }, new PmiNodeAttributes(jobId, settings.ranks(), nodes == null ? null : nodes::nodeAttributes, local),
+                this::wake);
+        if (nodes != null) {
+            nodes.pmi(fence::onLine);
+        }
         String mapping = RankWorld.processMapping(settings.ranks());
         rankZeroEnv.putAll(local.register(jobId, 0, size, mapping == null ? Map.of()
                 : Map.of(RankWorld.PROCESS_MAPPING, mapping)));

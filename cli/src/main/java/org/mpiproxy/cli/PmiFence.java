@@ -10,7 +10,8 @@ import org.mpiproxy.protocol.pmi.PmiLine;
  * PMI requests (rank 0's from the launcher's own PMI server, the others' on their PMI streams),
  * collects the pairs they put, and once every rank has entered a barrier, ends that fence: the
  * pairs put since the last one go to every place that serves ranks ({@link Sink}), which then
- * let their ranks out of the barrier. Thread-safe.
+ * let their ranks out of the barrier. A node attribute a rank puts (PMI-2) goes on at once to
+ * the job's other servers on that rank's node ({@link NodeAttributes}). Thread-safe.
  */
 final class PmiFence {
 
@@ -23,6 +24,11 @@ final class PmiFence {
         void fence(int epoch, Map<String, String> pairs);
     }
 
+    /** Where a rank's node attribute (PMI-2) goes: the job's other servers on the rank's node. */
+    interface NodeAttributes {
+        void put(int rank, String key, String value);
+    }
+
     /** A rank called {@code MPI_Abort}. */
     record Abort(int rank, int exitCode, String message) {
     }
@@ -30,6 +36,7 @@ final class PmiFence {
     private final int size;
     private final Sink sink;
     private final Runnable onAbort;
+    private final NodeAttributes nodeAttributes;
     private final int[] entered;
     private final Map<String, String> pending = new LinkedHashMap<>();
     private int fenced;
@@ -41,8 +48,16 @@ final class PmiFence {
      * @param onAbort run when a rank aborts (after {@link #abort} tells which)
      */
     PmiFence(int size, Sink sink, Runnable onAbort) {
+        this(size, sink, (rank, key, value) -> { }, onAbort);
+    }
+
+    /**
+     * @param nodeAttributes where the node attributes ranks put go
+     */
+    PmiFence(int size, Sink sink, NodeAttributes nodeAttributes, Runnable onAbort) {
         this.size = size;
         this.sink = sink;
+        this.nodeAttributes = nodeAttributes;
         this.onAbort = onAbort;
         this.entered = new int[size];
     }
@@ -62,16 +77,28 @@ final class PmiFence {
         } catch (IllegalArgumentException e) {
             return "PMI line of rank " + rank + ": " + e.getMessage();
         }
+        if (line.command().equals("putnodeattr")) {
+            try {
+                Map.Entry<String, String> pair = PmiLine.putOf(line);
+                nodeAttributes.put(rank, pair.getKey(), pair.getValue());
+                return null;
+            } catch (IllegalArgumentException e) {
+                return "PMI " + e.getMessage() + " of rank " + rank;
+            }
+        }
         Map<String, String> done = null;
         int epoch = 0;
         boolean aborted = false;
         synchronized (this) {
             switch (line.command()) {
                 case "put":
-                    if (line.get("key") == null || line.get("value") == null) {
-                        return "PMI put of rank " + rank + " without key= or value=";
+                    Map.Entry<String, String> pair;
+                    try {
+                        pair = PmiLine.putOf(line);
+                    } catch (IllegalArgumentException e) {
+                        return "PMI " + e.getMessage() + " of rank " + rank;
                     }
-                    pending.putIfAbsent(line.get("key"), line.get("value"));
+                    pending.putIfAbsent(pair.getKey(), pair.getValue());
                     break;
                 case "barrier_in":
                     entered[rank]++;

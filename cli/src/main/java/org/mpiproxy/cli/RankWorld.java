@@ -8,11 +8,12 @@ import java.util.Map;
 /**
  * Where each rank of a job sits, told to the rank in its environment: its rank and size and its
  * place among the ranks of its node, under the names of our library, MPICH, Open MPI and Slurm,
- * and which ranks share a machine ({@value #PROCESS_MAPPING}, for MPICH's shared memory).
+ * and which ranks share a node ({@value #PROCESS_MAPPING}, for MPICH's shared memory), rank 0
+ * counted with the ranks of the launcher's node.
  */
 final class RankWorld {
 
-    /** The PMI key (and EXEC variable) that tells MPICH which ranks share a machine. */
+    /** The PMI key (and EXEC variable) that tells MPICH which ranks share a node. */
     static final String PROCESS_MAPPING = "PMI_process_mapping";
 
     /**
@@ -79,22 +80,18 @@ final class RankWorld {
      */
     static List<Map<String, String>> environments(List<Placement> ranks, int size, Map<String, String> job,
                                                   boolean slurm) {
-        Map<String, Integer> perNode = new java.util.HashMap<>();
-        for (Placement p : ranks) {
-            perNode.merge(p.address() + ":" + p.port(), 1, Integer::sum);
-        }
-        Map<String, Integer> seen = new java.util.HashMap<>();
         Map<String, String> nodeRanks = nodeRanks(ranks);
-        String mapping = processMapping(ranks);
+        int[] nodes = nodes(ranks);
+        LocalPlaces places = localPlaces(nodes);
+        String mapping = processMapping(nodes);
         List<Map<String, String>> environments = new ArrayList<>(ranks.size());
         for (int r = 1; r < size; r++) {
             Placement p = ranks.get(r - 1);
             String node = p.address() + ":" + p.port();
-            int local = seen.merge(node, 1, Integer::sum) - 1;
             Map<String, String> env = new java.util.LinkedHashMap<>(job);
             // a proxy sets the MPIPROXY_* variables of a rank itself, but for the library's settings
             env.keySet().removeIf(name -> name.startsWith("MPIPROXY_") && !PASSED_ON.contains(name));
-            env.putAll(variables(r, size, local, perNode.get(node), slurm));
+            env.putAll(variables(r, size, places.rank()[r], places.size()[r], slurm));
             env.put(NODE_RANKS, nodeRanks.get(node));
             if (mapping != null) {
                 env.put(PROCESS_MAPPING, mapping);
@@ -102,6 +99,16 @@ final class RankWorld {
             environments.add(env);
         }
         return environments;
+    }
+
+    /**
+     * @param ranks placement of rank r at element r-1
+     * @param slurm also under Slurm's names
+     * @return rank 0's place in the world and on its node, the launcher's: the first of the
+     *         ranks there
+     */
+    static Map<String, String> rankZeroVariables(List<Placement> ranks, boolean slurm) {
+        return variables(0, ranks.size() + 1, 0, localPlaces(nodes(ranks)).size()[0], slurm);
     }
 
     /**
@@ -159,31 +166,79 @@ final class RankWorld {
     }
 
     /**
-     * Which ranks share a machine, as MPICH reads it from its process manager (the PMI key
+     * Each rank's place among the ranks of its node, as Hydra gives it: {@code rank[r]}, from 0
+     * in rank order, and {@code size[r]}, the ranks of that node.
+     */
+    record LocalPlaces(int[] rank, int[] size) {
+    }
+
+    /**
+     * Which node each rank runs on, as Hydra counts hosts: ranks share a node when their proxies
+     * share an address. Rank 0 runs where the launcher runs: on the node of the first rank whose
+     * proxy's address is one of this machine's (127.0.0.1 for a local run, the first node of a
+     * Slurm allocation), else on a node of its own. Nodes are numbered in the order they first
+     * appear, rank 0's first.
+     *
+     * @param ranks placement of rank r at element r-1
+     * @return the node of rank r at element r, 0..N-1
+     */
+    static int[] nodes(List<Placement> ranks) {
+        String here = "";
+        for (Placement p : ranks) {
+            if (isLocal(p.address())) {
+                here = p.address();
+                break;
+            }
+        }
+        Map<String, Integer> nodes = new java.util.HashMap<>();
+        int[] node = new int[ranks.size() + 1];
+        nodes.put(here, 0);
+        for (int r = 1; r <= ranks.size(); r++) {
+            node[r] = nodes.computeIfAbsent(ranks.get(r - 1).address(), k -> nodes.size());
+        }
+        return node;
+    }
+
+    /**
+     * @param nodes the node of each rank, rank 0's first ({@link #nodes})
+     * @return every rank's local rank and local size, rank 0 counted with the ranks of its node
+     */
+    static LocalPlaces localPlaces(int[] nodes) {
+        Map<Integer, Integer> sizes = new java.util.HashMap<>();
+        for (int n : nodes) {
+            sizes.merge(n, 1, Integer::sum);
+        }
+        Map<Integer, Integer> seen = new java.util.HashMap<>();
+        int[] rank = new int[nodes.length];
+        int[] size = new int[nodes.length];
+        for (int r = 0; r < nodes.length; r++) {
+            rank[r] = seen.merge(nodes[r], 1, Integer::sum) - 1;
+            size[r] = sizes.get(nodes[r]);
+        }
+        return new LocalPlaces(rank, size);
+    }
+
+    /**
+     * Which ranks share a node, as MPICH reads it from its process manager (the PMI key
      * {@value #PROCESS_MAPPING}, Hydra's format {@code (vector,(node,nodes,ranks),...)} in rank
-     * order), so that ranks on one machine talk through shared memory: rank 0 is on this machine,
-     * and so is every rank whose proxy's address is one of this machine's; the others share a
-     * machine when their proxies share an address.
+     * order), so that ranks on one node talk through shared memory: the nodes of
+     * {@link #nodes}, which the local ranks and sizes count too.
      *
      * @param ranks placement of rank r at element r-1
      * @return the mapping, or {@code null} when it would be longer than a PMI value
      */
     static String processMapping(List<Placement> ranks) {
-        Map<String, Integer> machines = new java.util.HashMap<>();
-        int[] machine = new int[ranks.size() + 1];
-        machines.put("", 0);
-        for (int r = 1; r <= ranks.size(); r++) {
-            String address = ranks.get(r - 1).address();
-            String key = isLocal(address) ? "" : address;
-            machine[r] = machines.computeIfAbsent(key, k -> machines.size());
-        }
+        return processMapping(nodes(ranks));
+    }
+
+    private static String processMapping(int[] node) {
         StringBuilder b = new StringBuilder("(vector");
-        for (int r = 0; r < machine.length; ) {
+        for (int r = 0; r < node.length; ) {
             int run = 1;
-            while (r + run < machine.length && machine[r + run] == machine[r]) {
+            while (r + run < node.length && node[r + run] == node[r]) {
                 run++;
             }
-            b.append(",(").append(machine[r]).append(",1,").append(run).append(')');
+            b.append(",(").append(node[r]).append(",1,").append(run).append(')');
             r += run;
         }
         b.append(')');

@@ -85,6 +85,13 @@ final class V2Fences {
         }
     }
 
+    /** Queues one fragment for some nodes only (node attributes: fence 0, the fragment their number). */
+    void addTo(int epoch, int index, int count, byte[] pairs, Collection<InetSocketAddress> to) {
+        for (InetSocketAddress node : to) {
+            newFragments.add(new FenceFragment(node, epoch, index, count, pairs));
+        }
+    }
+
     /** @return whether every fragment sent was acknowledged */
     boolean allAcknowledged() {
         return unacked.isEmpty();

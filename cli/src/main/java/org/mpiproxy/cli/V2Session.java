@@ -232,6 +232,18 @@ final class V2Session implements AutoCloseable {
     }
 
     /**
+     * Sends node attributes (PMI-2) to some nodes as fence 0, repeated until each acknowledges.
+     *
+     * @param number the delivery's number in the job, from 0 (its fragment index)
+     * @param pairs  the pairs, one payload
+     * @param nodes  the proxies of the machine they belong to
+     */
+    void nodeAttributes(int number, byte[] pairs, java.util.Collection<InetSocketAddress> nodes) {
+        fences.addTo(0, number, 1, pairs, nodes);
+        selector.wakeup();
+    }
+
+    /**
      * Asks the nodes for the ranks' states at once and then often, backing off to the normal
      * interval: when the job is about to end (rank 0 ended), its end is seen within milliseconds.
      */

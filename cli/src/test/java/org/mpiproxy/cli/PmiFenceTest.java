@@ -32,6 +32,18 @@ class PmiFenceTest {
     }
 
     @Test
+    void shouldTakeAPmi2PutWhoseValueAPmi1LineCannotCarry() {
+        assertNull(fence.onLine(1, org.mpiproxy.protocol.pmi.PmiLine.putLine("card 1", "tcp 1;x")));
+        assertNull(fence.onLine(0, "cmd=barrier_in"));
+        assertNull(fence.onLine(1, "cmd=barrier_in"));
+        assertNull(fence.onLine(2, "cmd=barrier_in"));
+        assertEquals(List.of("1 {card 1=tcp 1;x}"), fences);
+        assertEquals("PMI put without key= or value= of rank 2", fence.onLine(2, "cmd=put key=k"));
+        assertEquals("PMI put with encoding=rot13, not url of rank 2",
+                fence.onLine(2, "cmd=put encoding=rot13 key=k value=v"));
+    }
+
+    @Test
     void shouldTellTheFirstAbortAndWhatItDoesNotUnderstand() {
         assertNull(fence.onLine(2, "cmd=abort exitcode=7 message=bad"));
         assertNull(fence.onLine(1, "cmd=abort exitcode=3"));
@@ -47,7 +59,7 @@ class PmiFenceTest {
         Placement here = new Placement("127.0.0.5", 6660, 0, "n1");
         Placement a = new Placement("198.51.100.1", 6660, 0, "a");
         Placement b = new Placement("198.51.100.2", 6661, 0, "b");
-        // rank 0 and the ranks of a proxy on this machine share machine 0; a and b are machines of their own
+        // rank 0 shares node 0 with the ranks of the first proxy on this machine; a and b are nodes of their own
         assertEquals("(vector,(0,1,2),(1,1,2),(2,1,1),(1,1,1))",
                 RankWorld.processMapping(List.of(here, a, a, b, a)));
         assertEquals("(vector,(0,1,4))", RankWorld.processMapping(List.of(here, here, here)));

@@ -223,9 +223,10 @@ class LauncherMultiNodeIT {
                         + " slurm=$SLURM_PROCID/$SLURM_NTASKS/$SLURM_LOCALID $GREETING\"; echo err$MPIPROXY_RANK >&2");
 
         assertEquals(0, run.exit(), run.err());
-        List<String> expected = new ArrayList<>(List.of("[0] 0/6 pmi=0/6 ompi=0 local=0/1 slurm=0/6/0 hello world",
+        // rank 0 (here) counts with rank 1 on n1, this machine's first node, as Hydra counts it
+        List<String> expected = new ArrayList<>(List.of("[0] 0/6 pmi=0/6 ompi=0 local=0/2 slurm=0/6/0 hello world",
                 // ranks 1 on n1, 2-3 on n2, 4-5 on n3
-                "[1] 1/6 pmi=1/6 ompi=1 local=0/1 slurm=1/6/0 hello world",
+                "[1] 1/6 pmi=1/6 ompi=1 local=1/2 slurm=1/6/1 hello world",
                 "[2] 2/6 pmi=2/6 ompi=2 local=0/2 slurm=2/6/0 hello world",
                 "[3] 3/6 pmi=3/6 ompi=3 local=1/2 slurm=3/6/1 hello world",
                 "[4] 4/6 pmi=4/6 ompi=4 local=0/2 slurm=4/6/0 hello world",

@@ -1,5 +1,6 @@
 package org.mpiproxy.protocol.pmi;
 
+import java.nio.charset.StandardCharsets;
 import java.util.Collections;
 import java.util.LinkedHashMap;
 import java.util.Map;
@@ -91,6 +92,63 @@ public record PmiLine(String command, boolean multiLine, Map<String, String> att
             b.append(' ').append(attributes[i]).append('=').append(attributes[i + 1]);
         }
         return b.append('\n').toString();
+    }
+
+    /**
+     * The line that passes a rank's put on to the job's launcher: {@code cmd=put key=K value=V},
+     * or, when K or V hold what a PMI-1 line cannot carry (a PMI-2 value may hold spaces),
+     * {@code cmd=put encoding=url key=K value=V} with both URL-encoded as UTF-8.
+     *
+     * @return the line, without its line end
+     */
+    public static String putLine(String key, String value) {
+        return pairLine("put", key, value);
+    }
+
+    /**
+     * As {@link #putLine}, for another command with a key and a value ({@code putnodeattr}).
+     *
+     * @return the line, without its line end
+     */
+    public static String pairLine(String command, String key, String value) {
+        if (plain(key) && plain(value)) {
+            return "cmd=" + command + " key=" + key + " value=" + value;
+        }
+        return "cmd=" + command + " encoding=url key=" + java.net.URLEncoder.encode(key, StandardCharsets.UTF_8)
+                + " value=" + java.net.URLEncoder.encode(value, StandardCharsets.UTF_8);
+    }
+
+    /**
+     * @param put a {@code cmd=put} line as {@link #putLine} made it (or another {@link #pairLine})
+     * @return its key and value
+     * @throws IllegalArgumentException when it lacks {@code key=} or {@code value=}, or names an
+     *                                  encoding other than {@code url}, or its encoding is broken
+     */
+    public static Map.Entry<String, String> putOf(PmiLine put) {
+        String key = put.get("key");
+        String value = put.get("value");
+        String encoding = put.get("encoding");
+        if (key == null || value == null) {
+            throw new IllegalArgumentException(put.command() + " without key= or value=");
+        }
+        if (encoding == null) {
+            return Map.entry(key, value);
+        }
+        if (!encoding.equals("url")) {
+            throw new IllegalArgumentException(put.command() + " with encoding=" + shorten(encoding) + ", not url");
+        }
+        return Map.entry(java.net.URLDecoder.decode(key, StandardCharsets.UTF_8),
+                java.net.URLDecoder.decode(value, StandardCharsets.UTF_8));
+    }
+
+    private static boolean plain(String text) {
+        for (int i = 0; i < text.length(); i++) {
+            char c = text.charAt(i);
+            if (c <= 0x20 || c == 0x7f) {
+                return false;
+            }
+        }
+        return true;
     }
 
     /** @return {@code text}, cut to 40 characters for a log line */

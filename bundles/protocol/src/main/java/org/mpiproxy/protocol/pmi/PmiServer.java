@@ -9,8 +9,6 @@ import java.nio.channels.Selector;
 import java.nio.channels.ServerSocketChannel;
 import java.nio.channels.SocketChannel;
 import java.nio.charset.StandardCharsets;
-import java.security.SecureRandom;
-import java.util.ArrayDeque;
 import java.util.ArrayList;
 import java.util.HashMap;
 import java.util.Iterator;
@@ -24,13 +22,18 @@ import java.util.function.LongSupplier;
 import org.mpiproxy.protocol.MpiErrors;
 
 /**
- * A PMI-1 server, the process manager MPICH programs talk to (docs/protocol-v2.md 5.7): a
- * node's proxy runs one for the ranks it starts, the launcher one for rank 0. A rank started by a plain EXEC gets {@code PMI_PORT} (this server, on 127.0.0.1) and a
- * random {@code PMI_ID}; its connection counts only if it names an id given out and not used
- * yet, and its socket belongs to the uid the rank's process runs as, so no other local user can
- * pose as a rank. Requests about the rank itself are answered here; those that concern the whole
- * job (put, barrier_in, abort) also go to the job's launcher on the rank's PMI stream, and a
- * barrier ends when the launcher's fence ({@link #onFence}) brought the pairs of every rank.
+ * A PMI-1 and PMI-2 server, the process manager MPICH-family programs talk to
+ * (docs/protocol-v2.md 5.7): a node's proxy runs one for the ranks it starts, the launcher one
+ * for rank 0. A rank started by a plain EXEC gets {@code PMI_PORT} (this server, on 127.0.0.1)
+ * and a random {@code PMI_ID}; its connection counts only if it names an id given out and not
+ * used yet (PMI-1: its first line {@code cmd=initack pmiid=N}; PMI-2: the line
+ * {@code cmd=init pmi_version=2}, then {@code fullinit} with {@code pmiid} or {@code srcid}),
+ * and its socket belongs to the uid the rank's process runs as, so no other local user can
+ * pose as a rank. Each connection speaks the PMI its client chose; both reach the same space
+ * and the same fences. Requests about the rank itself are answered here; those that concern the
+ * whole job (put, barrier_in or kvs-fence, abort, PMI-2's node attributes) also go to the job's
+ * launcher on the rank's PMI stream, and a barrier ends when the launcher's fence
+ * ({@link #onFence}) brought the pairs of every rank.
  * <p>
  * One thread serves every connection; {@link #register}, {@link #started}, {@link #onFence} and
  * {@link #forget} may be called from any thread.
@@ -38,7 +41,8 @@ import org.mpiproxy.protocol.MpiErrors;
  * Longer than 500 lines for a reason: it is that one thread (accepting, the handshake and its
  * uid check, reading and writing lines, releasing barriers) with the calls that hand it work,
  * and a connection's state stays confined to it in this file; the PMI-1 commands are in
- * {@link PmiSession}, the key-value space in {@link PmiSpace}, the line format in {@link PmiLine}.
+ * {@link PmiSession}, PMI-2's in {@link Pmi2Session}, a job's space and fences in {@link PmiJob},
+ * the framing of what a connection sends in {@link PmiReader}.
  */
 public final class PmiServer implements AutoCloseable {
 
@@ -58,99 +62,6 @@ public final class PmiServer implements AutoCloseable {
     private static final long HANDSHAKE_NANOS = 10_000_000_000L;
     /** How long a connection that came before its rank's pid was known waits for it. */
     private static final long PID_WAIT_NANOS = 5_000_000_000L;
-
-    /** A rank that may connect. */
-    private static final class Expected {
-        final long jobId;
-        final int rank;
-        final int size;
-        volatile long pid = -1;
-
-        Expected(long jobId, int rank, int size) {
-            this.jobId = jobId;
-            this.rank = rank;
-            this.size = size;
-        }
-    }
-
-    /** What this node holds of a job's key-value space, and its fences. */
-    private static final class JobSpace {
-        final long jobId;
-        final int size;
-        final PmiSpace space = new PmiSpace();
-        /** The highest fence that ended here. */
-        int fenced;
-        /** Fences arriving: epoch -> fragment -> pairs. */
-        final Map<Integer, Map<Integer, Map<String, String>>> arriving = new HashMap<>();
-        final List<Connection> connections = new ArrayList<>();
-
-        JobSpace(long jobId, int size) {
-            this.jobId = jobId;
-            this.size = size;
-        }
-    }
-
-    /** One rank's connection. PMI thread only. */
-    private final class Connection implements PmiSession.Job {
-        final SocketChannel channel;
-        final long accepted = clock.getAsLong();
-        final ByteBuffer in = ByteBuffer.allocate(PmiLine.MAX_LINE);
-        final ArrayDeque<ByteBuffer> out = new ArrayDeque<>();
-        Expected who;
-        JobSpace job;
-        PmiSession session;
-        /** Barriers this rank entered. */
-        int barriers;
-        long pidWaitStart;
-        String pendingHandshake;
-
-        Connection(SocketChannel channel) {
-            this.channel = channel;
-        }
-
-        @Override
-        public int size() {
-            return who.size;
-        }
-
-        @Override
-        public String kvsName() {
-            return PmiServer.kvsName(who.jobId);
-        }
-
-        @Override
-        public String put(int rank, String key, String value) {
-            String problem;
-            synchronized (job) {
-                problem = job.space.put(key, value);
-            }
-            if (problem == null && !relay.line(who.jobId, rank, PmiLine.format("put", "key", key, "value", value)
-                    .stripTrailing())) {
-                problem = "cannot reach the job's launcher: the rank's EXEC did not ask for its output";
-            }
-            return problem;
-        }
-
-        @Override
-        public String get(String key) {
-            synchronized (job) {
-                return job.space.get(key);
-            }
-        }
-
-        @Override
-        public void barrierIn(int rank) {
-            barriers++;
-            relay.line(who.jobId, rank, "cmd=barrier_in");
-            releaseIfFenced(job);
-        }
-
-        @Override
-        public void abort(int rank, int exitCode, String message) {
-            relay.line(who.jobId, rank, message == null ? "cmd=abort exitcode=" + exitCode
-                    : "cmd=abort exitcode=" + exitCode + " message=" + message);
-        }
-    }
 
     /** Who owns a connection, and as whom a rank runs (Linux: {@link PeerCredentials}). */
     interface Identity {
@@ -176,10 +87,8 @@ public final class PmiServer implements AutoCloseable {
     private final Identity identity;
     /** The time the handshake's limits are counted in, {@link System#nanoTime()}'s. */
     private final LongSupplier clock;
-    private final SecureRandom random = new SecureRandom();
-    private final Map<Integer, Expected> byId = new ConcurrentHashMap<>();
-    private final Map<Long, Expected> byRank = new ConcurrentHashMap<>();
-    private final Map<Long, JobSpace> jobs = new ConcurrentHashMap<>();
+    private final PmiRanks expected = new PmiRanks();
+    private final Map<Long, PmiJob> jobs = new ConcurrentHashMap<>();
     private final ConcurrentLinkedQueue<Runnable> tasks = new ConcurrentLinkedQueue<>();
     private final ServerSocketChannel server;
     private final Selector selector;
@@ -225,6 +134,11 @@ public final class PmiServer implements AutoCloseable {
         return "kvs_" + hex(jobId);
     }
 
+    /** Passes a rank's job-wide line on: {@link Relay#line}. */
+    boolean relay(long jobId, int rank, String line) {
+        return relay.line(jobId, rank, line);
+    }
+
     /** @return the port MPICH programs connect to */
     public int port() {
         return port;
@@ -254,34 +168,25 @@ public final class PmiServer implements AutoCloseable {
      * a process manager provides them ({@code PMI_process_mapping}: which ranks share a node).
      */
     public Map<String, String> register(long jobId, int rank, int size, Map<String, String> preset) {
-        Expected e = new Expected(jobId, rank, size);
-        JobSpace space = jobs.computeIfAbsent(jobId, j -> new JobSpace(j, size));
+        PmiJob space = jobs.computeIfAbsent(jobId, j -> new PmiJob(j, size));
         synchronized (space) {
             space.space.merge(preset);
         }
-        int id;
-        do {
-            id = 1 + random.nextInt(Integer.MAX_VALUE - 1);
-        } while (byId.putIfAbsent(id, e) != null);
-        byRank.put(key(jobId, rank), e);
-        jobs.computeIfAbsent(jobId, j -> new JobSpace(j, size));
+        int id = expected.expect(jobId, rank, size);
         return Map.of("PMI_PORT", "127.0.0.1:" + port, "PMI_ID", Integer.toString(id));
     }
 
     /** The rank's process runs: connections for it are checked against the uid it runs as. */
     public void started(long jobId, int rank, long pid) {
-        Expected e = byRank.get(key(jobId, rank));
-        if (e != null) {
-            e.pid = pid;
+        if (expected.started(jobId, rank, pid)) {
             selector.wakeup();
         }
     }
 
     /** Forgets a job: its space, its ids, its connections. */
     public void forget(long jobId) {
-        byId.values().removeIf(e -> e.jobId == jobId);
-        byRank.values().removeIf(e -> e.jobId == jobId);
-        JobSpace job = jobs.remove(jobId);
+        expected.forget(jobId);
+        PmiJob job = jobs.remove(jobId);
         if (job != null) {
             post(() -> {
                 synchronized (job) {
@@ -292,19 +197,24 @@ public final class PmiServer implements AutoCloseable {
     }
 
     /**
-     * One fragment of a fence from the job's launcher.
+     * One fragment of a fence from the job's launcher; or, as fence 0, node attributes that a rank
+     * of this machine put at another server of the job (PMI-2), which the ranks here that wait
+     * for them get at once.
      *
-     * @param epoch   the fence, from 1
-     * @param index   the fragment, from 0
-     * @param count   fragments of the fence
+     * @param epoch   the fence, from 1; 0 for node attributes
+     * @param index   the fragment, from 0; for node attributes, their number, from 0
+     * @param count   fragments of the fence; 1 for node attributes
      * @param payload the pairs
      * @return {@code MPI_SUCCESS}, {@code MPI_ERR_COMM} for a job without PMI here, or
      *         {@code MPI_ERR_ARG} for a malformed fragment (the reason goes to the problems)
      */
     public int onFence(long jobId, long epoch, long index, long count, ByteBuffer payload, int offset, int length) {
-        JobSpace job = jobs.get(jobId);
+        PmiJob job = jobs.get(jobId);
         if (job == null) {
             return MpiErrors.ERR_COMM;
+        }
+        if (epoch == 0 && count == 1 && index >= 0) {
+            return nodeAttributes(job, payload, offset, length);
         }
         if (epoch < 1 || epoch > Integer.MAX_VALUE || count < 1 || count > 65535 || index < 0 || index >= count) {
             problems.accept("PMI fence of job " + hex(jobId) + ": epoch " + epoch + ", fragment " + index + " of "
@@ -319,22 +229,26 @@ public final class PmiServer implements AutoCloseable {
             return MpiErrors.ERR_ARG;
         }
         synchronized (job) {
-            if (epoch <= job.fenced) {
-                return MpiErrors.SUCCESS;
-            }
-            Map<Integer, Map<String, String>> fragments = job.arriving.computeIfAbsent((int) epoch, e -> new HashMap<>());
-            fragments.putIfAbsent((int) index, pairs);
-            if (fragments.size() == count) {
-                for (int e = job.fenced + 1; e <= epoch; e++) {
-                    Map<Integer, Map<String, String>> done = job.arriving.remove(e);
-                    if (done != null) {
-                        done.values().forEach(job.space::merge);
-                    }
-                }
-                job.fenced = (int) epoch;
+            if (job.fragment((int) epoch, (int) index, (int) count, pairs)) {
                 post(() -> releaseIfFenced(job));
             }
         }
+        return MpiErrors.SUCCESS;
+    }
+
+    /** Node attributes a rank of this machine put at another server of the job (fence 0, sequence: its number). */
+    private int nodeAttributes(PmiJob job, ByteBuffer payload, int offset, int length) {
+        Map<String, String> pairs = new HashMap<>();
+        try {
+            PmiSpace.decode(payload, offset, length, pairs);
+        } catch (IllegalArgumentException e) {
+            problems.accept("PMI node attributes of job " + hex(job.jobId) + ": " + e.getMessage() + "; refused");
+            return MpiErrors.ERR_ARG;
+        }
+        synchronized (job) {
+            pairs.forEach(job::putNodeAttribute);
+        }
+        post(() -> wakeNodeWaiters(job));
         return MpiErrors.SUCCESS;
     }
 
@@ -343,11 +257,7 @@ public final class PmiServer implements AutoCloseable {
         return String.format("%016x", jobId);
     }
 
-    private static long key(long jobId, int rank) {
-        return jobId * 31 + rank;
-    }
-
-    private void post(Runnable task) {
+    void post(Runnable task) {
         tasks.add(task);
         selector.wakeup();
     }
@@ -372,7 +282,7 @@ public final class PmiServer implements AutoCloseable {
                     if (k.isAcceptable()) {
                         accept();
                     } else {
-                        Connection c = (Connection) k.attachment();
+                        PmiConnection c = (PmiConnection) k.attachment();
                         if (k.isWritable()) {
                             flush(c);
                         }
@@ -394,15 +304,15 @@ public final class PmiServer implements AutoCloseable {
         SocketChannel channel;
         while ((channel = server.accept()) != null) {
             channel.configureBlocking(false);
-            Connection c = new Connection(channel);
+            PmiConnection c = new PmiConnection(this, channel, clock.getAsLong());
             channel.register(selector, SelectionKey.OP_READ, c);
         }
     }
 
-    private void read(Connection c) {
+    private void read(PmiConnection c) {
         int n;
         try {
-            n = c.channel.read(c.in);
+            n = c.in.read(c.channel);
         } catch (IOException e) {
             n = -1;
         }
@@ -414,42 +324,31 @@ public final class PmiServer implements AutoCloseable {
             close(c);
             return;
         }
-        c.in.flip();
-        while (c.channel.isOpen()) {
-            int nl = -1;
-            for (int i = c.in.position(); i < c.in.limit(); i++) {
-                if (c.in.get(i) == '\n') {
-                    nl = i;
-                    break;
-                }
+        try {
+            String message;
+            while (c.channel.isOpen() && (message = c.in.next()) != null) {
+                onMessage(c, message);
             }
-            if (nl < 0) {
-                break;
-            }
-            byte[] bytes = new byte[nl - c.in.position()];
-            c.in.get(bytes);
-            c.in.get();
-            onLine(c, new String(bytes, StandardCharsets.UTF_8));
-        }
-        c.in.compact();
-        if (!c.in.hasRemaining() && c.channel.isOpen()) {
-            problems.accept("PMI: " + who(c) + " sent a line longer than " + (PmiLine.MAX_LINE - 1)
-                    + " bytes; connection closed");
-            close(c);
+        } catch (IllegalArgumentException e) {
+            refuse(c, who(c) + " sent " + e.getMessage());
         }
     }
 
-    private String who(Connection c) {
+    private String who(PmiConnection c) {
         return c.who == null ? "an unidentified connection"
                 : "rank " + c.who.rank + " of job " + hex(c.who.jobId);
     }
 
-    private void onLine(Connection c, String text) {
+    private void onMessage(PmiConnection c, String text) {
         if (c.session == null) {
-            handshake(c, text);
+            if (c.in.isFramed()) {
+                fullinit(c, text);
+            } else {
+                handshake(c, text);
+            }
             return;
         }
-        PmiSession.Reply r = c.session.onLine(text);
+        PmiSession.Reply r = c.session.onMessage(text);
         if (r.problem() != null) {
             problems.accept("PMI: " + who(c) + ": " + r.problem());
         }
@@ -460,7 +359,8 @@ public final class PmiServer implements AutoCloseable {
         }
     }
 
-    private void handshake(Connection c, String text) {
+    /** A PMI-1 connection's first line names its id; a PMI-2 client's asks for PMI-2 first. */
+    private void handshake(PmiConnection c, String text) {
         if (c.pendingHandshake != null) {
             return;
         }
@@ -471,31 +371,58 @@ public final class PmiServer implements AutoCloseable {
             refuse(c, "first line is not cmd=initack pmiid=N: " + e.getMessage());
             return;
         }
-        String id = line.get("pmiid");
-        if (!line.command().equals("initack") || id == null) {
-            refuse(c, "first line is cmd=" + PmiLine.parse(text).command() + ", not cmd=initack pmiid=N (the"
-                    + " program is not started with PMI_PORT and PMI_ID)");
+        if (line.command().equals("init") && Pmi2Session.VERSION.equals(line.get("pmi_version"))) {
+            write(c, PmiLine.format("response_to_init", "pmi_version", Pmi2Session.VERSION, "pmi_subversion",
+                    Pmi2Session.SUBVERSION, "rc", "0"));
+            c.in.framed();
             return;
         }
-        Expected e;
-        try {
-            e = byId.remove(Integer.parseInt(id));
-        } catch (NumberFormatException ex) {
-            e = null;
+        String id = line.get("pmiid");
+        if (!line.command().equals("initack") || id == null) {
+            refuse(c, "first line is cmd=" + PmiLine.shorten(line.command()) + ", not cmd=initack pmiid=N (PMI-1)"
+                    + " or cmd=init pmi_version=2 (PMI-2): the program is not started with PMI_PORT and PMI_ID");
+            return;
         }
+        identify(c, id, text);
+    }
+
+    /** A PMI-2 connection's first message is {@code fullinit}, naming its id. */
+    private void fullinit(PmiConnection c, String body) {
+        if (c.pendingHandshake != null) {
+            return;
+        }
+        Pmi2Wire m;
+        try {
+            m = Pmi2Wire.parse(body);
+        } catch (IllegalArgumentException e) {
+            refuse(c, "first PMI-2 message is not cmd=fullinit: " + e.getMessage());
+            return;
+        }
+        // MPICH's client names its id pmiid=, Slurm's srcid=
+        String id = m.get("pmiid") != null ? m.get("pmiid") : m.get("srcid");
+        if (!m.command().equals("fullinit") || id == null) {
+            refuse(c, "first PMI-2 message is cmd=" + PmiLine.shorten(m.command()) + (id == null ? " without an id"
+                    : "") + ", not cmd=fullinit;pmiid=N; (the program is not started with PMI_PORT and PMI_ID)");
+            return;
+        }
+        identify(c, id, body);
+    }
+
+    private void identify(PmiConnection c, String id, String firstMessage) {
+        PmiRanks.Expected e = expected.take(id);
         if (e == null) {
             refuse(c, "pmiid " + PmiLine.shorten(id) + " was not given out or is used already");
             return;
         }
         c.who = e;
-        c.pendingHandshake = text;
+        c.pendingHandshake = firstMessage;
         c.pidWaitStart = clock.getAsLong();
         checkIdentity(c);
     }
 
     /** Completes the handshake once the rank's pid is known and the connection's owner matches it. */
-    private void checkIdentity(Connection c) {
-        Expected e = c.who;
+    private void checkIdentity(PmiConnection c) {
+        PmiRanks.Expected e = c.who;
         if (e.pid < 0) {
             if (clock.getAsLong() - c.pidWaitStart > PID_WAIT_NANOS) {
                 refuse(c, "rank " + e.rank + " of job " + hex(e.jobId) + " did not start");
@@ -516,53 +443,75 @@ public final class PmiServer implements AutoCloseable {
                     + ", the rank runs as uid " + rankUid);
             return;
         }
-        JobSpace job = jobs.get(e.jobId);
+        PmiJob job = jobs.get(e.jobId);
         if (job == null) {
             refuse(c, "job " + hex(e.jobId) + " is gone");
             return;
         }
+        String first = c.pendingHandshake;
         c.pendingHandshake = null;
         c.job = job;
-        c.session = new PmiSession(e.rank, c);
+        String reply;
+        if (c.in.isFramed()) {
+            Pmi2Session session = new Pmi2Session(e.rank, c);
+            c.session = session;
+            reply = session.fullinitResponse(Pmi2Wire.parse(first));
+        } else {
+            PmiSession session = new PmiSession(e.rank, c);
+            c.session = session;
+            reply = session.handshake();
+        }
         synchronized (job) {
             job.connections.add(c);
         }
-        write(c, c.session.handshake());
+        write(c, reply);
     }
 
     private void checkWaiting() {
         for (SelectionKey k : selector.keys()) {
-            if (k.attachment() instanceof Connection) {
-                Connection c = (Connection) k.attachment();
+            if (k.attachment() instanceof PmiConnection) {
+                PmiConnection c = (PmiConnection) k.attachment();
                 if (c.pendingHandshake != null) {
                     checkIdentity(c);
                 } else if (c.session == null && clock.getAsLong() - c.accepted > HANDSHAKE_NANOS) {
-                    refuse(c, "no cmd=initack within " + HANDSHAKE_NANOS / 1_000_000_000L + " s");
+                    refuse(c, "no " + (c.in.isFramed() ? "cmd=fullinit" : "cmd=initack") + " within "
+                            + HANDSHAKE_NANOS / 1_000_000_000L + " s");
                 }
             }
         }
     }
 
-    private void releaseIfFenced(JobSpace job) {
-        List<Connection> release = new ArrayList<>();
+    /** Answers the ranks of the job here that wait for a node attribute a rank has put since. */
+    void wakeNodeWaiters(PmiJob job) {
+        List<PmiConnection> waiting;
         synchronized (job) {
-            for (Connection c : job.connections) {
+            waiting = new ArrayList<>(job.connections);
+        }
+        for (PmiConnection c : waiting) {
+            write(c, c.session.nodeAttributeSet());
+        }
+    }
+
+    void releaseIfFenced(PmiJob job) {
+        List<PmiConnection> release = new ArrayList<>();
+        synchronized (job) {
+            for (PmiConnection c : job.connections) {
                 if (c.session != null && c.session.inBarrier() && c.barriers <= job.fenced) {
                     release.add(c);
                 }
             }
         }
-        for (Connection c : release) {
+        for (PmiConnection c : release) {
             write(c, c.session.barrierOut());
         }
     }
 
-    private void refuse(Connection c, String why) {
+    private void refuse(PmiConnection c, String why) {
         problems.accept("PMI: " + why + "; connection closed");
         close(c);
     }
 
-    private void write(Connection c, String text) {
+    private void write(PmiConnection c, String text) {
         if (text.isEmpty() || !c.channel.isOpen()) {
             return;
         }
@@ -570,7 +519,7 @@ public final class PmiServer implements AutoCloseable {
         flush(c);
     }
 
-    private void flush(Connection c) {
+    private void flush(PmiConnection c) {
         try {
             while (!c.out.isEmpty()) {
                 ByteBuffer b = c.out.peekFirst();
@@ -589,7 +538,7 @@ public final class PmiServer implements AutoCloseable {
         }
     }
 
-    private void close(Connection c) {
+    private void close(PmiConnection c) {
         if (c.job != null) {
             synchronized (c.job) {
                 c.job.connections.remove(c);

@@ -9,7 +9,7 @@ package org.mpiproxy.protocol.pmi;
  * error reply ({@code rc=-1 msg=...}) and a one-line problem for the log; the connection goes
  * on. Not thread-safe: one thread per session.
  */
-public final class PmiSession {
+public final class PmiSession implements PmiConversation {
 
     /** Longest key-value space name, key and value, as {@code get_maxes} tells (MPICH's limits). */
     public static final int KVS_NAME_MAX = 256;
@@ -86,19 +86,27 @@ public final class PmiSession {
     }
 
     /** @return whether the rank waits in a barrier */
+    @Override
     public boolean inBarrier() {
         return inBarrier;
     }
 
     /** @return whether the rank finalized */
+    @Override
     public boolean finalized() {
         return finalized;
     }
 
     /** @return the reply that ends the rank's wait in the barrier */
+    @Override
     public String barrierOut() {
         inBarrier = false;
         return PmiLine.format("barrier_out", "rc", "0");
+    }
+
+    @Override
+    public Reply onMessage(String message) {
+        return onLine(message);
     }
 
     /**

@@ -208,7 +208,9 @@ class PmiServerTest {
         }
         await(() -> problems.size() == 2, "a second problem");
         assertEquals("PMI: rank 2 of job 0000000000000abc closed its connection before finalize", problems.get(1));
-        assertEquals(MpiErrors.ERR_ARG, server.onFence(JOB, 0, 0, 1, ByteBuffer.allocate(0), 0, 0));
+        assertEquals(MpiErrors.ERR_ARG, server.onFence(JOB, -1, 0, 1, ByteBuffer.allocate(0), 0, 0));
+        assertEquals(MpiErrors.ERR_ARG, server.onFence(JOB, 0, 0, 2, ByteBuffer.allocate(0), 0, 0),
+                "node attributes come one fragment at a time");
         assertEquals(MpiErrors.ERR_COMM, server.onFence(0x999L, 1, 0, 1, ByteBuffer.allocate(0), 0, 0));
     }
 
@@ -244,5 +246,179 @@ class PmiServerTest {
             assertEquals(null, c.line());
         }
         assertTrue(problemTimes.get(1) - sent > TimeUnit.SECONDS.toNanos(5), "not before the 5 s");
+    }
+
+    /** A PMI-2 client: the PMI-1 init line, then length-prefixed messages. */
+    private static final class Pmi2Client implements AutoCloseable {
+        final Socket socket;
+        final java.io.DataInputStream in;
+        final OutputStream out;
+
+        Pmi2Client(int port) throws Exception {
+            socket = new Socket("127.0.0.1", port);
+            socket.setSoTimeout((int) TimeUnit.SECONDS.toMillis(TIMEOUT_SECONDS));
+            in = new java.io.DataInputStream(socket.getInputStream());
+            out = socket.getOutputStream();
+        }
+
+        /** @return the server's answer to the PMI-1 line that asks for PMI-2 */
+        String init() throws Exception {
+            out.write("cmd=init pmi_version=2 pmi_subversion=0\n".getBytes(StandardCharsets.UTF_8));
+            out.flush();
+            StringBuilder line = new StringBuilder();
+            for (int b = in.read(); b != '\n'; b = in.read()) {
+                if (b < 0) {
+                    return null;
+                }
+                line.append((char) b);
+            }
+            return line.toString();
+        }
+
+        void send(String body) throws Exception {
+            out.write(Pmi2Wire.format(Pmi2Wire.parse(body).command(), flatten(Pmi2Wire.parse(body)))
+                    .getBytes(StandardCharsets.UTF_8));
+            out.flush();
+        }
+
+        private static String[] flatten(Pmi2Wire m) {
+            List<String> all = new java.util.ArrayList<>();
+            m.attributes().forEach((k, v) -> {
+                all.add(k);
+                all.add(v);
+            });
+            return all.toArray(new String[0]);
+        }
+
+        /** @return the next message's body, {@code null} when the server closed the connection */
+        String message() throws Exception {
+            byte[] field = new byte[Pmi2Wire.LENGTH_FIELD];
+            try {
+                in.readFully(field);
+            } catch (java.io.EOFException e) {
+                return null;
+            }
+            byte[] body = new byte[Pmi2Wire.length(new String(field, StandardCharsets.ISO_8859_1))];
+            in.readFully(body);
+            return new String(body, StandardCharsets.UTF_8);
+        }
+
+        @Override
+        public void close() throws Exception {
+            socket.close();
+        }
+    }
+
+    @Test
+    void shouldServeAPmi2ClientBesideAPmi1ClientOnTheSameFences() throws Exception {
+        Map<String, String> one = server().register(JOB, 1, 3);
+        Map<String, String> two = server.register(JOB, 2, 3);
+        server.started(JOB, 1, 4242);
+        server.started(JOB, 2, 4242);
+        try (Client pmi1 = new Client(server.port()); Pmi2Client pmi2 = new Pmi2Client(server.port())) {
+            pmi1.send("cmd=initack pmiid=" + one.get("PMI_ID"));
+            assertEquals("cmd=initack rc=0", pmi1.line());
+            assertEquals("cmd=response_to_init pmi_version=2 pmi_subversion=0 rc=0", pmi2.init());
+            pmi2.send("cmd=fullinit;srcid=" + two.get("PMI_ID") + ";threaded=FALSE;");
+            assertEquals("cmd=fullinit-response;rc=0;pmi-version=2;pmi-subversion=0;rank=2;size=3;appnum=0;"
+                    + "debugged=FALSE;pmiverbose=FALSE;", pmi2.message());
+            pmi2.send("cmd=kvs-put;key=card 2;value=tcp 2;;x;");
+            assertEquals("cmd=kvs-put-response;rc=0;", pmi2.message());
+            pmi2.send("cmd=kvs-fence;");
+            for (int i = 0; i < 3; i++) {
+                pmi1.line();
+            }
+            pmi1.send("cmd=barrier_in");
+            await(() -> relayed.size() == 3, "the put and both fence entries relayed");
+            assertEquals(List.of("1 cmd=barrier_in", "2 cmd=barrier_in", "2 cmd=put encoding=url key=card+2"
+                    + " value=tcp+2%3Bx"), relayed.stream().sorted().toList());
+            assertTrue(relayed.indexOf("2 cmd=barrier_in") > 0, "rank 2's put before its fence: " + relayed);
+
+            byte[] pairs = PmiSpace.encode(Map.of("card 2", "tcp 2;x", "card-0", "tcp#0"), 1000).get(0);
+            assertEquals(MpiErrors.SUCCESS, server.onFence(JOB, 1, 0, 1, ByteBuffer.wrap(pairs), 0, pairs.length));
+            assertEquals("cmd=barrier_out rc=0", pmi1.line());
+            assertEquals("cmd=kvs-fence-response;rc=0;", pmi2.message());
+            pmi2.send("cmd=kvs-get;jobid=kvs_0000000000000abc;srcid=0;key=card-0;");
+            assertEquals("cmd=kvs-get-response;rc=0;found=TRUE;value=tcp#0;", pmi2.message());
+            pmi1.send("cmd=get kvsname=kvs_0000000000000abc key=card-0");
+            assertEquals("cmd=get_result rc=0 value=tcp#0", pmi1.line());
+            pmi2.send("cmd=finalize;");
+            assertEquals("cmd=finalize-response;rc=0;", pmi2.message());
+            assertEquals(null, pmi2.message(), "closed after finalize");
+        }
+        assertEquals(List.of(), problems.stream().filter(p -> !p.contains("rank 1 of job")).toList());
+    }
+
+    @Test
+    void shouldAnswerABadPmi2MessageOrCloseABrokenConnectionAndLeaveTheOthersBe() throws Exception {
+        Map<String, String> one = server().register(JOB, 1, 3);
+        Map<String, String> two = server.register(JOB, 2, 3);
+        server.started(JOB, 1, 4242);
+        server.started(JOB, 2, 4242);
+        try (Pmi2Client good = new Pmi2Client(server.port())) {
+            good.init();
+            good.send("cmd=fullinit;pmiid=" + one.get("PMI_ID") + ";");
+            good.message();
+            good.out.write("15    cmd=kvs-put;key".getBytes(StandardCharsets.UTF_8));
+            good.out.flush();
+            assertEquals("cmd=error;rc=-1;errmsg=malformed message: 'key' is not key=value;;;", good.message());
+            try (Pmi2Client broken = new Pmi2Client(server.port())) {
+                broken.init();
+                broken.send("cmd=fullinit;pmiid=" + two.get("PMI_ID") + ";");
+                broken.message();
+                broken.out.write("abcdefcmd=job-getid;".getBytes(StandardCharsets.UTF_8));
+                broken.out.flush();
+                assertEquals(null, broken.message());
+            }
+            try (Pmi2Client stranger = new Pmi2Client(server.port())) {
+                stranger.init();
+                stranger.send("cmd=fullinit;pmirank=2;");
+                assertEquals(null, stranger.message(), "a rank number is no id");
+            }
+            good.send("cmd=job-getid;");
+            assertEquals("cmd=job-getid-response;rc=0;jobid=kvs_0000000000000abc;", good.message());
+        }
+        await(() -> problems.size() >= 4, "four problems");
+        assertEquals("PMI: rank 1 of job 0000000000000abc: malformed message: 'key' is not key=value;",
+                problems.get(0));
+        assertEquals("PMI: rank 2 of job 0000000000000abc sent length field 'abcdef' is not a decimal number;"
+                + " connection closed", problems.get(1));
+        assertTrue(problems.get(2).startsWith("PMI: first PMI-2 message is cmd=fullinit without an id"),
+                problems.toString());
+        assertEquals(4, problems.size(), problems.toString());
+    }
+
+    @Test
+    void shouldAnswerARankWaitingForANodeAttributeOnceAnotherRankHerePutsIt() throws Exception {
+        Map<String, String> one = server().register(JOB, 1, 3);
+        Map<String, String> two = server.register(JOB, 2, 3);
+        server.started(JOB, 1, 4242);
+        server.started(JOB, 2, 4242);
+        try (Pmi2Client waiter = new Pmi2Client(server.port()); Pmi2Client putter = new Pmi2Client(server.port())) {
+            waiter.init();
+            waiter.send("cmd=fullinit;pmiid=" + one.get("PMI_ID") + ";");
+            waiter.message();
+            putter.init();
+            putter.send("cmd=fullinit;pmiid=" + two.get("PMI_ID") + ";");
+            putter.message();
+            // one write: the server reads the wait right after the put it relays
+            String both = Pmi2Wire.format("kvs-put", "key", "k1", "value", "v1")
+                    + Pmi2Wire.format("info-getnodeattr", "key", "shm", "wait", "TRUE");
+            waiter.out.write(both.getBytes(StandardCharsets.UTF_8));
+            waiter.out.flush();
+            assertEquals("cmd=kvs-put-response;rc=0;", waiter.message());
+            await(() -> relayed.size() == 1, "the waiter's put relayed");
+            putter.send("cmd=info-putnodeattr;key=shm;value=segment 7;");
+            assertEquals("cmd=info-putnodeattr-response;rc=0;", putter.message());
+            assertEquals("cmd=info-getnodeattr-response;rc=0;found=TRUE;value=segment 7;", waiter.message());
+            await(() -> relayed.size() == 2, "the node attribute relayed for the job's other servers");
+            assertEquals("2 cmd=putnodeattr encoding=url key=shm value=segment+7", relayed.get(1));
+
+            // one put at another server of this machine (the launcher's rank 0) comes as fence 0
+            waiter.send("cmd=info-getnodeattr;key=rank0;wait=TRUE;");
+            byte[] pairs = PmiSpace.encode(Map.of("rank0", "handle 0"), 1000).get(0);
+            assertEquals(MpiErrors.SUCCESS, server.onFence(JOB, 0, 7, 1, ByteBuffer.wrap(pairs), 0, pairs.length));
+            assertEquals("cmd=info-getnodeattr-response;rc=0;found=TRUE;value=handle 0;", waiter.message());
+        }
     }
 }
