@@ -70,6 +70,8 @@ final class V2Session implements AutoCloseable {
     private final PrintStream err;
     private final Map<InetSocketAddress, List<Integer>> ranksByNode = new LinkedHashMap<>();
     private final Map<Integer, RankState> states = new HashMap<>();
+    /** The rank {@link #failedRank} named first, 0 until one failed; guarded by {@code lock}. */
+    private int firstFailed;
     private final Object lock = new Object();
     private final Map<InetSocketAddress, Long> lastHeard = new HashMap<>();
     private final Runnable onChange;
@@ -368,15 +370,21 @@ final class V2Session implements AutoCloseable {
     }
 
     /**
-     * @return the lowest rank that failed: could not be started, or ended with a status other
-     *         than 0 (an exit code or a signal); 0 when none did
+     * @return the rank that failed first as this launcher saw it (the lowest of those seen failed
+     *         together): could not be started, or ended with a status other than 0 (an exit code
+     *         or a signal); 0 when none did. Kept once seen, so that the ranks the job's stop ends
+     *         with SIGTERM afterwards never take its place in the launcher's exit status
      */
     int failedRank() {
         synchronized (lock) {
+            if (firstFailed != 0) {
+                return firstFailed;
+            }
             for (int r = 1; r <= ranks.size(); r++) {
                 RankState s = states.get(r);
                 if (s != null && (s.state() == V2StatusDescriptor.STATE_FAILED
                         || s.ended() && s.exitStatus() > 0)) {
+                    firstFailed = r;
                     return r;
                 }
             }

@@ -234,6 +234,32 @@ class V2SessionTest {
         }
     }
 
+    @Test
+    void shouldKeepTheRankThatFailedFirstWhenTheStopEndsTheOthers() throws Exception {
+        InetSocketAddress node = startProxy();
+        AtomicInteger changes = new AtomicInteger();
+        try (V2Session session = session(node, 2, () -> {
+            synchronized (changes) {
+                changes.incrementAndGet();
+                changes.notifyAll();
+            }
+        })) {
+            session.exec(JobRunner.freeUdpPort(), "prog", List.of(), List.of(Map.of(), Map.of()), CEILING);
+            rankStates.put(1L, new long[] {V2StatusDescriptor.STATE_RUNNING, -1});
+            rankStates.put(2L, new long[] {V2StatusDescriptor.STATE_EXITED, 7});
+            session.start();
+            awaitListed(session, changes, Map.of(1, new V2Session.RankState(V2StatusDescriptor.STATE_RUNNING, -1),
+                    2, new V2Session.RankState(V2StatusDescriptor.STATE_EXITED, 7)));
+            assertEquals(2, session.failedRank());
+
+            // the launcher stops the job: rank 1 ends with SIGTERM, a status other than 0 too
+            rankStates.put(1L, new long[] {V2StatusDescriptor.STATE_EXITED, 143});
+            awaitListed(session, changes, Map.of(1, new V2Session.RankState(V2StatusDescriptor.STATE_EXITED, 143),
+                    2, new V2Session.RankState(V2StatusDescriptor.STATE_EXITED, 7)));
+            assertEquals(2, session.failedRank(), "the job's exit status is the rank that failed, not one it stopped");
+        }
+    }
+
     /** Waits until the fake proxy took {@code expected}; the others taken meanwhile stay in {@link #acks}. */
     private void awaitAck(String expected) throws InterruptedException {
         long deadline = System.nanoTime() + CEILING.toNanos();
