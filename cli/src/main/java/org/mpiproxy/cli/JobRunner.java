@@ -467,9 +467,12 @@ final class JobRunner {
             boolean stopNow = stopReason != null || (library ? !finalized : statuses[0] != 0);
             Duration wait = immediate ? Duration.ofMillis(300) : settings.terminateWait();
             if (settings.verbosity() >= 0 && (library || stopNow)) {
-                info((!library ? "rank 0 failed" : finalized ? "some ranks did not report their end"
-                        : "rank 0 ended without finalizing") + (stopNow && settings.v2() ? "; stopping" : "; terminating")
-                        + " the job's ranks on their nodes" + (immediate ? " (not waiting)" : ""));
+                // a job the launcher stopped was already said to be stopped, with why: rank 0 did not fail
+                String why = stopReason != null ? null : !library ? "rank 0 failed"
+                        : finalized ? "some ranks did not report their end" : "rank 0 ended without finalizing";
+                String what = (stopNow && settings.v2() ? "stopping" : "terminating") + " the job's ranks on their nodes"
+                        + (immediate ? " (not waiting)" : "");
+                info(why == null ? what : why + "; " + what);
             }
             try {
                 if (settings.v2()) {
