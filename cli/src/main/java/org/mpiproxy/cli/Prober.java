@@ -48,6 +48,22 @@ final class Prober {
          * @return {@link Answer#ANSWERED}, a refusal's answer, or {@code null} when it is no answer
          */
         Answer check(InetSocketAddress proxy, ByteBuffer in);
+
+        /**
+         * @param proxy the proxy
+         * @return whether its next probe waits (a back-off after it said it is busy)
+         */
+        default boolean holdsOff(InetSocketAddress proxy) {
+            return false;
+        }
+
+        /**
+         * @param proxy a proxy that gave no answer in time
+         * @return what that means ({@link Answer#SILENT} unless it refused as busy)
+         */
+        default Answer unanswered(InetSocketAddress proxy) {
+            return Answer.SILENT;
+        }
     }
 
     private Prober() {
@@ -83,7 +99,7 @@ final class Prober {
                 }
                 if (now - nextSend >= 0) {
                     for (Map.Entry<InetSocketAddress, DatagramChannel> e : channels.entrySet()) {
-                        if (answers.get(e.getKey()) == null) {
+                        if (answers.get(e.getKey()) == null && !exchange.holdsOff(e.getKey())) {
                             send(e.getValue(), e.getKey(), exchange, answers);
                         }
                     }
@@ -100,7 +116,7 @@ final class Prober {
                 c.close();
             }
         }
-        answers.replaceAll((p, a) -> a == null ? Answer.SILENT : a);
+        answers.replaceAll((p, a) -> a == null ? exchange.unanswered(p) : a);
         return answers;
     }
 

@@ -30,14 +30,14 @@ import org.mpiproxy.protocol.OutputStreamReceiver;
 import org.mpiproxy.protocol.V2Authenticator;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
-import org.mpiproxy.protocol.V2RefusalDescriptor;
 import org.mpiproxy.protocol.V2StatusDescriptor;
 
 /**
  * What the launcher does over v2 besides running rank 0: probe proxies with an authenticated
  * request, and terminate a job's ranks by job id as the job's owner (a v2 job belongs to the
  * address and port of its first EXEC, rank 0's port). Every datagram is signed with the
- * cluster key and every reply checked. Requests are repeated every second until answered.
+ * cluster key and every reply checked. Requests are repeated every second until answered; a node
+ * that refused one as busy (docs/protocol-v2.md 3.5) is asked again only after its back-off.
  * Not thread-safe.
  */
 final class V2Control {
@@ -122,14 +122,24 @@ final class V2Control {
             @Override
             public Prober.Answer check(InetSocketAddress proxy, ByteBuffer in) {
                 List<Long> tokens = sent.getOrDefault(proxy, List.of());
-                if (V2RefusalDescriptor.isRefusal(in, 0, in.position())) {
-                    return tokens.contains(V2RefusalDescriptor.nonce(in, 0)) ? new Prober.Answer(false,
-                            V2RefusalDescriptor.describe(V2RefusalDescriptor.reason(in, 0),
-                                    V2RefusalDescriptor.keyId(in, 0))) : null;
+                if (signer.refused(proxy)) {
+                    // busy is no answer yet: the probe goes again after the node's back-off
+                    return signer.refusals.busy(proxy) ? null : new Prober.Answer(false, signer.refusals.problem(proxy));
                 }
                 V2HeaderFlyweight h = signer.verify(proxy, 0);
                 return h != null && h.operation() == OP_STATUS && tokens.contains(h.sequence())
                         ? Prober.Answer.ANSWERED : null;
+            }
+
+            @Override
+            public boolean holdsOff(InetSocketAddress proxy) {
+                return signer.holdsOff(proxy);
+            }
+
+            @Override
+            public Prober.Answer unanswered(InetSocketAddress proxy) {
+                String problem = signer.refusals.problem(proxy);
+                return problem != null ? new Prober.Answer(false, problem) : Prober.Answer.SILENT;
             }
         };
         return Prober.probe(proxies, wait, exchange, signer.in);
@@ -175,7 +185,7 @@ final class V2Control {
                     @Override
                     public void send(DatagramChannel channel) throws IOException {
                         for (Map.Entry<InetSocketAddress, NodeStatus> e : nodes.entrySet()) {
-                            if (!e.getValue().answered) {
+                            if (!e.getValue().answered && !signer.holdsOff(e.getKey())) {
                                 sendStatus(channel, signer, e.getKey(), jobId, e.getValue().from);
                             }
                         }
@@ -185,6 +195,9 @@ final class V2Control {
                     public void receive(DatagramChannel channel, InetSocketAddress source, ByteBuffer in)
                             throws IOException {
                         NodeStatus node = nodes.get(source);
+                        if (signer.refused(source)) {
+                            return; // busy: asked again after its back-off; another refusal: never answered
+                        }
                         V2HeaderFlyweight h = node != null && !node.answered ? signer.verify(source, jobId) : null;
                         if (h == null || h.operation() != OP_STATUS || h.sequence() != node.from) {
                             return;
@@ -321,7 +334,7 @@ final class V2Control {
             @Override
             public void send(DatagramChannel channel) throws IOException {
                 for (int r = 1; r < pending.length; r++) {
-                    if (pending[r]) {
+                    if (pending[r] && !signer.holdsOff(addresses[r])) {
                         int core = ranks.get(r - 1).coreId();
                         channel.send(signer.request(addresses[r], OP_TERMINATE, jobId, r, core,
                                 h -> h.argument(argument), null), addresses[r]);
@@ -331,6 +344,13 @@ final class V2Control {
 
             @Override
             public void receive(DatagramChannel channel, InetSocketAddress source, ByteBuffer in) throws IOException {
+                if (signer.refused(source)) {
+                    if (signer.refusals.busy(source) && lastHeard.containsKey(source)) {
+                        // busy: the proxy read the TERMINATE; alive, asked again after its back-off
+                        lastHeard.put(source, silenceClock.getAsLong());
+                    }
+                    return;
+                }
                 V2HeaderFlyweight h = signer.verify(source, jobId);
                 if (h != null && lastHeard.containsKey(source)) {
                     lastHeard.put(source, silenceClock.getAsLong());
@@ -425,6 +445,8 @@ final class V2Control {
         final ClusterKeys keys;
         final Map<String, V2Authenticator> byNode = new HashMap<>();
         final SecureRandom random = new SecureRandom();
+        /** The refusals of the requests signed here, and the back-off of busy nodes (docs/protocol-v2.md 3.5). */
+        final V2Refusals refusals = new V2Refusals();
 
         Signer(ClusterKeys keys) {
             this.keys = keys;
@@ -442,6 +464,7 @@ final class V2Control {
             outHeader.wrap(out, 0).reset(op, 0).keyId(keys.sendKeyId()).nodeId(auth.nodeId()).jobId(jobId).rank(rank)
                     .core(core).timestamp(System.currentTimeMillis()).nonce(random.nextLong());
             fields.accept(outHeader);
+            refusals.sent(node, outHeader.nonce());
             if (payload != null) {
                 out.put(HEADER_LENGTH, payload);
                 outHeader.payloadLength(payload.length);
@@ -450,12 +473,23 @@ final class V2Control {
             return out.limit(length).position(0);
         }
 
+        /** @return whether {@link #in} holds a refusal of a request sent to {@code source} lately (busy: a back-off) */
+        boolean refused(InetSocketAddress source) {
+            return refusals.onRefusal(source, in, System.nanoTime());
+        }
+
+        /** @return whether requests to {@code node} wait for its back-off after a busy refusal */
+        boolean holdsOff(InetSocketAddress node) {
+            return refusals.holdsOff(node, System.nanoTime());
+        }
+
         /** @return the header of an authentic reply for the job from {@code source}, else {@code null} */
         V2HeaderFlyweight verify(InetSocketAddress source, long jobId) {
             int length = in.position();
             if (auth(source).verifyReply(in, 0, length, System.currentTimeMillis()) != V2Authenticator.OK) {
                 return null;
             }
+            refusals.answered(source);
             V2HeaderFlyweight h = inHeader.wrap(in, 0);
             return (h.flags() & FLAG_REPLY) != 0 && h.jobId() == jobId ? h : null;
         }

@@ -173,7 +173,7 @@ final class V2Session implements AutoCloseable {
             @Override
             public void send(DatagramChannel channel) throws IOException {
                 for (int r = 1; r < size; r++) {
-                    if (pending[r]) {
+                    if (pending[r] && !execSigner.holdsOff(address(r))) {
                         InetSocketAddress to = address(r);
                         channel.send(execSigner.request(to, OP_EXEC, jobId, r, ranks.get(r - 1).coreId(),
                                 h -> h.flags(flags).tag(outputPort).argument(size), payloads[r]), to);
@@ -187,6 +187,9 @@ final class V2Session implements AutoCloseable {
 
             @Override
             public void receive(DatagramChannel channel, InetSocketAddress source, ByteBuffer in) throws IOException {
+                if (execSigner.refused(source)) {
+                    return; // busy: nothing was done; the EXEC goes again after the node's back-off
+                }
                 V2HeaderFlyweight h = execSigner.verify(source, jobId);
                 long r = h == null || h.operation() != OP_EXEC ? -1 : h.rank();
                 if (r < 1 || r >= size || !pending[(int) r] || !address((int) r).equals(source)) {
@@ -210,7 +213,9 @@ final class V2Session implements AutoCloseable {
         takeOutput(0);
         for (int r = 1; r < size; r++) {
             if (pending[r]) {
-                failures.add(new Failure(r, "no answer from its proxy in " + wait.toSeconds() + " s"));
+                String refused = execSigner.refusals.problem(address(r));
+                failures.add(new Failure(r, refused != null ? "refused by its proxy for " + wait.toSeconds() + " s: "
+                        + refused : "no answer from its proxy in " + wait.toSeconds() + " s"));
             }
         }
         failures.sort(java.util.Comparator.comparingInt(Failure::rank));
@@ -300,7 +305,9 @@ final class V2Session implements AutoCloseable {
 
     private void askStatus() throws IOException {
         for (InetSocketAddress node : ranksByNode.keySet()) {
-            output.send(signer.request(node, OP_STATUS, jobId, 0, 0, h -> h.sequence(0), null), node);
+            if (!signer.holdsOff(node)) {
+                output.send(signer.request(node, OP_STATUS, jobId, 0, 0, h -> h.sequence(0), null), node);
+            }
         }
     }
 
@@ -315,6 +322,9 @@ final class V2Session implements AutoCloseable {
         InetSocketAddress source;
         int taken = 0;
         while ((source = (InetSocketAddress) output.receive(signer.in.clear())) != null) {
+            if (signer.refused(source)) {
+                continue; // busy: the node is asked again after its back-off
+            }
             V2HeaderFlyweight h = ranksByNode.containsKey(source) ? signer.verify(source, jobId) : null;
             if (h == null) {
                 continue;

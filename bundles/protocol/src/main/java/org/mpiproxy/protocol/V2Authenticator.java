@@ -11,7 +11,9 @@ import java.security.MessageDigest;
  * Signs and checks v2 datagrams: HMAC-SHA256 under the cluster key named by the key id, over the
  * header and payload. {@link #verify} checks, in this order and before anything else of the
  * datagram is used: length, magic, declared payload length, key id, MAC (constant time), node id,
- * timestamp skew and, for requests, the replay cache.
+ * timestamp skew and, for requests, the replay cache: one per key, in which no source holds more
+ * than its share ({@link ReplayCache}), so that neither one key holder nor one source can fill the
+ * cache for the others.
  * <p>
  * Not thread-safe: one instance per thread (it holds its {@link HmacSha256} instances and scratch
  * arrays, so signing and checking allocate nothing).
@@ -38,11 +40,13 @@ public final class V2Authenticator {
     public static final int FUTURE = 8;
     /** Nonce already seen within the window. */
     public static final int REPLAYED = 9;
-    /** The replay cache is full of unexpired nonces: refused to stay safe. */
+    /** The key's replay cache is full of unexpired nonces: refused to stay safe (the sender may retry). */
     public static final int REPLAY_CACHE_FULL = 10;
+    /** The source's share of the key's replay cache is full of unexpired nonces: refused (it may retry). */
+    public static final int REPLAY_SOURCE_FULL = 11;
 
     private static final String[] REASONS = {"ok", "too.short", "bad.magic", "bad.length", "unknown.key",
-        "bad.mac", "wrong.node", "stale", "future", "replayed", "replay.cache.full"};
+        "bad.mac", "wrong.node", "stale", "future", "replayed", "replay.cache.full", "replay.source.full"};
 
     private final ClusterKeys keys;
     private final HmacSha256[] macs = new HmacSha256[256];
@@ -50,36 +54,55 @@ public final class V2Authenticator {
     private final long nodeId;
     private final long skewMillis;
     private final int replayCapacity;
+    private final int sourceShare;
     private final byte[] computed = new byte[MAC_LENGTH];
     private final byte[] received = new byte[MAC_LENGTH];
     private final V2HeaderFlyweight header = new V2HeaderFlyweight();
 
     /**
+     * An authenticator whose replay caches have no bound per source.
+     *
      * @param keys           the cluster keys
      * @param nodeId         the node id datagrams must name ({@link NodeIds#of})
      * @param skewMillis     largest accepted difference between a timestamp and the clock
      * @param replayCapacity nonces remembered per key
      */
     public V2Authenticator(ClusterKeys keys, long nodeId, long skewMillis, int replayCapacity) {
+        this(keys, nodeId, skewMillis, replayCapacity, replayCapacity);
+    }
+
+    /**
+     * @param keys           the cluster keys
+     * @param nodeId         the node id datagrams must name ({@link NodeIds#of})
+     * @param skewMillis     largest accepted difference between a timestamp and the clock
+     * @param replayCapacity nonces remembered per key
+     * @param sourceShare    nonces remembered per key for one source ({@link ReplayCache#sourceOf}), &gt;= 1
+     * @throws IllegalArgumentException when the skew is negative or a bound out of range
+     */
+    public V2Authenticator(ClusterKeys keys, long nodeId, long skewMillis, int replayCapacity, int sourceShare) {
         if (skewMillis < 0) {
             throw new IllegalArgumentException("skewMillis=" + skewMillis + " must be >= 0");
+        }
+        if (sourceShare < 1) {
+            throw new IllegalArgumentException("sourceShare=" + sourceShare + " must be >= 1");
         }
         this.keys = keys;
         this.nodeId = nodeId;
         this.skewMillis = skewMillis;
         this.replayCapacity = replayCapacity;
+        this.sourceShare = sourceShare;
         for (int id = 0; id < 256; id++) {
             if (keys.has(id)) {
                 macs[id] = new HmacSha256(keys.key(id));
                 // a nonce must be remembered as long as its timestamp can still be accepted
-                replay[id] = new ReplayCache(replayCapacity, 2 * skewMillis + 1);
+                replay[id] = new ReplayCache(replayCapacity, sourceShare, 2 * skewMillis + 1);
             }
         }
     }
 
     /**
      * An authenticator for new keys or a new node id (key rotation without a restart), with this
-     * one's clock skew and replay capacity. A key id whose key is unchanged keeps its replay
+     * one's clock skew, replay capacity and share per source. A key id whose key is unchanged keeps its replay
      * cache, so a request accepted before the change cannot be replayed after it; a new or changed
      * key starts with an empty one (nothing was ever accepted under it).
      *
@@ -88,7 +111,7 @@ public final class V2Authenticator {
      * @return the new authenticator; this one must no longer be used
      */
     public V2Authenticator rekey(ClusterKeys newKeys, long newNodeId) {
-        V2Authenticator next = new V2Authenticator(newKeys, newNodeId, skewMillis, replayCapacity);
+        V2Authenticator next = new V2Authenticator(newKeys, newNodeId, skewMillis, replayCapacity, sourceShare);
         for (int id = 0; id < 256; id++) {
             if (keys.has(id) && newKeys.has(id) && java.util.Arrays.equals(keys.key(id), newKeys.key(id))) {
                 next.replay[id] = replay[id];
@@ -155,15 +178,62 @@ public final class V2Authenticator {
      * @return {@link #OK} or the reason for refusal
      */
     public int verify(ByteBuffer buffer, int offset, int length, long nowMillis, boolean checkReplay) {
+        return verify(buffer, offset, length, nowMillis, checkReplay, ReplayCache.NO_SOURCE);
+    }
+
+    /**
+     * Checks a request from a source; the replay cache only when asked, where the nonce counts
+     * against the source's share of the key's cache.
+     *
+     * @param buffer      the datagram
+     * @param offset      absolute index of its first byte
+     * @param length      its length as received
+     * @param nowMillis   the current time, milliseconds since the epoch
+     * @param checkReplay whether to check and remember the nonce
+     * @param source      the request's source, {@link ReplayCache#sourceOf} its address
+     * @return {@link #OK} or the reason for refusal ({@link #REPLAY_CACHE_FULL} and
+     *         {@link #REPLAY_SOURCE_FULL}: authentic and new, but not remembered, so not to be served)
+     */
+    public int verify(ByteBuffer buffer, int offset, int length, long nowMillis, boolean checkReplay, long source) {
         int result = verifyReply(buffer, offset, length, nowMillis);
         if (result != OK || !checkReplay) {
             return result;
         }
-        switch (replay[header.keyId()].add(header.nonce(), nowMillis)) {
+        switch (replay[header.keyId()].add(header.nonce(), source, nowMillis)) {
             case ReplayCache.ADDED: return OK;
             case ReplayCache.REPLAYED: return REPLAYED;
+            case ReplayCache.SOURCE_FULL: return REPLAY_SOURCE_FULL;
             default: return REPLAY_CACHE_FULL;
         }
+    }
+
+    /**
+     * @param keyId a key id
+     * @return nonces its replay cache remembers now (0 for a key id that names no key)
+     */
+    public int replaySize(int keyId) {
+        ReplayCache cache = replay[keyId & 0xff];
+        return cache == null ? 0 : cache.size();
+    }
+
+    /**
+     * @param keyId  a key id
+     * @param source a source ({@link ReplayCache#sourceOf})
+     * @return nonces its replay cache remembers now for that source
+     */
+    public int replaySizeOf(int keyId, long source) {
+        ReplayCache cache = replay[keyId & 0xff];
+        return cache == null ? 0 : cache.sizeOf(source);
+    }
+
+    /** @return the most nonces remembered per key */
+    public int replayCapacity() {
+        return replayCapacity;
+    }
+
+    /** @return the most nonces remembered per key for one source */
+    public int sourceShare() {
+        return Math.min(sourceShare, replayCapacity);
     }
 
     /**

@@ -6,8 +6,8 @@ import java.nio.ByteBuffer;
 
 /**
  * The v2 refusal (docs/protocol-v2.md 3.5): the one unauthenticated datagram a proxy sends, in
- * answer to a request that did not verify, so that its sender learns quickly why it is not
- * answered. 16 bytes, little-endian, smaller than any v2 request (104 bytes at least):
+ * answer to a request that did not verify or that it could not remember (its replay cache is
+ * full), so that its sender learns quickly why it is not answered. 16 bytes, little-endian, smaller than any v2 request (104 bytes at least):
  * <pre>
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
@@ -41,6 +41,12 @@ public final class V2RefusalDescriptor {
     public static final int REASON_STALE = 3;
     /** Authentic, but its timestamp is further ahead than the skew allows: the sender's clock is ahead. */
     public static final int REASON_FUTURE = 4;
+    /**
+     * Authentic and new, but the proxy's replay cache for the key, or the sender's share of it, is
+     * full of unexpired nonces: nothing was done. The one refusal a sender retries, after a back-off
+     * ({@link #isRetryable}).
+     */
+    public static final int REASON_BUSY = 5;
 
     private static final VarHandle SHORT = MethodHandles.byteBufferViewVarHandle(short[].class,
             V2HeaderDescriptor.BYTE_ORDER);
@@ -52,8 +58,8 @@ public final class V2RefusalDescriptor {
 
     /**
      * @param authResult a refusal of {@link V2Authenticator#verify}
-     * @return the refusal reason a proxy sends for it, or 0 when it sends none (malformed, replayed,
-     *         replay cache full: see docs/protocol-v2.md 3.5)
+     * @return the refusal reason a proxy sends for it, or 0 when it sends none (malformed, replayed:
+     *         see docs/protocol-v2.md 3.5)
      */
     public static int reasonOf(int authResult) {
         switch (authResult) {
@@ -66,6 +72,9 @@ public final class V2RefusalDescriptor {
                 return REASON_STALE;
             case V2Authenticator.FUTURE:
                 return REASON_FUTURE;
+            case V2Authenticator.REPLAY_CACHE_FULL:
+            case V2Authenticator.REPLAY_SOURCE_FULL:
+                return REASON_BUSY;
             default:
                 return 0;
         }
@@ -122,6 +131,15 @@ public final class V2RefusalDescriptor {
 
     /**
      * @param reason a refusal's reason code
+     * @return whether the sender should send the request again after a back-off ({@link #REASON_BUSY})
+     *         rather than give up: the other reasons do not go away by themselves
+     */
+    public static boolean isRetryable(int reason) {
+        return reason == REASON_BUSY;
+    }
+
+    /**
+     * @param reason a refusal's reason code
      * @param keyId  the refused request's key id
      * @return what it means to the request's sender, in words
      */
@@ -139,6 +157,10 @@ public final class V2RefusalDescriptor {
             case REASON_FUTURE:
                 return "authentication failed: the request was too far in the future for the proxy's clock (this"
                         + " clock is ahead by more than the allowed skew)";
+            case REASON_BUSY:
+                return "the proxy is busy: its replay cache is full (too many requests from this address, or under"
+                        + " key " + keyId + ", within the replay window); nothing was done, the request may be sent"
+                        + " again later";
             default:
                 return "authentication failed (refusal reason " + reason + ")";
         }

@@ -190,4 +190,59 @@ class V2AuthenticatorTest {
             assertEquals(i < 2 ? V2Authenticator.OK : V2Authenticator.REPLAY_CACHE_FULL, verify(a, b, NOW));
         }
     }
+
+    private static ByteBuffer status(V2Authenticator a, long nonce) {
+        return status(a, nonce, NOW);
+    }
+
+    private static ByteBuffer status(V2Authenticator a, long nonce, long timestamp) {
+        ByteBuffer b = V2Examples.status();
+        new V2HeaderFlyweight().wrap(b, 0).nonce(nonce).timestamp(timestamp);
+        a.sign(b, 0);
+        return b;
+    }
+
+    @Test
+    void shouldRefuseASourceOverItsShareWhileAnotherSourceIsServed() {
+        V2Authenticator a = new V2Authenticator(V2Examples.keys(), NodeIds.of("node-a"), 30_000, 8, 3);
+        long filler = 0x1_0a00_0001L;
+        long other = 0x1_0a00_0002L;
+        for (int i = 0; i < 10; i++) {
+            ByteBuffer b = status(a, i);
+            assertEquals(i < 3 ? V2Authenticator.OK : V2Authenticator.REPLAY_SOURCE_FULL,
+                    a.verify(b, 0, b.limit(), NOW, true, filler), "request " + i);
+        }
+        ByteBuffer fromOther = status(a, 100);
+        assertEquals(V2Authenticator.OK, a.verify(fromOther, 0, fromOther.limit(), NOW, true, other));
+        assertEquals(V2Authenticator.REPLAYED, a.verify(fromOther, 0, fromOther.limit(), NOW, true, filler));
+        ByteBuffer later = status(a, 3, NOW + 60_001);
+        assertEquals(V2Authenticator.OK, a.verify(later, 0, later.limit(), NOW + 60_001, true, filler),
+                "the window (2 * skew + 1 ms) is over");
+        assertEquals(1, a.replaySizeOf(1, filler));
+        assertEquals(1, a.replaySize(1));
+        assertEquals("replay.source.full", V2Authenticator.reason(V2Authenticator.REPLAY_SOURCE_FULL));
+    }
+
+    @Test
+    void shouldKeepTheShareAcrossARekey() {
+        V2Authenticator a = new V2Authenticator(V2Examples.keys(), NodeIds.of("node-a"), 30_000, 8, 2)
+                .rekey(V2Examples.keys(), NodeIds.of("node-a"));
+        assertEquals(2, a.sourceShare());
+        for (int i = 0; i < 3; i++) {
+            ByteBuffer b = status(a, i);
+            assertEquals(i < 2 ? V2Authenticator.OK : V2Authenticator.REPLAY_SOURCE_FULL,
+                    a.verify(b, 0, b.limit(), NOW, true, 5));
+        }
+    }
+
+    @Test
+    void shouldAnswerAFullCacheWithTheRetryableBusyRefusal() {
+        assertEquals(V2RefusalDescriptor.REASON_BUSY, V2RefusalDescriptor.reasonOf(V2Authenticator.REPLAY_CACHE_FULL));
+        assertEquals(V2RefusalDescriptor.REASON_BUSY, V2RefusalDescriptor.reasonOf(V2Authenticator.REPLAY_SOURCE_FULL));
+        assertEquals(0, V2RefusalDescriptor.reasonOf(V2Authenticator.REPLAYED));
+        assertEquals(true, V2RefusalDescriptor.isRetryable(V2RefusalDescriptor.REASON_BUSY));
+        for (int reason = 1; reason <= 4; reason++) {
+            assertEquals(false, V2RefusalDescriptor.isRetryable(reason), "reason " + reason);
+        }
+    }
 }

@@ -299,4 +299,27 @@ class V2DocumentExamplesTest {
         assertEquals(V2Authenticator.TOO_SHORT, V2Examples.authenticator().verifyReply(documented, 0,
                 documented.limit(), V2Examples.TIME), "no reply can be taken for a refusal, nor a refusal for a request");
     }
+
+    @Test
+    void shouldRefuseTheDocumentedStatusAsBusyExactlyAsDocumentedWhenItsSourceHoldsItsShare() {
+        ByteBuffer request = documented("status").order(ByteOrder.LITTLE_ENDIAN);
+        V2Authenticator proxy = new V2Authenticator(V2Examples.keys(), NodeIds.of(V2Examples.NODE), 30_000, 1024, 1);
+        long source = 0x1_0a00_0001L;
+        ByteBuffer earlier = V2Examples.exec();
+        assertEquals(V2Authenticator.OK, proxy.verify(earlier, 0, earlier.limit(), V2Examples.TIME, true, source));
+        int result = proxy.verify(request, 0, request.limit(), V2Examples.TIME + 4, true, source);
+        assertEquals(V2Authenticator.REPLAY_SOURCE_FULL, result);
+        ByteBuffer refusal = ByteBuffer.allocate(V2RefusalDescriptor.LENGTH);
+
+        int length = V2RefusalDescriptor.put(request, 0, V2RefusalDescriptor.reasonOf(result), refusal, 0);
+
+        assertEquals(examples.get("refusal-busy"), V2Examples.hex(refusal.limit(length)));
+        ByteBuffer documented = documented("refusal-busy");
+        assertTrue(V2RefusalDescriptor.isRefusal(documented, 0, documented.limit()));
+        assertEquals(V2RefusalDescriptor.REASON_BUSY, V2RefusalDescriptor.reason(documented, 0));
+        assertTrue(V2RefusalDescriptor.isRetryable(V2RefusalDescriptor.reason(documented, 0)));
+        assertEquals(0x112233445566778bL, V2RefusalDescriptor.nonce(documented, 0));
+        assertEquals(V2Authenticator.OK, proxy.verify(request, 0, request.limit(), V2Examples.TIME + 4, true, source + 1),
+                "the refused nonce was not remembered: sent again (here from another source) it is served");
+    }
 }

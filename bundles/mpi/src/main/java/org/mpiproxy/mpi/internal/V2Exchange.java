@@ -30,6 +30,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.SplittableRandom;
 import java.util.concurrent.TimeUnit;
+import java.util.function.LongSupplier;
 
 import org.mpiproxy.mpi.MpiException;
 import org.mpiproxy.protocol.ClusterKeys;
@@ -45,8 +46,8 @@ import org.mpiproxy.protocol.V2RefusalDescriptor;
  * one buffer and signed with a fresh nonce, every reply verified and handed to the stream it
  * answers ({@link V2SendStreams}, {@link V2RecvStreams}, {@link V2HostOutput}) or recorded on its
  * {@link V2Rank}, and the watch over the nodes a call waits for: probes (STATUS of job 0) from a
- * socket connected to a silent node, refusals matched to our nonces, ICMP port unreachable and
- * the dead-node silence. No allocation per datagram. Not thread-safe: every call holds the
+ * socket connected to a silent node, refusals matched to our nonces (busy ones back off, the
+ * others fail the call), ICMP port unreachable and the dead-node silence. No allocation per datagram. Not thread-safe: every call holds the
  * transport's lock.
  */
 final class V2Exchange {
@@ -85,6 +86,8 @@ final class V2Exchange {
     /** How long a node whose proxy stopped may take to come back; 0 = not at all. */
     private volatile long restartWaitNanos;
     private long refused;
+    /** Milliseconds since the epoch: the requests' timestamps and the check of the replies'. */
+    final LongSupplier epochClock;
     /** EXECs are awaited: an unreachable port fails the launch after {@link V2HostTransport#PROBE_NANOS}. */
     private boolean launching;
     private volatile boolean closed;
@@ -94,7 +97,8 @@ final class V2Exchange {
     private V2HostOutput output;
 
     V2Exchange(List<HostfileEntry> nodes, ClusterKeys keys, int datagramSize, Duration timeout,
-               PrintStream diagnostics, long jobId, int localPort) throws IOException {
+               PrintStream diagnostics, long jobId, int localPort, LongSupplier epochClock) throws IOException {
+        this.epochClock = epochClock;
         this.ranks = new V2Rank[nodes.size() + 1];
         this.probeOut = ByteBuffer.allocateDirect(V2HeaderDescriptor.MIN_DATAGRAM_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
         probeHeader.wrap(probeOut, 0);
@@ -169,7 +173,7 @@ final class V2Exchange {
 
     /** Signs the request in {@link #out} with a fresh nonce and sends it to rank {@code rank}. */
     void transmit(int rank) {
-        transmit(rank, System.currentTimeMillis());
+        transmit(rank, epochClock.getAsLong());
     }
 
     /**
@@ -286,7 +290,7 @@ final class V2Exchange {
                     n.silentFrom = now;
                 }
                 n.lastWatched = now;
-                if (now - Math.max(n.lastHeard, n.silentFrom) >= PROBE_NANOS && now - n.probeSentAt >= PROBE_NANOS) {
+                if (now - n.aliveAt() >= PROBE_NANOS && now - n.probeSentAt >= PROBE_NANOS) {
                     probe(n, now);
                 }
             }
@@ -329,7 +333,7 @@ final class V2Exchange {
             n.sent(nonce);
             probeOut.clear();
             probeHeader.reset(OP_STATUS, 0).keyId(keyId).nodeId(n.auth.nodeId()).jobId(0).rank(0).sequence(nonce)
-                    .timestamp(System.currentTimeMillis()).nonce(nonce);
+                    .timestamp(epochClock.getAsLong()).nonce(nonce);
             int length = n.auth.sign(probeOut, 0);
             probeOut.limit(length).position(0);
             n.probe.write(probeOut);
@@ -366,7 +370,7 @@ final class V2Exchange {
                 if (V2RefusalDescriptor.isRefusal(in, 0, length)) {
                     onRefusal(n);
                 } else if (length >= V2HeaderDescriptor.MIN_DATAGRAM_LENGTH
-                        && n.auth.verifyReply(in, 0, length, System.currentTimeMillis()) == V2Authenticator.OK
+                        && n.auth.verifyReply(in, 0, length, epochClock.getAsLong()) == V2Authenticator.OK
                         && inHeader.wrap(in, 0).operation() == OP_STATUS && (inHeader.flags() & FLAG_REPLY) != 0
                         && inHeader.jobId() == 0 && n.wasSent(inHeader.sequence())) {
                     n.heard(now);
@@ -377,15 +381,9 @@ final class V2Exchange {
         }
     }
 
-    /**
-     * A refusal (docs/protocol-v2.md 3.5) is not authenticated: it counts only when it names the
-     * nonce of a request sent to that node lately. Forging one needs that nonce, i.e. seeing our
-     * requests on their way, which already allows dropping them.
-     */
+    /** A refusal (docs/protocol-v2.md 3.5) counts only for a nonce sent to that node lately ({@link V2Node#refused}). */
     private void onRefusal(V2Node n) {
-        if (n != null && n.wasSent(V2RefusalDescriptor.nonce(in, 0))) {
-            n.refusal = V2RefusalDescriptor.describe(V2RefusalDescriptor.reason(in, 0), V2RefusalDescriptor.keyId(in, 0));
-        } else {
+        if (n == null || !n.refused(in, System.nanoTime(), diagnostics)) {
             refused++;
         }
     }
@@ -428,7 +426,7 @@ final class V2Exchange {
         }
         int rank = (int) rankId;
         V2Rank s = ranks[rank];
-        if (s.auth.verifyReply(in, 0, length, System.currentTimeMillis()) != V2Authenticator.OK
+        if (s.auth.verifyReply(in, 0, length, epochClock.getAsLong()) != V2Authenticator.OK
                 || inHeader.jobId() != jobId || (inHeader.flags() & FLAG_REPLY) == 0) {
             refused++;
             return;

@@ -103,7 +103,7 @@ final class V2HostOutput {
                 s.at.sent(nonce);
                 ackHeader.reset(OP_OUTPUT, 0).keyId(exchange.keyId).nodeId(s.auth.nodeId()).jobId(exchange.jobId)
                         .rank(r).tag(V2HeaderDescriptor.STREAM_STDOUT + i).ack(stream == null ? 0 : stream.next())
-                        .timestamp(System.currentTimeMillis()).nonce(nonce);
+                        .timestamp(exchange.epochClock.getAsLong()).nonce(nonce);
                 int length = s.auth.sign(ackOut, 0);
                 ackOut.limit(length).position(0);
                 try {

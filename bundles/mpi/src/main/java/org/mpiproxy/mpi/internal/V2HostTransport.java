@@ -27,7 +27,9 @@ import org.mpiproxy.protocol.MpiErrors;
  * sequence number, idempotent EXEC and TERMINATE repeated until answered. A node that stays
  * silent while a call waits for it gets a probe (STATUS of job 0) from a socket connected to it,
  * so that a port where nothing listens shows at once (ICMP port unreachable); a refusal
- * (docs/protocol-v2.md 3.5) that answers a request sent here tells that authentication failed;
+ * (docs/protocol-v2.md 3.5) that answers a request sent here tells that authentication failed,
+ * or, when the proxy is busy (its replay cache full), holds that node's requests back for a
+ * back-off after which they are sent again;
  * a node that answers nothing for the dead-node silence is declared dead. With a {@link RankOutputHandler}, every rank's
  * output lines are streamed here (OUTPUT): they are received and acknowledged during every call
  * and, between calls, by a daemon thread, so ranks never wait for the host program to call.
@@ -99,9 +101,9 @@ public final class V2HostTransport implements TaggedTransport {
     private final ReentrantLock io = new ReentrantLock();
 
     private V2HostTransport(List<HostfileEntry> nodes, ClusterKeys keys, int datagramSize, Duration timeout,
-                            PrintStream diagnostics, RankOutputHandler output, long jobId, int localPort)
-            throws IOException {
-        this.exchange = new V2Exchange(nodes, keys, datagramSize, timeout, diagnostics, jobId, localPort);
+                            PrintStream diagnostics, RankOutputHandler output, long jobId, int localPort,
+                            LongSupplier epochClock) throws IOException {
+        this.exchange = new V2Exchange(nodes, keys, datagramSize, timeout, diagnostics, jobId, localPort, epochClock);
         this.send = new V2SendStreams(exchange);
         this.recv = new V2RecvStreams(exchange);
         this.output = output == null ? null : new V2HostOutput(exchange, output);
@@ -194,6 +196,23 @@ public final class V2HostTransport implements TaggedTransport {
                                         int datagramSize, Duration timeout, Duration deadAfter,
                                         PrintStream diagnostics, RankOutputHandler output, long jobId,
                                         int localPort) {
+        return start(nodes, program, args, keys, datagramSize, timeout, deadAfter, diagnostics, output, jobId, localPort,
+                System::currentTimeMillis);
+    }
+
+    /**
+     * As {@link #start(List, String, List, ClusterKeys, int, Duration, Duration, PrintStream, RankOutputHandler,
+     * long, int)}, with the wall clock of the requests' timestamps and of the check of the replies'
+     * (the system's by default), so that a test can move the time the proxies see.
+     *
+     * @param epochClock milliseconds since the epoch
+     * @return the started transport
+     * @throws MpiException when a proxy refuses a rank or does not answer in time
+     */
+    public static V2HostTransport start(List<HostfileEntry> nodes, String program, List<String> args, ClusterKeys keys,
+                                        int datagramSize, Duration timeout, Duration deadAfter,
+                                        PrintStream diagnostics, RankOutputHandler output, long jobId,
+                                        int localPort, LongSupplier epochClock) {
         String problem = ProgramNames.problem(program);
         if (problem != null) {
             throw new MpiException(MpiErrors.ERR_ARG, problem);
@@ -201,7 +220,8 @@ public final class V2HostTransport implements TaggedTransport {
         byte[] command = new ExecCommand(program, args).toCommandLine().getBytes(StandardCharsets.UTF_8);
         V2HostTransport t;
         try {
-            t = new V2HostTransport(nodes, keys, datagramSize, timeout, diagnostics, output, jobId, localPort);
+            t = new V2HostTransport(nodes, keys, datagramSize, timeout, diagnostics, output, jobId, localPort,
+                    epochClock);
         } catch (IOException e) {
             throw new MpiException(MpiErrors.ERR_IO, "cannot open a UDP socket: " + e.getMessage(), e);
         }

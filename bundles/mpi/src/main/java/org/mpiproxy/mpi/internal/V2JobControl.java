@@ -18,7 +18,8 @@ import org.mpiproxy.protocol.MpiErrors;
 
 /**
  * Job control of a v2 host (docs/protocol-v2.md 5.1, 5.4): every rank's EXEC and TERMINATE sent at
- * once, idempotent and repeated with back-off until answered, the launch's progress reported, the
+ * once, idempotent and repeated with back-off until answered (to a node that refused one as busy,
+ * only once its own back-off is over, docs/protocol-v2.md 3.5), the launch's progress reported, the
  * exit statuses collected. Not thread-safe: every call holds the transport's lock.
  */
 final class V2JobControl {
@@ -66,10 +67,14 @@ final class V2JobControl {
         boolean progressShown = false;
         while (true) {
             boolean pending = false;
+            long round = System.nanoTime();
             for (int r = 1; r < ranks.length; r++) {
                 V2Rank s = ranks[r];
                 if (s.execResult < 0) {
                     pending = true;
+                    if (s.at.holdsOff(round)) {
+                        continue;
+                    }
                     exchange.header(OP_EXEC, r).flags(streamOutput ? FLAG_OUTPUT : 0).argument(ranks.length)
                             .core(s.node.coreId()).payloadLength(command.length);
                     exchange.out.put(HEADER_LENGTH, command);
@@ -130,9 +135,13 @@ final class V2JobControl {
                     : now + timeoutNanos + TimeUnit.SECONDS.toNanos(45);
             while (true) {
                 boolean pending = false;
+                long round = System.nanoTime();
                 for (int r = 1; r < ranks.length; r++) {
                     if (ranks[r].awaitsTerminate()) {
                         pending = true;
+                        if (ranks[r].at.holdsOff(round)) {
+                            continue;
+                        }
                         exchange.header(OP_TERMINATE, r).core(ranks[r].node.coreId());
                         exchange.transmit(r);
                     }

@@ -4,18 +4,33 @@ import static org.mpiproxy.mpi.internal.V2HostTransport.NONCES;
 import static org.mpiproxy.mpi.internal.V2HostTransport.PROBE_NANOS;
 import static org.mpiproxy.mpi.internal.V2HostTransport.UNREACHABLE_NANOS;
 
+import java.io.PrintStream;
 import java.net.InetSocketAddress;
+import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
 import java.util.concurrent.TimeUnit;
 
 import org.mpiproxy.protocol.V2Authenticator;
+import org.mpiproxy.protocol.V2RefusalDescriptor;
 
 /**
  * One proxy of a v2 job (address and port; its ranks share it): when it was last heard, the
- * nonces sent to it lately, its probe socket and what is known to be wrong with it.
+ * nonces sent to it lately, its probe socket, its back-off while it refuses our requests as busy
+ * (docs/protocol-v2.md 3.5) and what is known to be wrong with it.
  * Not thread-safe (the transport's lock).
  */
 final class V2Node {
+
+    /** The first back-off after a busy refusal; doubled per busy refusal in a row. */
+    static final long BUSY_FIRST_BACKOFF_NANOS = TimeUnit.MILLISECONDS.toNanos(250);
+    /** The longest back-off after a busy refusal. */
+    static final long BUSY_MAX_BACKOFF_NANOS = TimeUnit.SECONDS.toNanos(4);
+    /**
+     * A node that answered nothing but busy this long fails the call: 2 * skew + 1 s, by when
+     * every nonce the proxy remembered before the first busy refusal has left its replay cache.
+     */
+    static final long BUSY_GIVE_UP_NANOS = TimeUnit.SECONDS.toNanos(61);
+
     final HostfileEntry entry;
     final InetSocketAddress address;
     final V2Authenticator auth;
@@ -34,6 +49,13 @@ final class V2Node {
     String refusal;
     /** Given up while TERMINATE replies were awaited. */
     boolean dead;
+    /** The node refused a request of ours as busy since it last answered: {@link #busySince}, {@link #lastBusy}. */
+    boolean busy;
+    long busySince;
+    long lastBusy;
+    private long busyBackoffNanos;
+    /** Requests to the node wait until then while it is busy. */
+    private long holdOffUntil;
 
     V2Node(HostfileEntry entry, InetSocketAddress address, V2Authenticator auth) {
         this.entry = entry;
@@ -59,6 +81,65 @@ final class V2Node {
         lastHeard = now;
         unreachable = false;
         refusal = null;
+        busy = false;
+        busyBackoffNanos = 0;
+    }
+
+    /**
+     * A refusal (docs/protocol-v2.md 3.5) is not authenticated: it counts only when it names the
+     * nonce of a request sent to the node lately. Forging one needs that nonce, i.e. seeing our
+     * requests on their way, which already allows dropping them. A busy refusal holds the node's
+     * requests back ({@link #busy}; the first of a spell is reported to {@code diagnostics}); any
+     * other fails the calls that wait for the node, with the reason.
+     *
+     * @param in the refusal, from index 0 ({@link V2RefusalDescriptor#isRefusal} holds)
+     * @return whether it answered a request sent to the node lately
+     */
+    boolean refused(ByteBuffer in, long now, PrintStream diagnostics) {
+        if (!wasSent(V2RefusalDescriptor.nonce(in, 0))) {
+            return false;
+        }
+        int reason = V2RefusalDescriptor.reason(in, 0);
+        String why = V2RefusalDescriptor.describe(reason, V2RefusalDescriptor.keyId(in, 0));
+        if (!V2RefusalDescriptor.isRetryable(reason)) {
+            refusal = why;
+        } else if (busy(now)) {
+            diagnostics.println("mpi: node " + where() + ": " + why + "; retrying with back-off");
+        }
+        return true;
+    }
+
+    /**
+     * A busy refusal of a request of ours (docs/protocol-v2.md 3.5): the request was not done and
+     * may be sent again; the node's requests wait for a back-off that doubles per busy refusal in
+     * a row. The proxy read and checked the request, so the node counts as alive.
+     *
+     * @return whether this began a busy spell (the node was not busy before)
+     */
+    boolean busy(long now) {
+        boolean began = !busy;
+        if (began) {
+            busy = true;
+            busySince = now;
+            busyBackoffNanos = BUSY_FIRST_BACKOFF_NANOS;
+        } else if (now - holdOffUntil >= 0) {
+            // refusals of requests sent in one round count once
+            busyBackoffNanos = Math.min(busyBackoffNanos * 2, BUSY_MAX_BACKOFF_NANOS);
+        }
+        lastBusy = now;
+        holdOffUntil = now + busyBackoffNanos;
+        return began;
+    }
+
+    /** @return when the node last showed it is alive: a valid reply, the start of the wait, a busy refusal */
+    long aliveAt() {
+        long alive = Math.max(lastHeard, silentFrom);
+        return busy ? Math.max(alive, lastBusy) : alive;
+    }
+
+    /** @return whether requests to the node wait now (it refused one as busy, and its back-off is not over) */
+    boolean holdsOff(long now) {
+        return busy && now - holdOffUntil < 0;
     }
 
     void unreachable(long now) {
@@ -80,6 +161,11 @@ final class V2Node {
         if (refusal != null) {
             return refusal;
         }
+        if (busy && now - busySince >= BUSY_GIVE_UP_NANOS) {
+            return "the proxy at " + where() + " refused our requests as busy for "
+                    + TimeUnit.NANOSECONDS.toSeconds(now - busySince) + " s: "
+                    + V2RefusalDescriptor.describe(V2RefusalDescriptor.REASON_BUSY, auth.sendKeyId());
+        }
         // a job that waits for its nodes' restarts waits as long for a closed port and for silence
         long unreachableLimit = launching ? PROBE_NANOS : Math.max(UNREACHABLE_NANOS, restartWaitNanos);
         if (silenceNanos != Long.MAX_VALUE) {
@@ -89,7 +175,8 @@ final class V2Node {
             return "no proxy answers at " + where() + ": nothing listens on that UDP port (ICMP port unreachable"
                     + (launching ? "" : "; the proxy stopped") + ")";
         }
-        if (silenceNanos != Long.MAX_VALUE && now - Math.max(lastHeard, silentFrom) > silenceNanos) {
+        // a busy refusal shows the node alive (for BUSY_GIVE_UP_NANOS at most, above)
+        if (silenceNanos != Long.MAX_VALUE && now - aliveAt() > silenceNanos) {
             return "no proxy answers at " + where() + ": nothing heard for "
                     + TimeUnit.NANOSECONDS.toMillis(silenceNanos) + " ms, no refusal and no ICMP error (the node may"
                     + " be down or unreachable): declared dead";

@@ -160,7 +160,7 @@ final class V2SendStreams {
             s.sendProgressAt = now;
             s.sendTimer.progress();
         }
-        kept.keep(sequence, out, exchange.transmit(dest, System.currentTimeMillis()), now);
+        kept.keep(sequence, out, exchange.transmit(dest, exchange.epochClock.getAsLong()), now);
         fragmentsSent++;
         s.sendNext = sequence + 1;
         s.sentEnd = Math.max(s.sentEnd, sequence + 1);
@@ -218,7 +218,7 @@ final class V2SendStreams {
         if (now - s.retained.signedAt(sequence) < RESEND_SIGNED_NANOS) {
             exchange.transmitSigned(dest, length); // no second MAC over the payload
         } else {
-            s.retained.resigned(sequence, exchange.transmit(dest, System.currentTimeMillis()), now, out);
+            s.retained.resigned(sequence, exchange.transmit(dest, exchange.epochClock.getAsLong()), now, out);
         }
         fragmentsSent++;
     }

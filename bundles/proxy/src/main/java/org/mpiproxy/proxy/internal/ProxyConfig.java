@@ -121,6 +121,13 @@ public @interface ProxyConfig {
             min = "1")
     int v2_replay_cache_size() default 65536;
 
+    @AttributeDefinition(name = "v2 replay cache share per source",
+            description = "Nonces of one source (an IPv4 address, or an IPv6 /64) remembered per key, at most the"
+                    + " replay cache size: a source that holds this many within the replay window (2 * skew + 1 s) is"
+                    + " refused busy (the host retries after a back-off), so it cannot fill the cache for the others.",
+            min = "1")
+    int v2_replay_source_share() default V2Settings.DEFAULT_REPLAY_SOURCE_SHARE;
+
     @AttributeDefinition(name = "v2 datagram size", description = "Largest v2 datagram sent or accepted, in bytes.",
             min = "112", max = "65507")
     int v2_datagram_size() default 1448;

@@ -12,7 +12,10 @@ enum V2Counter implements CounterKey {
     AUTH_STALE("v2.auth.stale"),
     AUTH_FUTURE("v2.auth.future"),
     AUTH_REPLAYED("v2.auth.replayed"),
+    /** Authentic and new, but the key's replay cache was full: refused busy (docs/protocol-v2.md 3.5). */
     AUTH_REPLAY_CACHE_FULL("v2.auth.replay.cache.full"),
+    /** Authentic and new, but its source held its share of the key's replay cache: refused busy. */
+    AUTH_REPLAY_SOURCE_FULL("v2.auth.replay.source.full"),
     INVALID_OVERSIZE("v2.invalid.oversize"),
     INVALID_OP("v2.invalid.op"),
     INVALID_FLAGS("v2.invalid.flags"),
@@ -65,7 +68,8 @@ enum V2Counter implements CounterKey {
     ERRORS("v2.errors");
 
     private static final V2Counter[] AUTH = {null, AUTH_TOO_SHORT, AUTH_BAD_MAGIC, AUTH_BAD_LENGTH, AUTH_UNKNOWN_KEY,
-        AUTH_BAD_MAC, AUTH_WRONG_NODE, AUTH_STALE, AUTH_FUTURE, AUTH_REPLAYED, AUTH_REPLAY_CACHE_FULL};
+        AUTH_BAD_MAC, AUTH_WRONG_NODE, AUTH_STALE, AUTH_FUTURE, AUTH_REPLAYED, AUTH_REPLAY_CACHE_FULL,
+        AUTH_REPLAY_SOURCE_FULL};
 
     private final String key;
 

@@ -207,15 +207,8 @@ final class V2Dispatcher {
             invalid(V2Counter.INVALID_OVERSIZE, source, length);
             return;
         }
-        long now = clock.getAsLong();
-        // The operation is read before the MAC only to decide whether the nonce must be remembered;
-        // the replay check itself runs after the MAC has been verified.
-        int operation = length > V2HeaderDescriptor.OPERATION_OFFSET
-                ? datagram.get(offset + V2HeaderDescriptor.OPERATION_OFFSET) & 0xff : -1;
-        // STATUS is answered to its source: remembered too, so a replay cannot reflect replies elsewhere
-        boolean sideEffects = operation == OP_EXEC || operation == OP_TERMINATE || operation == OP_STATUS
-                || operation == V2HeaderDescriptor.OP_STAGE || operation == V2HeaderDescriptor.OP_PMI;
-        int result = answers.authenticator().verify(datagram, offset, length, now, sideEffects);
+        // the replay cache (and the source's share of it) is V2Replies.verify's; a full one is refused busy
+        int result = answers.verify(datagram, offset, length, clock.getAsLong(), source);
         if (result != V2Authenticator.OK) {
             invalid(V2Counter.ofAuthResult(result), source, length);
             answers.refuseUnverified(datagram, offset, result, source, replies);
@@ -434,6 +427,11 @@ final class V2Dispatcher {
         synchronized (lock) {
             return counters.get(counter);
         }
+    }
+
+    /** @return the authenticator in force: its replay caches' sizes show how full they are */
+    V2Authenticator authenticator() {
+        synchronized (lock) { return answers.authenticator(); }
     }
 
     /** Measures the refusals' rate limits on {@code nanoClock} ({@link System#nanoTime} by default). */

@@ -11,7 +11,9 @@ import java.util.function.LongSupplier;
 
 import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.protocol.ClusterKeys;
+import org.mpiproxy.protocol.ReplayCache;
 import org.mpiproxy.protocol.V2Authenticator;
+import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
 import org.mpiproxy.protocol.V2RefusalDescriptor;
 
@@ -19,8 +21,9 @@ import org.mpiproxy.protocol.V2RefusalDescriptor;
  * What the v2 proxy sends back: one reply buffer, filled through {@link #header()} and completed,
  * signed and sent by {@link #send}; the refusals of requests that were authentic but name no job
  * or rank, and the rate-limited 16-byte refusals of requests that did not verify
- * (docs/protocol-v2.md 3.5). Owns the authenticator, so a key rotation changes signing and
- * verifying at once. Receive thread only (the dispatcher's lock).
+ * (docs/protocol-v2.md 3.5), among them the busy refusal of a request the replay cache could not
+ * remember. Owns the authenticator, so a key rotation changes signing and verifying at once.
+ * Receive thread only (the dispatcher's lock).
  */
 final class V2Replies {
 
@@ -45,7 +48,7 @@ final class V2Replies {
      */
     V2Replies(V2Settings settings, LongSupplier clock, SplittableRandom random, ProxyCounters<V2Counter> counters) {
         this.authenticator = new V2Authenticator(settings.keys(), settings.nodeId(), settings.skew().toMillis(),
-                settings.replayCacheSize());
+                settings.replayCacheSize(), settings.replaySourceShare());
         this.buffer = ByteBuffer.allocateDirect(settings.datagramSize()).order(ByteOrder.LITTLE_ENDIAN);
         this.maxPayload = settings.maxPayload();
         this.clock = clock;
@@ -62,6 +65,31 @@ final class V2Replies {
     /** @return verifies requests and signs replies */
     V2Authenticator authenticator() {
         return authenticator;
+    }
+
+    /**
+     * Verifies a request (docs/protocol-v2.md 3.2). The nonces of requests that act or answer to
+     * their source are remembered, each against its source's share of the key's replay cache:
+     * EXEC, TERMINATE, STAGE and PMI act; STATUS is answered to its source, so a replay could
+     * reflect replies elsewhere. SEND, RECV and OUTPUT are made harmless by sequence numbers.
+     * The operation is read before the MAC only to decide this; the replay check itself runs
+     * after the MAC has been verified.
+     *
+     * @param nowMillis the proxy's clock, milliseconds since the epoch
+     * @param source    the request's source; may be null (one source for all such)
+     * @return {@link V2Authenticator#OK} or the reason for refusal
+     */
+    int verify(ByteBuffer datagram, int offset, int length, long nowMillis, InetSocketAddress source) {
+        int operation = length > V2HeaderDescriptor.OPERATION_OFFSET
+                ? datagram.get(offset + V2HeaderDescriptor.OPERATION_OFFSET) & 0xff : -1;
+        boolean remembered = operation == V2HeaderDescriptor.OP_EXEC || operation == V2HeaderDescriptor.OP_TERMINATE
+                || operation == V2HeaderDescriptor.OP_STATUS || operation == V2HeaderDescriptor.OP_STAGE
+                || operation == V2HeaderDescriptor.OP_PMI;
+        if (!remembered) {
+            return authenticator.verify(datagram, offset, length, nowMillis, false);
+        }
+        long from = ReplayCache.sourceOf(source != null ? source.getAddress() : null);
+        return authenticator.verify(datagram, offset, length, nowMillis, true, from);
     }
 
     /** Uses new keys (or a new node name) for verifying and signing from now on. */
@@ -149,9 +177,10 @@ final class V2Replies {
     }
 
     /**
-     * Tells the source of a request that did not verify why it is not answered (docs/protocol-v2.md
-     * 3.5): a 16-byte refusal echoing its key id and nonce, at most one per request and within the
-     * per-source and global rate limits; none for a malformed or replayed datagram.
+     * Tells the source of a request that did not verify, or that the replay cache could not
+     * remember (busy), why it is not answered (docs/protocol-v2.md 3.5): a 16-byte refusal echoing
+     * its key id and nonce, at most one per request and within the per-source and global rate
+     * limits; none for a malformed or replayed datagram.
      */
     void refuseUnverified(ByteBuffer datagram, int offset, int authResult, InetSocketAddress source,
                           DatagramTransport replies) {

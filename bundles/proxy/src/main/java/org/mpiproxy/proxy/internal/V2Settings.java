@@ -18,9 +18,14 @@ import org.mpiproxy.protocol.V2HeaderDescriptor;
  * @param jobLinger        how long a finished job's TERMINATE replies are remembered
  * @param maxMessageBytes  the largest message a SEND may carry to a rank, in bytes; 0 = no limit
  * @param stageMaxBytes    the largest program a host may STAGE, in bytes
+ * @param replaySourceShare nonces remembered per key for one source (IPv4 address, IPv6 /64); at
+ *                         most {@code replayCacheSize} count
  */
 record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
-                  Duration jobLinger, long maxMessageBytes, long stageMaxBytes) {
+                  Duration jobLinger, long maxMessageBytes, long stageMaxBytes, int replaySourceShare) {
+
+    /** Default of {@code v2.replay.source.share}: a sixteenth of the default replay cache. */
+    static final int DEFAULT_REPLAY_SOURCE_SHARE = 4096;
 
     /** Default of {@code v2.max.message.bytes}: 1 GiB. */
     static final long DEFAULT_MAX_MESSAGE_BYTES = 1L << 30;
@@ -38,6 +43,13 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
                 StagedPrograms.MAX_FILE_BYTES);
     }
 
+    /** Settings whose replay cache has no bound per source (one source may fill it). */
+    V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
+               Duration jobLinger, long maxMessageBytes, long stageMaxBytes) {
+        this(keys, nodeName, skew, replayCacheSize, datagramSize, jobLinger, maxMessageBytes, stageMaxBytes,
+                replayCacheSize);
+    }
+
     V2Settings {
         Objects.requireNonNull(keys, "keys");
         if (nodeName == null || nodeName.isBlank()) {
@@ -48,6 +60,9 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
         }
         if (replayCacheSize < 1) {
             throw new IllegalArgumentException("v2.replay.cache.size=" + replayCacheSize + " must be >= 1");
+        }
+        if (replaySourceShare < 1) {
+            throw new IllegalArgumentException("v2.replay.source.share=" + replaySourceShare + " must be >= 1");
         }
         if (datagramSize < V2HeaderDescriptor.MIN_DATAGRAM_LENGTH + 8
                 || datagramSize > V2HeaderDescriptor.MAX_DATAGRAM_LENGTH) {
@@ -80,13 +95,14 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
      */
     V2Settings applyLive(V2Settings next) {
         return new V2Settings(next.keys(), next.nodeName(), skew, replayCacheSize, datagramSize, next.jobLinger(),
-                next.maxMessageBytes(), next.stageMaxBytes());
+                next.maxMessageBytes(), next.stageMaxBytes(), replaySourceShare);
     }
 
     /**
      * @param next changed settings
      * @return the configuration keys whose new values wait for the next start (they size buffers and
-     *         caches of running jobs): the clock skew, the replay cache size, the datagram size
+     *         caches of running jobs): the clock skew, the replay cache size and share per source,
+     *         the datagram size
      */
     java.util.List<String> waitingForStart(V2Settings next) {
         java.util.List<String> later = new java.util.ArrayList<>();
@@ -95,6 +111,9 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
         }
         if (next.replayCacheSize() != replayCacheSize) {
             later.add("v2.replay.cache.size");
+        }
+        if (next.replaySourceShare() != replaySourceShare) {
+            later.add("v2.replay.source.share");
         }
         if (next.datagramSize() != datagramSize) {
             later.add("v2.datagram.size");
