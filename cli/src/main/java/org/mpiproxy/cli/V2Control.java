@@ -93,7 +93,8 @@ final class V2Control {
      * @throws IllegalArgumentException saying what is wrong with a file
      */
     static ClusterKeys keys(String spec) {
-        return ClusterKeys.load(ClusterKeys.parseFileList(spec, Path.of("").toAbsolutePath()));
+        // a weak key is refused here as the nodes refuse it: a job signed with it would be forgeable
+        return ClusterKeys.loadStrong(ClusterKeys.parseFileList(spec, Path.of("").toAbsolutePath()));
     }
 
     /**

@@ -51,6 +51,16 @@ class MpiproxyCommandTest {
     }
 
     @Test
+    void shouldRefuseAWeakKeyAsTheNodesDo() throws Exception {
+        Path zero = dir.resolve("zero.key");
+        Files.writeString(zero, "00".repeat(32) + "\n");
+        Files.setPosixFilePermissions(zero, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+
+        assertEquals(2, run("run", "--key-file", zero.toString(), "--hosts", "127.0.0.1:2", "mpiprime", "10"));
+        assertTrue(err().contains("key file " + zero + " holds a weak key: it is all zero"), err());
+    }
+
+    @Test
     void shouldGiveRankZeroTheKeyAJobIdAndItsWorldOverV2() throws Exception {
         Path program = dir.resolve("v2-world");
         Files.writeString(program, "#!/bin/sh\necho \"protocol=$MPIPROXY_PROTOCOL key=$MPIPROXY_KEY_FILE"

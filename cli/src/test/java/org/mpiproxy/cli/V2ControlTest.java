@@ -34,7 +34,17 @@ import org.mpiproxy.protocol.V2StatusDescriptor;
 /** The launcher's v2 control against a small fake proxy that checks every request as a proxy does. */
 class V2ControlTest {
 
-    private static final ClusterKeys KEYS = ClusterKeys.of(Map.of(1, new byte[32]), 1);
+    /** A key that passes the nodes' (and hosts') entropy floor: 32 distinct byte values. */
+    private static final byte[] KEY = strongKey();
+    private static final ClusterKeys KEYS = ClusterKeys.of(Map.of(1, KEY), 1);
+
+    private static byte[] strongKey() {
+        byte[] key = new byte[32];
+        for (int i = 0; i < key.length; i++) {
+            key[i] = (byte) (i * 37 + 11);
+        }
+        return key;
+    }
     private static final long JOB = 0xabcdefL;
     /** How long a call may take before the test counts it as hung; every call here returns on the answers. */
     private static final Duration CEILING = Duration.ofSeconds(60);
@@ -314,7 +324,7 @@ class V2ControlTest {
     void shouldPrintTheJobsRanksAsATableAndSayWhenANodeDoesNotKnowTheJob(@TempDir Path dir) throws Exception {
         InetSocketAddress address = startProxy(KEYS, 0);
         Path key = dir.resolve("cluster.key");
-        Files.writeString(key, "00".repeat(32) + "\n");
+        Files.writeString(key, java.util.HexFormat.of().formatHex(KEY) + "\n");
         Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
         String[] common = {"--hosts", "127.0.0.1:1", "--port", Integer.toString(address.getPort()), "--key-file",
             key.toString(), "--wait", Long.toString(CEILING.toMillis())};
@@ -349,7 +359,7 @@ class V2ControlTest {
     @Test
     void shouldExitOneWhenANodeDoesNotAnswerTheStatusRequest(@TempDir Path dir) throws Exception {
         Path key = dir.resolve("cluster.key");
-        Files.writeString(key, "00".repeat(32) + "\n");
+        Files.writeString(key, java.util.HexFormat.of().formatHex(KEY) + "\n");
         Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
         try (DatagramChannel silent = DatagramChannel.open().bind(new InetSocketAddress("127.0.0.1", 0))) {
             int port = ((InetSocketAddress) silent.getLocalAddress()).getPort();

@@ -254,6 +254,17 @@ class MpiHostTest {
     }
 
     @Test
+    void shouldRefuseAWeakKeyAsTheNodesDo() throws IOException {
+        Path key = dir.resolve("weak.key");
+        java.nio.file.Files.writeString(key, "ab".repeat(32));
+        java.nio.file.Files.setPosixFilePermissions(key, java.nio.file.attribute.PosixFilePermissions.fromString("rw-------"));
+        Path file = hostfile("127.0.0.1:9:0\n");
+        MpiException e = assertThrows(MpiException.class, () -> init(Map.of("MPIPROXY_PROGRAM", "p",
+                Mpi.KEY_FILE_ENV, key.toString()), new Properties(), file.toString()));
+        assertTrue(e.getMessage().contains("holds a weak key"), e.getMessage());
+    }
+
+    @Test
     void shouldRefuseAnUnknownProtocol() throws IOException {
         Path file = hostfile("127.0.0.1:9:0\n");
         MpiException e = assertThrows(MpiException.class, () -> init(Map.of("MPIPROXY_PROGRAM", "p",

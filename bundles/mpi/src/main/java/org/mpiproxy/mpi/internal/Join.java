@@ -305,7 +305,8 @@ public final class Join {
             }
         }
         try {
-            return ClusterKeys.load(ClusterKeys.parseFileList(spec, base));
+            // a weak key is refused here as the nodes refuse it
+            return ClusterKeys.loadStrong(ClusterKeys.parseFileList(spec, base));
         } catch (IllegalArgumentException e) {
             throw new MpiException(MpiErrors.ERR_ARG, e.getMessage(), e);
         }
