@@ -60,6 +60,11 @@ public final class PmiServer implements AutoCloseable {
 
     /** A connection has this long to name its id before it is closed. */
     private static final long HANDSHAKE_NANOS = 10_000_000_000L;
+    /**
+     * Most connections that have not named their rank yet: beyond it new ones are closed at once,
+     * so a local user cannot use up the node's descriptors (each waits the handshake limit).
+     */
+    static final int MAX_UNIDENTIFIED = 256;
     /** How long a connection that came before its rank's pid was known waits for it. */
     private static final long PID_WAIT_NANOS = 5_000_000_000L;
 
@@ -95,6 +100,9 @@ public final class PmiServer implements AutoCloseable {
     private final Thread thread;
     private final int port;
     private volatile boolean closed;
+    /** Connections closed at accept by {@link #MAX_UNIDENTIFIED}, and when that was last logged. */
+    private long refusedFlood;
+    private long floodLogged;
 
     /**
      * Opens the server on 127.0.0.1 and starts its thread.
@@ -303,10 +311,34 @@ public final class PmiServer implements AutoCloseable {
     private void accept() throws IOException {
         SocketChannel channel;
         while ((channel = server.accept()) != null) {
+            if (unidentified() >= MAX_UNIDENTIFIED) {
+                // a flood of connections that never say who they are: the ranks' own still get in
+                // as those time out; one line per handshake limit, not one per connection
+                channel.close();
+                refusedFlood++;
+                long now = clock.getAsLong();
+                if (refusedFlood == 1 || now - floodLogged > HANDSHAKE_NANOS) {
+                    problems.accept("PMI: " + MAX_UNIDENTIFIED + " connections have not named their rank yet;"
+                            + " refused " + refusedFlood + " more");
+                    floodLogged = now;
+                }
+                continue;
+            }
             channel.configureBlocking(false);
             PmiConnection c = new PmiConnection(this, channel, clock.getAsLong());
             channel.register(selector, SelectionKey.OP_READ, c);
         }
+    }
+
+    /** @return the open connections that have not completed their handshake */
+    private int unidentified() {
+        int n = 0;
+        for (SelectionKey k : selector.keys()) {
+            if (k.attachment() instanceof PmiConnection c && c.session == null && c.channel.isOpen()) {
+                n++;
+            }
+        }
+        return n;
     }
 
     private void read(PmiConnection c) {

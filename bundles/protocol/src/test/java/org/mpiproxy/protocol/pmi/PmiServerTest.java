@@ -155,6 +155,39 @@ class PmiServerTest {
     }
 
     @Test
+    void shouldCloseAFloodOfNamelessConnectionsAndStillServeTheRank() throws Exception {
+        Map<String, String> env = server().register(JOB, 1, 2);
+        server.started(JOB, 1, 4242);
+        List<Client> flood = new java.util.ArrayList<>();
+        try {
+            for (int i = 0; i < PmiServer.MAX_UNIDENTIFIED; i++) {
+                flood.add(new Client(server.port()));
+            }
+            try (Client extra = new Client(server.port())) {
+                assertEquals(null, extra.line(), "one beyond the limit is closed at once");
+            }
+            await(() -> !problems.isEmpty(), "the refusal said");
+            assertEquals("PMI: " + PmiServer.MAX_UNIDENTIFIED + " connections have not named their rank yet;"
+                    + " refused 1 more", problems.get(0));
+            assertEquals(1, problems.size(), problems.toString());
+
+            // the nameless ones reach the handshake limit and go; the rank gets in
+            now.addAndGet(TimeUnit.SECONDS.toNanos(11));
+            for (Client c : flood) {
+                assertEquals(null, c.line(), "closed after the handshake limit");
+            }
+            try (Client rank = new Client(server.port())) {
+                rank.send("cmd=initack pmiid=" + env.get("PMI_ID"));
+                assertEquals("cmd=initack rc=0", rank.line());
+            }
+        } finally {
+            for (Client c : flood) {
+                c.close();
+            }
+        }
+    }
+
+    @Test
     void shouldCloseConnectionsThatCannotBeTheRank() throws Exception {
         Map<String, String> env = server().register(JOB, 1, 2);
         server.started(JOB, 1, 4242);
