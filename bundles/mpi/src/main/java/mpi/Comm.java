@@ -14,7 +14,9 @@ import org.mpiproxy.mpi.internal.engine.Operation;
  * A communicator: point-to-point messages between its ranks and the collectives over them.
  * Buffers are Java arrays or NIO buffers of the datatype's elements ({@link Datatype}); the
  * non-blocking calls take NIO buffers, as in Open MPI (heap or direct). A send returns once its
- * data is on its way (copied); {@code sSend}, {@code bSend} and {@code rSend} are sends. A send
+ * data is on its way (copied); {@code sSend}, {@code bSend} and {@code rSend} are sends. The
+ * non-blocking collectives ({@code iBarrier}, {@code iBcast}, {@code iAllReduce} and the others)
+ * return a {@link Request} at once and move on in every later call of the program. A send
  * or receive of no elements needs no buffer ({@code null}). A failed call goes to the
  * communicator's error handler ({@link #setErrhandler}; {@link MPI#ERRORS_ARE_FATAL} unless set).
  *
@@ -454,7 +456,7 @@ public class Comm implements Freeable {
         }
     }
 
-    private static void sameBytes(String call, int sentBytes, int count, Datatype type) throws MPIException {
+    static void sameBytes(String call, int sentBytes, int count, Datatype type) throws MPIException {
         if (sentBytes != count * type.kind.size()) {
             throw new MPIException(MPI.ERR_COUNT, call + ": blocks of " + sentBytes + " bytes sent, " + count + " "
                     + type + " (" + count * type.kind.size() + " bytes) expected");
@@ -504,7 +506,7 @@ public class Comm implements Freeable {
      * @return {bytes per rank, byte displacements, {total bytes}} of element counts and
      *         displacements, checked against the buffer
      */
-    private static int[][] layout(String call, Object buf, int[] counts, int[] displs, Datatype type, int n)
+    static int[][] layout(String call, Object buf, int[] counts, int[] displs, Datatype type, int n)
             throws MPIException {
         if (counts == null || displs == null || counts.length < n || displs.length < n) {
             throw new MPIException(MPI.ERR_ARG, call + ": counts and displacements need " + n + " entries each");
@@ -522,13 +524,13 @@ public class Comm implements Freeable {
         return new int[][] {bytes, at, {end}};
     }
 
-    private static void unpackRegions(ByteBuffer all, int[][] layout, Object buf, int[] displs, Datatype type) {
+    static void unpackRegions(ByteBuffer all, int[][] layout, Object buf, int[] displs, Datatype type) {
         for (int i = 0; i < layout[0].length; i++) {
             Buffers.unpack(all, layout[1][i], layout[0][i], buf, displs[i], type);
         }
     }
 
-    private static ByteBuffer packRegions(Object buf, int[][] layout, int[] displs, Datatype type) {
+    static ByteBuffer packRegions(Object buf, int[][] layout, int[] displs, Datatype type) {
         ByteBuffer all = heap(layout[2][0]);
         for (int i = 0; i < layout[0].length; i++) {
             Buffers.pack(buf, displs[i], layout[0][i] / type.kind.size(), type, all, layout[1][i]);
@@ -806,6 +808,159 @@ public class Comm implements Freeable {
         } catch (MPIException e) {
             throw MPI.raise(e);
         }
+    }
+
+    // ---- non-blocking collectives: each returns its request at once; see NonBlocking ----
+
+    /** Starts a barrier: the request completes once every rank has started it. */
+    public final Request iBarrier() throws MPIException {
+        return call(c -> NonBlocking.barrier(this, c));
+    }
+
+    /** Starts {@link #bcast}. */
+    public final Request iBcast(Buffer buf, int count, Datatype type, int root) throws MPIException {
+        return call(c -> NonBlocking.bcast(this, c, buf, count, type, root));
+    }
+
+    /** Starts {@link #gather(Object, int, Datatype, Object, int, Datatype, int)}. */
+    public final Request iGather(Buffer sendbuf, int sendcount, Datatype sendtype, Buffer recvbuf, int recvcount,
+                                 Datatype recvtype, int root) throws MPIException {
+        return call(c -> NonBlocking.gather(this, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype, root));
+    }
+
+    /** Starts the in-place gather: the root's own block is already at its place in {@code buf}. */
+    public final Request iGather(Buffer buf, int count, Datatype type, int root) throws MPIException {
+        return call(c -> NonBlocking.gather(this, c, c.rank() == root ? null : buf, count, type, buf, count, type,
+                root));
+    }
+
+    /** Starts {@link #gatherv(Object, int, Datatype, Object, int[], int[], Datatype, int)}. */
+    public final Request iGatherv(Buffer sendbuf, int sendcount, Datatype sendtype, Buffer recvbuf, int[] recvcount,
+                                  int[] displs, Datatype recvtype, int root) throws MPIException {
+        return call(c -> NonBlocking.gatherv(this, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, displs,
+                recvtype, root));
+    }
+
+    /** Starts the gatherv of the root, in place: its own block is already at {@code displs[root]}. */
+    public final Request iGatherv(Buffer recvbuf, int[] recvcount, int[] displs, Datatype recvtype, int root)
+            throws MPIException {
+        return call(c -> NonBlocking.gatherv(this, c, null, 0, recvtype, recvbuf, recvcount, displs, recvtype, root));
+    }
+
+    /** Starts the gatherv of a rank other than the root. */
+    public final Request iGatherv(Buffer sendbuf, int sendcount, Datatype sendtype, int root) throws MPIException {
+        return call(c -> NonBlocking.gatherv(this, c, sendbuf, sendcount, sendtype, null, null, null, sendtype, root));
+    }
+
+    /** Starts {@link #scatter(Object, int, Datatype, Object, int, Datatype, int)}. */
+    public final Request iScatter(Buffer sendbuf, int sendcount, Datatype sendtype, Buffer recvbuf, int recvcount,
+                                  Datatype recvtype, int root) throws MPIException {
+        return call(c -> NonBlocking.scatter(this, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype,
+                root));
+    }
+
+    /** Starts the in-place scatter: the root keeps its own block where it is in {@code buf}. */
+    public final Request iScatter(Buffer buf, int count, Datatype type, int root) throws MPIException {
+        return call(c -> NonBlocking.scatter(this, c, buf, count, type, c.rank() == root ? null : buf, count, type,
+                root));
+    }
+
+    /** Starts {@link #scatterv(Object, int[], int[], Datatype, Object, int, Datatype, int)}. */
+    public final Request iScatterv(Buffer sendbuf, int[] sendcount, int[] displs, Datatype sendtype, Buffer recvbuf,
+                                   int recvcount, Datatype recvtype, int root) throws MPIException {
+        return call(c -> NonBlocking.scatterv(this, c, sendbuf, sendcount, displs, sendtype, recvbuf, recvcount,
+                recvtype, root));
+    }
+
+    /** Starts the scatterv of the root, in place: its own block stays in {@code sendbuf}. */
+    public final Request iScatterv(Buffer sendbuf, int[] sendcount, int[] displs, Datatype sendtype, int root)
+            throws MPIException {
+        return call(c -> NonBlocking.scatterv(this, c, sendbuf, sendcount, displs, sendtype, null, 0, sendtype, root));
+    }
+
+    /** Starts the scatterv of a rank other than the root. */
+    public final Request iScatterv(Buffer recvbuf, int recvcount, Datatype recvtype, int root) throws MPIException {
+        return call(c -> NonBlocking.scatterv(this, c, null, null, null, recvtype, recvbuf, recvcount, recvtype, root));
+    }
+
+    /** Starts {@link #allGather(Object, int, Datatype, Object, int, Datatype)}. */
+    public final Request iAllGather(Buffer sendbuf, int sendcount, Datatype sendtype, Buffer recvbuf, int recvcount,
+                                    Datatype recvtype) throws MPIException {
+        return call(c -> NonBlocking.allGather(this, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+    }
+
+    /** Starts the in-place allGather: each rank's own block is already at its place in {@code buf}. */
+    public final Request iAllGather(Buffer buf, int count, Datatype type) throws MPIException {
+        return call(c -> NonBlocking.allGather(this, c, null, count, type, buf, count, type));
+    }
+
+    /** Starts {@link #allGatherv(Object, int, Datatype, Object, int[], int[], Datatype)}. */
+    public final Request iAllGatherv(Buffer sendbuf, int sendcount, Datatype sendtype, Buffer recvbuf,
+                                     int[] recvcount, int[] displs, Datatype recvtype) throws MPIException {
+        return call(c -> NonBlocking.allGatherv(this, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, displs,
+                recvtype));
+    }
+
+    /** Starts the in-place allGatherv: each rank's own block is already at {@code displs[rank]}. */
+    public final Request iAllGatherv(Buffer buf, int[] count, int[] displs, Datatype type) throws MPIException {
+        return call(c -> NonBlocking.allGatherv(this, c, null, 0, type, buf, count, displs, type));
+    }
+
+    /** Starts {@link #allToAll}. */
+    public final Request iAllToAll(Buffer sendbuf, int sendcount, Datatype sendtype, Buffer recvbuf, int recvcount,
+                                   Datatype recvtype) throws MPIException {
+        return call(c -> NonBlocking.allToAll(this, c, sendbuf, sendcount, sendtype, recvbuf, recvcount, recvtype));
+    }
+
+    /** Starts {@link #allToAllv}. */
+    public final Request iAllToAllv(Buffer sendbuf, int[] sendcount, int[] sdispls, Datatype sendtype, Buffer recvbuf,
+                                    int[] recvcount, int[] rdispls, Datatype recvtype) throws MPIException {
+        return call(c -> NonBlocking.allToAllv(this, c, sendbuf, sendcount, sdispls, sendtype, recvbuf, recvcount,
+                rdispls, recvtype));
+    }
+
+    /** Starts {@link #reduce(Object, Object, int, Datatype, Op, int)}. */
+    public final Request iReduce(Buffer sendbuf, Buffer recvbuf, int count, Datatype type, Op op, int root)
+            throws MPIException {
+        return call(c -> NonBlocking.reduce(this, c, sendbuf, recvbuf, count, type, op, root));
+    }
+
+    /** Starts the in-place reduce: the root's {@code buf} holds its elements and then the result. */
+    public final Request iReduce(Buffer buf, int count, Datatype type, Op op, int root) throws MPIException {
+        return call(c -> NonBlocking.reduce(this, c, buf, buf, count, type, op, root));
+    }
+
+    /** Starts {@link #allReduce(Object, Object, int, Datatype, Op)}. */
+    public final Request iAllReduce(Buffer sendbuf, Buffer recvbuf, int count, Datatype type, Op op)
+            throws MPIException {
+        return call(c -> NonBlocking.allReduce(this, c, sendbuf, recvbuf, count, type, op));
+    }
+
+    /** Starts the in-place allReduce: {@code buf} holds the elements and then the result. */
+    public final Request iAllReduce(Buffer buf, int count, Datatype type, Op op) throws MPIException {
+        return call(c -> NonBlocking.allReduce(this, c, buf, buf, count, type, op));
+    }
+
+    /** Starts {@link #reduceScatter(Object, Object, int[], Datatype, Op)}. */
+    public final Request iReduceScatter(Buffer sendbuf, Buffer recvbuf, int[] recvcounts, Datatype type, Op op)
+            throws MPIException {
+        return call(c -> NonBlocking.reduceScatter(this, c, "iReduceScatter", sendbuf, recvbuf, recvcounts, type, op));
+    }
+
+    /** Starts the in-place reduceScatter: {@code buf} holds the elements and then this rank's part. */
+    public final Request iReduceScatter(Buffer buf, int[] counts, Datatype type, Op op) throws MPIException {
+        return call(c -> NonBlocking.reduceScatter(this, c, "iReduceScatter", buf, buf, counts, type, op));
+    }
+
+    /** Starts {@link #reduceScatterBlock(Object, Object, int, Datatype, Op)}. */
+    public final Request iReduceScatterBlock(Buffer sendbuf, Buffer recvbuf, int recvcount, Datatype type, Op op)
+            throws MPIException {
+        return call(c -> NonBlocking.reduceScatterBlock(this, c, sendbuf, recvbuf, recvcount, type, op));
+    }
+
+    /** Starts the in-place reduceScatterBlock. */
+    public final Request iReduceScatterBlock(Buffer buf, int count, Datatype type, Op op) throws MPIException {
+        return call(c -> NonBlocking.reduceScatterBlock(this, c, buf, buf, count, type, op));
     }
 
     @Override

@@ -1,5 +1,6 @@
 package mpi;
 
+import java.nio.Buffer;
 import java.nio.ByteBuffer;
 
 import org.mpiproxy.mpi.internal.engine.Collectives;
@@ -97,6 +98,27 @@ public class Intracomm extends Comm {
     /** In place. */
     public final void exScan(Object buf, int count, Datatype type, Op op) throws MPIException {
         exScan(buf, buf, count, type, op);
+    }
+
+    /** Starts {@link #scan(Object, Object, int, Datatype, Op)}. */
+    public final Request iScan(Buffer sendbuf, Buffer recvbuf, int count, Datatype type, Op op) throws MPIException {
+        return call(c -> NonBlocking.scan(this, c, sendbuf, recvbuf, count, type, op, true));
+    }
+
+    /** Starts the in-place scan. */
+    public final Request iScan(Buffer buf, int count, Datatype type, Op op) throws MPIException {
+        return call(c -> NonBlocking.scan(this, c, buf, buf, count, type, op, true));
+    }
+
+    /** Starts {@link #exScan(Object, Object, int, Datatype, Op)}; rank 0's {@code recvbuf} is left as it is. */
+    public final Request iExScan(Buffer sendbuf, Buffer recvbuf, int count, Datatype type, Op op)
+            throws MPIException {
+        return call(c -> NonBlocking.scan(this, c, sendbuf, recvbuf, count, type, op, false));
+    }
+
+    /** Starts the in-place exScan. */
+    public final Request iExScan(Buffer buf, int count, Datatype type, Op op) throws MPIException {
+        return call(c -> NonBlocking.scan(this, c, buf, buf, count, type, op, false));
     }
 
     private void prefix(Object sendbuf, Object recvbuf, int count, Datatype type, Op op, boolean inclusive)

@@ -4,7 +4,8 @@ import org.mpiproxy.mpi.internal.engine.CommFailure;
 import org.mpiproxy.mpi.internal.engine.Operation;
 
 /**
- * A non-blocking send or receive ({@link Comm#iSend}, {@link Comm#iRecv}): complete it with
+ * A non-blocking send, receive or collective ({@link Comm#iSend}, {@link Comm#iRecv},
+ * {@link Comm#iAllReduce} and the other {@code i} collectives): complete it with
  * {@link #waitFor}, {@link #test} or the calls over arrays. A completed request is null
  * ({@link #isNull}), as {@link MPI#REQUEST_NULL} is; waiting for a null request returns at once.
  * A failure goes to the error handler of the request's communicator.

@@ -9,7 +9,8 @@ import org.mpiproxy.protocol.MpiErrors;
 /**
  * A group of ranks of the world with a context of its own: point-to-point messages in ranks of
  * the group (context {@code c}), and the collectives ({@link Collectives}, context {@code c + 1},
- * so that they never match a program's own receives). New communicators ({@link #split},
+ * so that they never match a program's own receives; the non-blocking ones, {@link Schedule},
+ * context {@code c + 1 + 2^30}, so that no blocking collective's receive takes their messages). New communicators ({@link #split},
  * {@link #dup}) take the largest context any member would use next, agreed in one collective,
  * so no rank ever has two communicators with one context.
  * <p>
@@ -27,6 +28,8 @@ public final class Communicator {
     final int context;
     final int[] members;
     final int rank;
+    /** Non-blocking collectives started on it: the next one's number, its messages' tag ({@link Schedule}). */
+    int nonBlockingCalls;
     /** World rank to group rank, or {@code null} for the world (identity). */
     private final int[] ranksOfWorld;
 

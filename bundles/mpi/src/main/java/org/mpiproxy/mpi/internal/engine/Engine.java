@@ -18,8 +18,8 @@ import org.mpiproxy.protocol.MpiErrors;
  * smaller buffer ends with {@code MPI_ERR_TRUNCATE}.
  * <p>
  * Progress happens only inside calls ({@link #test}, {@link #await} and the posting calls): every
- * call moves queued sends out and polls the fabric. One thread at a time: the {@code mpi} layer
- * serialises calls.
+ * call moves queued sends out, polls the fabric and moves the non-blocking collectives under way
+ * on ({@link Schedule}). One thread at a time: the {@code mpi} layer serialises calls.
  */
 public final class Engine implements AutoCloseable {
 
@@ -43,6 +43,8 @@ public final class Engine implements AutoCloseable {
     private final List<Arrived> unexpected = new ArrayList<>();
     private final BackoffIdler idler = new BackoffIdler();
     private final Link.Sink sink = this::arrive;
+    /** The non-blocking collectives under way, moved on by every {@link #progress}. */
+    final Schedule.Active schedules = new Schedule.Active();
     private boolean closed;
     /** The context the next new communicator may take at the least ({@link Communicator}). */
     int nextContext = 2;
@@ -323,7 +325,7 @@ public final class Engine implements AutoCloseable {
         if (fabric.poll(sink) > 0) {
             moved = true;
         }
-        return moved;
+        return schedules.advance() || moved;
     }
 
     /** @return whether sends are still queued */
@@ -347,6 +349,9 @@ public final class Engine implements AutoCloseable {
     }
 
     private String describe(Operation op) {
+        if (op instanceof Schedule s) {
+            return s.describe();
+        }
         if (op instanceof Operation.Recv r) {
             return "no message from " + who(r.wantSource) + tagText(r.wantTag) + " arrived";
         }

@@ -6,9 +6,11 @@ import java.nio.ByteBuffer;
  * The 20 bytes before the elements of every message between two ranks, little-endian:
  *
  * <pre>
- * 0  i32 context   the communicator's context (even: point-to-point, odd: its collectives)
+ * 0  i32 context   the communicator's context (even: point-to-point, odd: its collectives,
+ *                  odd + 2^30: its non-blocking collectives)
  * 4  i32 source    the sender's rank in the world
- * 8  i32 tag       0 .. 2^31-1 (collectives: the operation and its root, see Collectives)
+ * 8  i32 tag       0 .. 2^31-1 (collectives: the operation and its root, see Collectives;
+ *                  non-blocking ones: the call's number on the communicator, see Schedule)
  * 12 u8  kind      {@link Kind#code()}
  * 13 u8  flags     0
  * 14 u16 reserved  0
