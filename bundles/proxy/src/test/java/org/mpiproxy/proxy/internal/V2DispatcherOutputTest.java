@@ -192,7 +192,10 @@ class V2DispatcherOutputTest {
         assertEquals(MpiErrors.SUCCESS, r.get(0).result());
         assertEquals(1, r.get(0).argument());
         assertEquals(1, r.get(0).ack());
-        deliver(host.pmiFence(JOB, 0, 0, 1, java.util.Map.of()), OTHER);
-        assertEquals(MpiErrors.ERR_ARG, replies(OTHER).get(0).result(), "fence 0 does not exist");
+        // fence 0 carries node attributes (PMI-2), one fragment each: taken; as several fragments it is no fence
+        deliver(host.pmiFence(JOB, 0, 0, 1, java.util.Map.of("node-attr", "shm")), OTHER);
+        assertEquals(MpiErrors.SUCCESS, replies(OTHER).get(0).result(), "node attributes are fence 0");
+        deliver(host.pmiFence(JOB, 0, 0, 2, java.util.Map.of()), OTHER);
+        assertEquals(MpiErrors.ERR_ARG, replies(OTHER).get(0).result(), "fence 0 of two fragments does not exist");
     }
 }
