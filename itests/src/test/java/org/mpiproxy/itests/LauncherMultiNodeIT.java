@@ -216,6 +216,30 @@ class LauncherMultiNodeIT {
     }
 
     @Test
+    void shouldStartEveryRankInTheWorkingDirectoryOrSayWhereItStarted() throws Exception {
+        Path wd = java.nio.file.Files.createDirectories(work.resolve("wdir"));
+        Run run = run(120, "--hosts", "n1:2,n2:2,n3:2", "-n", "6", "-wdir", wd.toString(), "sh", "-c",
+                "pwd > where-$MPIPROXY_RANK");
+
+        assertEquals(0, run.exit(), run.err());
+        for (int r = 0; r < 6; r++) {
+            // a relative path of every rank, on every node, lands in the job's directory
+            assertEquals(wd.toString(), java.nio.file.Files.readString(wd.resolve("where-" + r)).trim(), "rank " + r);
+        }
+
+        Path missing = work.resolve("not-anywhere");
+        Run elsewhere = run(120, "--hosts", "n1:2,n2:2,n3:2", "-n", "6", "-wdir", missing.toString(), "sh", "-c",
+                "pwd");
+        assertEquals(0, elsewhere.exit(), elsewhere.err());
+        String home = System.getProperty("user.home");
+        for (int r = 1; r < 6; r++) {
+            assertTrue(elsewhere.err().contains("[" + r + "] mpiproxy: rank " + r + ": no directory " + missing
+                    + " on this node; started in " + home + "\n"), elsewhere.err());
+        }
+        assertEquals(6, elsewhere.out().stream().filter(l -> l.endsWith("] " + home)).count(), elsewhere.out().toString());
+    }
+
+    @Test
     void shouldRunAPlainProgramOnEverySlotWithItsWorldAndTheJobsVariables() throws Exception {
         Run run = run(120, "--hosts", "n1:2,n2:2,n3:2", "-n", "6", "-x", "GREETING=hello world", "sh", "-c",
                 "echo \"$MPIPROXY_RANK/$MPIPROXY_SIZE pmi=$PMI_RANK/$PMI_SIZE ompi=$OMPI_COMM_WORLD_RANK"
