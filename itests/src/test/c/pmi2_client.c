@@ -7,7 +7,9 @@
  *   rank R universeSize=<value>
  *   rank R node attribute=<value>
  *   rank R of N done
- * A failing call prints "rank R: <call> failed: <code>" to stderr and exits 2.
+ * A failing call prints "rank R: <call> failed: <code>" to stderr and exits 2. Node attributes
+ * belong to a node: on several nodes, argv[1] lists the ranks that put one, a rank of each node
+ * (comma-separated, e.g. "0,2"); without it rank 0 does.
  */
 #include <slurm/pmi2.h>
 #include <stdio.h>
@@ -24,7 +26,27 @@ static void check(int rc, const char *call)
     }
 }
 
-int main(void)
+/* whether rank is in the comma-separated list (NULL: rank 0 only) */
+static int listed(const char *list, int r)
+{
+    if (list == NULL) {
+        return r == 0;
+    }
+    for (const char *p = list; *p != '\0';) {
+        char *end;
+        long v = strtol(p, &end, 10);
+        if (end == p) {
+            return 0;
+        }
+        if (v == r) {
+            return 1;
+        }
+        p = *end == ',' ? end + 1 : end;
+    }
+    return 0;
+}
+
+int main(int argc, char **argv)
 {
     int spawned, size, appnum, found, length;
     char jobid[PMI2_MAX_VALLEN], key[PMI2_MAX_KEYLEN], value[PMI2_MAX_VALLEN];
@@ -35,8 +57,9 @@ int main(void)
     snprintf(key, sizeof(key), "key-%d", rank);
     snprintf(value, sizeof(value), "value of rank %d; from %s", rank, jobid);
     check(PMI2_KVS_Put(key, value), "PMI2_KVS_Put");
-    if (rank == 0) {
-        check(PMI2_Info_PutNodeAttr("node-attribute", "put by rank 0"), "PMI2_Info_PutNodeAttr");
+    if (listed(argc > 1 ? argv[1] : NULL, rank)) {
+        snprintf(value, sizeof(value), "put by rank %d", rank);
+        check(PMI2_Info_PutNodeAttr("node-attribute", value), "PMI2_Info_PutNodeAttr");
     }
     check(PMI2_KVS_Fence(), "PMI2_KVS_Fence");
 

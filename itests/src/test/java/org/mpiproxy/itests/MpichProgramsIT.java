@@ -142,4 +142,40 @@ class MpichProgramsIT {
         assertEquals(6, out.size(), out.toString());
         assertEquals("[5] hello from rank 5 of 6", out.get(5), run.err());
     }
+
+    @Test
+    void shouldServeAPmi2ClientOfSlurmsLibraryOnFourRanksOverTwoNodes() throws Exception {
+        Assumptions.assumeTrue(Files.exists(Paths.get("/usr/include/slurm/pmi2.h")),
+                "needs Slurm's libpmi2 (Debian: libpmi2-0-dev; .ci/run installs it)");
+        Path source = Paths.get("src/test/c/pmi2_client.c").toAbsolutePath();
+        Path client = work.resolve("pmi2_client-" + System.nanoTime());
+        Process cc = new ProcessBuilder("cc", "-O2", "-o", client.toString(), source.toString(), "-lpmi2")
+                .redirectErrorStream(true).start();
+        String ccOut = new String(cc.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
+        assertTrue(cc.waitFor(120, java.util.concurrent.TimeUnit.SECONDS) && cc.exitValue() == 0, ccOut);
+
+        // ranks 0 (here, counted with m1) and 1 on m1, 2 and 3 on m2: 0 and 2 put their node's attribute
+        Run run = run(120, "--stage", "--hosts", "m1:2,m2:2", client.toString(), "0,2");
+
+        assertEquals(0, run.exit(), run.err());
+        List<String> out = run.out();
+        for (int r = 0; r < 4; r++) {
+            for (int s = 0; s < 4; s++) {
+                assertTrue(out.contains("[" + r + "] rank " + r + " read key-" + s + "=value of rank " + s + "; from "
+                        + jobIdOf(out)), "rank " + r + " reads rank " + s + "'s key: " + out + run.err());
+            }
+            assertTrue(out.contains("[" + r + "] rank " + r + " PMI_process_mapping=(vector,(0,2,2))"), out.toString());
+            assertTrue(out.contains("[" + r + "] rank " + r + " node attribute=put by rank " + (r < 2 ? 0 : 2)),
+                    out.toString());
+            assertTrue(out.contains("[" + r + "] rank " + r + " of 4 done"), out.toString());
+        }
+        assertEquals(List.of(), ranksEverywhere(), "ranks left running");
+    }
+
+    /** @return the PMI job id the clients put in their values, as rank 0 read its own key */
+    private static String jobIdOf(List<String> out) {
+        String prefix = "[0] rank 0 read key-0=value of rank 0; from ";
+        return out.stream().filter(l -> l.startsWith(prefix)).map(l -> l.substring(prefix.length())).findFirst()
+                .orElse("(rank 0 read no key)");
+    }
 }
