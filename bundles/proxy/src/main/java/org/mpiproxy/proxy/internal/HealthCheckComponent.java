@@ -30,7 +30,8 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs the node's health checks on demand: the UDP transport listens, each launcher's
  * program directory is usable, the v2 key (when configured) is usable, the channel
- * directory's file system has room.
+ * directory's file system has room, the receive thread serves (it runs and is not stuck in
+ * the handler), and the log, state and staged directories have room.
  */
 @Component(name = HealthCheckComponent.PID, enabled = false, service = HealthCheckComponent.class)
 @Designate(ocd = HealthCheckComponent.Config.class)
@@ -57,10 +58,27 @@ public class HealthCheckComponent {
         @AttributeDefinition(name = "Key file",
                 description = "The v2 key file to check; empty means the key files the proxy serves v2 with.")
         String key_file() default "";
+
+        @AttributeDefinition(name = "Disk warning",
+                description = "Free bytes the file systems of the log, state and staged directories should have;"
+                        + " below it their checks (disk.logs, disk.state, disk.staged) WARN.", min = "0")
+        long disk_warn_free_bytes() default 536870912L;
+
+        @AttributeDefinition(name = "Disk minimum",
+                description = "Free bytes the file systems of the log, state and staged directories must have;"
+                        + " below it their checks are CRITICAL (nearly full). At most disk.warn.free.bytes.",
+                min = "0")
+        long disk_min_free_bytes() default 67108864L;
+
+        @AttributeDefinition(name = "Stuck receive thread",
+                description = "Seconds the UDP receive thread may spend in one pass through the proxy's handler;"
+                        + " longer, the udp.serving check is CRITICAL and names where it is stuck.", min = "1")
+        int serving_stuck_seconds() default 10;
     }
 
     /** Validated settings. */
-    record Settings(long shmMinFreeBytes, Path keyFile) {
+    record Settings(long shmMinFreeBytes, Path keyFile, long diskWarnFreeBytes, long diskMinFreeBytes,
+                    long servingStuckMillis) {
     }
 
     /** A launcher and the program directory of its service properties (for launchers that do not tell). */
@@ -95,6 +113,10 @@ public class HealthCheckComponent {
     private volatile Settings settings;
     /** Why these checks do not start, {@code null} when they run. */
     private final RejectedConfigurationException rejected;
+    /** Reads the free space of a file system; the file system's own count but in tests. */
+    volatile NodeHealth.FreeSpace freeSpace = NodeHealth.FILE_STORE;
+    /** Reads the receive thread's state from the transport; the transport's bean but in tests. */
+    volatile ReceiveThreadProbe.Reader receiveThread = ReceiveThreadProbe.platform();
 
     /**
      * Checks the raw configuration: bad values are logged in one line, and the checks then run
@@ -178,7 +200,21 @@ public class HealthCheckComponent {
         if (!key.isEmpty() && !Path.of(key).isAbsolute()) {
             throw new IllegalArgumentException("key.file=" + key + " must be an absolute path");
         }
-        return new Settings(config.shm_min_free_bytes(), key.isEmpty() ? null : Path.of(key));
+        if (config.disk_min_free_bytes() < 0) {
+            throw new IllegalArgumentException("disk.min.free.bytes=" + config.disk_min_free_bytes()
+                    + " must be >= 0");
+        }
+        if (config.disk_warn_free_bytes() < config.disk_min_free_bytes()) {
+            throw new IllegalArgumentException("disk.warn.free.bytes=" + config.disk_warn_free_bytes()
+                    + " must be >= disk.min.free.bytes=" + config.disk_min_free_bytes());
+        }
+        if (config.serving_stuck_seconds() < 1) {
+            throw new IllegalArgumentException("serving.stuck.seconds=" + config.serving_stuck_seconds()
+                    + " must be >= 1");
+        }
+        return new Settings(config.shm_min_free_bytes(), key.isEmpty() ? null : Path.of(key),
+                config.disk_warn_free_bytes(), config.disk_min_free_bytes(),
+                config.serving_stuck_seconds() * 1000L);
     }
 
     Settings settings() {
@@ -237,7 +273,31 @@ public class HealthCheckComponent {
         ProxyStatus p = proxy;
         results.add(NodeHealth.key(s.keyFile(), p instanceof ProxyComponent ? ((ProxyComponent) p).v2Keys() : null));
         ChannelManager c = channels;
-        results.add(NodeHealth.sharedMemory(c != null ? c.baseDirectory() : null, s.shmMinFreeBytes()));
+        NodeHealth.FreeSpace free = freeSpace;
+        results.add(NodeHealth.sharedMemory(c != null ? c.baseDirectory() : null, s.shmMinFreeBytes(), free));
+        results.add(serving(t));
+        ProxyConfig config = p instanceof ProxyComponent ? ((ProxyComponent) p).configuration() : null;
+        results.add(NodeHealth.freeSpace("logs", "log directory",
+                config == null ? null : ProxySettings.resolveLogDirectory(config.log_directory()),
+                s.diskWarnFreeBytes(), s.diskMinFreeBytes(), free));
+        results.add(NodeHealth.freeSpace("state", "state directory",
+                config == null ? null : ProxyConfigs.stateDirectory(config),
+                s.diskWarnFreeBytes(), s.diskMinFreeBytes(), free));
+        results.add(NodeHealth.freeSpace("staged", "staged directory",
+                org.mpiproxy.process.StagedFiles.directory(System::getProperty),
+                s.diskWarnFreeBytes(), s.diskMinFreeBytes(), free));
         return results;
+    }
+
+    private HealthResult serving(DatagramTransport t) {
+        if (t == null) {
+            return NodeHealth.serving(null, settings.servingStuckMillis());
+        }
+        try {
+            return NodeHealth.serving(receiveThread.read(), settings.servingStuckMillis());
+        } catch (javax.management.JMException | RuntimeException e) {
+            return new HealthResult(NodeHealth.SERVING, HealthResult.Status.WARN,
+                    "cannot read the receive thread's state from " + ReceiveThreadProbe.TRANSPORT + ": " + e);
+        }
     }
 }

@@ -3,7 +3,6 @@ package org.mpiproxy.proxy.internal;
 import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.file.DirectoryStream;
-import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermission;
@@ -21,6 +20,32 @@ final class NodeHealth {
     static final String PROGRAMS = "programs.";
     static final String KEY = "v2.key";
     static final String SHARED_MEMORY = "shm.free";
+    static final String SERVING = "udp.serving";
+    static final String DISK = "disk.";
+
+    /** Reads the usable bytes of the file system holding an existing path. */
+    @FunctionalInterface
+    interface FreeSpace {
+        long usableBytes(Path existing) throws IOException;
+    }
+
+    /** The file system's own count. */
+    static final FreeSpace FILE_STORE = existing -> Files.getFileStore(existing).getUsableSpace();
+
+    /**
+     * What the transport tells of its receive thread.
+     *
+     * @param name       the thread's name
+     * @param alive      whether it runs ({@code false} from its death to its restart)
+     * @param death      why it is dead, empty while it runs
+     * @param busyMillis how long it has been inside the handler now, 0 when it is not
+     * @param at         where it is now (its innermost frame outside the JDK), empty when unknown
+     * @param restarts   how often it was restarted after dying
+     * @param failures   failures the receive loop survived
+     */
+    record ServingThread(String name, boolean alive, String death, long busyMillis, String at, long restarts,
+                         long failures) {
+    }
 
     private NodeHealth() {
     }
@@ -142,6 +167,13 @@ final class NodeHealth {
      * @param minFreeBytes below this the check is critical, below twice this a warning
      */
     static HealthResult sharedMemory(Path base, long minFreeBytes) {
+        return sharedMemory(base, minFreeBytes, FILE_STORE);
+    }
+
+    /**
+     * As {@link #sharedMemory(Path, long)}, with the free space read by {@code freeSpace}.
+     */
+    static HealthResult sharedMemory(Path base, long minFreeBytes, FreeSpace freeSpace) {
         if (base == null) {
             return new HealthResult(SHARED_MEMORY, Status.CRITICAL, "the channel manager is not running");
         }
@@ -159,8 +191,7 @@ final class NodeHealth {
         }
         long free;
         try {
-            FileStore store = Files.getFileStore(existing);
-            free = store.getUsableSpace();
+            free = freeSpace.usableBytes(existing);
         } catch (IOException e) {
             return new HealthResult(SHARED_MEMORY, Status.CRITICAL, "cannot measure " + existing + ": "
                     + e.getMessage());
@@ -176,5 +207,73 @@ final class NodeHealth {
             return new HealthResult(SHARED_MEMORY, Status.WARN, text);
         }
         return new HealthResult(SHARED_MEMORY, Status.OK, text);
+    }
+
+    /**
+     * A directory the proxy writes into has room: the nearest existing ancestor is measured when
+     * it does not exist yet.
+     *
+     * @param name          the check's name after {@code disk.} ({@code logs}, {@code state}, {@code staged})
+     * @param what          what the directory is, for the message ({@code log directory})
+     * @param directory     the directory, {@code null} when unknown (the proxy is not running)
+     * @param warnBelow     below this many free bytes the check warns
+     * @param criticalBelow below this many free bytes it is critical
+     * @param freeSpace     reads the free bytes
+     */
+    static HealthResult freeSpace(String name, String what, Path directory, long warnBelow, long criticalBelow,
+                                  FreeSpace freeSpace) {
+        String check = DISK + name;
+        if (directory == null) {
+            return new HealthResult(check, Status.WARN, "the proxy is not running: its " + what + " is unknown");
+        }
+        Path existing = directory.toAbsolutePath();
+        while (existing != null && !Files.exists(existing)) {
+            existing = existing.getParent();
+        }
+        if (existing == null) {
+            return new HealthResult(check, Status.CRITICAL, "no part of the " + what + " " + directory + " exists");
+        }
+        long free;
+        try {
+            free = freeSpace.usableBytes(existing);
+        } catch (IOException e) {
+            return new HealthResult(check, Status.CRITICAL, "cannot measure the " + what + " " + directory + ": "
+                    + e.getMessage());
+        }
+        if (!Files.isWritable(existing)) {
+            return new HealthResult(check, Status.CRITICAL, "the " + what + " " + existing + " is not writable");
+        }
+        String text = free + " bytes free for the " + what + " " + directory + " (warn below " + warnBelow
+                + ", critical below " + criticalBelow + ")";
+        if (free < criticalBelow) {
+            return new HealthResult(check, Status.CRITICAL, "nearly full: " + text);
+        }
+        if (free < warnBelow) {
+            return new HealthResult(check, Status.WARN, "filling up: " + text);
+        }
+        return new HealthResult(check, Status.OK, text);
+    }
+
+    /**
+     * The transport's receive thread serves: it runs, and is not stuck inside the handler.
+     *
+     * @param thread      what the transport tells, {@code null} when no transport runs
+     * @param stuckMillis longer than this inside the handler is stuck
+     */
+    static HealthResult serving(ServingThread thread, long stuckMillis) {
+        if (thread == null) {
+            return new HealthResult(SERVING, Status.CRITICAL, "no receive thread: no UDP transport is running");
+        }
+        String history = " (" + thread.restarts() + " restarts, " + thread.failures() + " failures survived)";
+        if (!thread.alive()) {
+            return new HealthResult(SERVING, Status.CRITICAL, thread.name() + " died: " + thread.death()
+                    + "; it is being restarted" + history);
+        }
+        if (thread.busyMillis() > stuckMillis) {
+            return new HealthResult(SERVING, Status.CRITICAL, thread.name() + " stuck in the handler for "
+                    + thread.busyMillis() / 1000 + " s (limit " + stuckMillis / 1000 + " s)"
+                    + (thread.at().isEmpty() ? "" : " at " + thread.at()) + history);
+        }
+        return new HealthResult(SERVING, Status.OK, thread.name() + " serving" + history);
     }
 }

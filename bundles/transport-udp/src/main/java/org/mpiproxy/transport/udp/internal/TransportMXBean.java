@@ -25,4 +25,25 @@ public interface TransportMXBean {
 
     /** @return bytes sent */
     long getBytesOut();
+
+    /** @return the receive thread's name */
+    String getReceiveThreadName();
+
+    /** @return whether the receive thread runs; {@code false} from its death to its restart */
+    boolean isReceiveThreadAlive();
+
+    /** @return why the receive thread is dead, empty while it runs */
+    String getReceiveThreadDeath();
+
+    /** @return how long the receive thread has been inside the handler now, in milliseconds; 0 when it is not */
+    long getReceiveThreadBusyMillis();
+
+    /** @return where the receive thread is now: its innermost frame outside the JDK, empty when unknown */
+    String getReceiveThreadAt();
+
+    /** @return how often the receive thread was restarted after dying */
+    long getReceiveThreadRestarts();
+
+    /** @return failures the receive loop survived (the datagram or pass that met each was lost) */
+    long getReceiveLoopFailures();
 }

@@ -81,4 +81,51 @@ final class TransportManagement implements TransportMXBean {
     public long getBytesOut() {
         return counter("bytes.out");
     }
+
+    @Override
+    public String getReceiveThreadName() {
+        return component.receiveThread().getName();
+    }
+
+    @Override
+    public boolean isReceiveThreadAlive() {
+        return component.supervision().death() == null;
+    }
+
+    @Override
+    public String getReceiveThreadDeath() {
+        String death = component.supervision().death();
+        return death == null ? "" : death;
+    }
+
+    @Override
+    public long getReceiveThreadBusyMillis() {
+        return java.util.concurrent.TimeUnit.NANOSECONDS.toMillis(component.supervision().busyNanos());
+    }
+
+    @Override
+    public String getReceiveThreadAt() {
+        return innermostOwnFrame(component.receiveThread().getStackTrace());
+    }
+
+    @Override
+    public long getReceiveThreadRestarts() {
+        return counter("receive.restarts");
+    }
+
+    @Override
+    public long getReceiveLoopFailures() {
+        return counter("errors");
+    }
+
+    /** @return the innermost frame outside the JDK, which names the code a thread is stuck in; empty when none */
+    static String innermostOwnFrame(StackTraceElement[] trace) {
+        for (StackTraceElement e : trace) {
+            String c = e.getClassName();
+            if (!c.startsWith("java.") && !c.startsWith("jdk.") && !c.startsWith("sun.")) {
+                return ReceiveSupervision.frame(e);
+            }
+        }
+        return "";
+    }
 }

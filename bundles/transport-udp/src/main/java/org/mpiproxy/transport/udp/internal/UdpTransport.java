@@ -18,7 +18,6 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.atomic.LongAdder;
 import java.util.concurrent.locks.LockSupport;
 import java.util.concurrent.locks.ReentrantLock;
-import java.util.function.LongSupplier;
 import java.util.function.Supplier;
 
 import org.mpiproxy.api.DatagramHandler;
@@ -27,7 +26,11 @@ import org.mpiproxy.api.Doorbell;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** One non-blocking UDP socket whose receive thread is the datagram handler's duty cycle. */
+/**
+ * One non-blocking UDP socket whose receive thread is the datagram handler's duty cycle. The
+ * thread is supervised ({@link ReceiveSupervision}): a failure in the handler costs the datagram
+ * or pass that met it, and a thread that dies anyway is restarted.
+ */
 public final class UdpTransport implements DatagramTransport, AutoCloseable {
 
     /** Name of the receive thread. */
@@ -51,13 +54,17 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(UdpTransport.class);
     private static final long ERROR_LOG_INTERVAL_NANOS = TimeUnit.SECONDS.toNanos(10);
+    private static final String PASS = "a pass of the handler's work";
 
     private final DatagramChannel channel;
     private final Selector selector;
     private final Supplier<DatagramHandler> handlers;
     private final int maxDatagramSize;
     private final InetSocketAddress localAddress;
-    private final Thread thread;
+    private final ReceiveSupervision supervision;
+    /** The receive thread now; replaced when a dead one is restarted (under {@link #threads}). */
+    private volatile Thread thread;
+    private final Object threads = new Object();
     private volatile boolean running = true;
 
     private final LongAdder datagramsIn = new LongAdder();
@@ -65,14 +72,10 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
     private final LongAdder datagramsOut = new LongAdder();
     private final LongAdder bytesOut = new LongAdder();
     private final LongAdder sendFailures = new LongAdder();
-    private final LongAdder loopErrors = new LongAdder();
     private final LongAdder doorbellWaits = new LongAdder();
     /** Held by the receive thread while it is inside the handler (one pass of its loop). */
     private final ReentrantLock pass = new ReentrantLock();
     private final long doorbell;
-
-    private long lastLoopErrorLog = System.nanoTime() - ERROR_LOG_INTERVAL_NANOS;
-    private long suppressedLoopErrors;
     private volatile long lastSendErrorLog = System.nanoTime() - ERROR_LOG_INTERVAL_NANOS;
 
     /**
@@ -84,7 +87,20 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
      * @throws IOException when the socket cannot be opened or bound
      */
     public UdpTransport(UdpTransportSettings settings, Supplier<DatagramHandler> handlers) throws IOException {
-        this(settings, handlers, true);
+        this(settings, handlers, new ReceiveSupervision(), true);
+    }
+
+    /**
+     * Binds the socket and starts the receive thread, supervised by {@code supervision}.
+     *
+     * @param settings    the socket settings
+     * @param handlers    yields the current handler, or {@code null} when none is bound
+     * @param supervision watches the receive thread and restarts it when it dies
+     * @throws IOException when the socket cannot be opened or bound
+     */
+    public UdpTransport(UdpTransportSettings settings, Supplier<DatagramHandler> handlers,
+                        ReceiveSupervision supervision) throws IOException {
+        this(settings, handlers, supervision, true);
     }
 
     /**
@@ -99,12 +115,13 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
      * @throws IOException when the socket cannot be opened or bound
      */
     static UdpTransport bind(UdpTransportSettings settings, Supplier<DatagramHandler> handlers) throws IOException {
-        return new UdpTransport(settings, handlers, false);
+        return new UdpTransport(settings, handlers, new ReceiveSupervision(), false);
     }
 
-    private UdpTransport(UdpTransportSettings settings, Supplier<DatagramHandler> handlers, boolean start)
-            throws IOException {
+    private UdpTransport(UdpTransportSettings settings, Supplier<DatagramHandler> handlers,
+                         ReceiveSupervision supervision, boolean start) throws IOException {
         this.handlers = handlers;
+        this.supervision = supervision;
         this.maxDatagramSize = settings.maxDatagramSize();
         InetSocketAddress bind = settings.bindAddress();
         DatagramChannel ch = bind.getAddress() instanceof java.net.Inet4Address
@@ -138,6 +155,7 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
     /** Takes over the bound socket of {@code predecessor}, with a receive loop of the new settings. */
     private UdpTransport(UdpTransport predecessor, UdpTransportSettings settings) {
         this.handlers = predecessor.handlers;
+        this.supervision = new ReceiveSupervision();
         this.maxDatagramSize = settings.maxDatagramSize();
         this.channel = predecessor.channel;
         this.selector = predecessor.selector;
@@ -170,7 +188,7 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
         // One more byte than the largest accepted datagram: a longer one arrives truncated to
         // this size, so the handler sees it is too long instead of reading a cut-off message.
         ByteBuffer receiveBuffer = ByteBuffer.allocateDirect(maxDatagramSize + 1).order(ByteOrder.LITTLE_ENDIAN);
-        Thread t = new Thread(() -> receiveLoop(receiveBuffer), THREAD_NAME);
+        Thread t = new Thread(() -> run(receiveBuffer), THREAD_NAME);
         t.setDaemon(true);
         return t;
     }
@@ -179,6 +197,29 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
     void start() {
         thread.start();
         LOG.info("UDP transport listening on {}", localAddress);
+    }
+
+    private void run(ByteBuffer buffer) {
+        try {
+            receiveLoop(buffer);
+        } catch (Throwable fatal) {
+            // only what the loop does not survive reaches here: the thread ends, and is restarted
+            supervision.died(THREAD_NAME + " on " + localAddress, fatal, running ? this::restart : null);
+        }
+    }
+
+    /** Starts a new receive thread after a death, unless the transport stopped meanwhile; any thread. */
+    private void restart() {
+        synchronized (threads) {
+            if (!running || supervision.death() == null) {
+                return;
+            }
+            Thread t = newReceiveThread();
+            thread = t;
+            supervision.restarted();
+            t.start();
+        }
+        LOG.info("UDP receive loop on {}: restarted ({} restarts)", localAddress, supervision.restarts());
     }
 
     private void receiveLoop(ByteBuffer buffer) {
@@ -191,6 +232,7 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
                 int sleep = DatagramHandler.SLEEP_AS_USUAL;
                 // one pass through the handler under the pass lock: releasing the handler waits for it
                 pass.lock();
+                supervision.enter();
                 try {
                     handler = handlers.get();
                     if (handler != null) {
@@ -203,8 +245,10 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
                         }
                     }
                 } finally {
+                    supervision.leave();
                     pass.unlock();
                 }
+                supervision.served();
                 if (handler == null) {
                     LockSupport.parkNanos(NO_HANDLER_WAIT_NANOS);
                 } else if (work > 0) {
@@ -228,14 +272,14 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
                 }
             } catch (ClosedChannelException | ClosedSelectorException e) {
                 if (running) {
-                    onLoopError(e);
+                    supervision.died(THREAD_NAME + " on " + localAddress, e, null);
                     running = false;
                 }
             } catch (Throwable t) {
-                if (t instanceof VirtualMachineError && !(t instanceof StackOverflowError)) {
+                if (!ReceiveSupervision.survivable(t)) {
                     throw (VirtualMachineError) t;
                 }
-                onLoopError(t);
+                supervision.failed(PASS, t);
             }
         }
     }
@@ -252,22 +296,21 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
             received++;
             datagramsIn.increment();
             bytesIn.add(buffer.remaining());
-            handler.onDatagram(buffer, (InetSocketAddress) source, this);
+            try {
+                handler.onDatagram(buffer, (InetSocketAddress) source, this);
+            } catch (Throwable t) {
+                if (!ReceiveSupervision.survivable(t)) {
+                    throw (VirtualMachineError) t;
+                }
+                // the datagram that met the failure is lost, the rest of the batch is served
+                failedOn(source, t);
+            }
         }
         return received;
     }
 
-    private void onLoopError(Throwable t) {
-        loopErrors.increment();
-        long now = System.nanoTime();
-        if (now - lastLoopErrorLog >= ERROR_LOG_INTERVAL_NANOS) {
-            LOG.warn("UDP receive loop failed ({} similar failures suppressed); it keeps running",
-                    suppressedLoopErrors, t);
-            lastLoopErrorLog = now;
-            suppressedLoopErrors = 0;
-        } else {
-            suppressedLoopErrors++;
-        }
+    private void failedOn(SocketAddress source, Throwable t) {
+        supervision.failed("the handler, on a datagram from " + source, t);
     }
 
     @Override
@@ -327,14 +370,21 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
         m.put("bytes.in", bytesIn.sum());
         m.put("bytes.out", bytesOut.sum());
         m.put("send.failures", sendFailures.sum());
-        m.put("errors", loopErrors.sum());
+        m.put("errors", supervision.failures());
+        m.put("receive.deaths", supervision.deaths());
+        m.put("receive.restarts", supervision.restarts());
         m.put("doorbell.waits", doorbellWaits.sum());
         return m;
     }
 
-    /** @return the receive thread, for tests and diagnostics */
-    Thread receiveThread() {
+    /** @return the receive thread now, for diagnostics and tests */
+    public Thread receiveThread() {
         return thread;
+    }
+
+    /** @return the receive thread's supervision: its heartbeat, failures, deaths and restarts */
+    public ReceiveSupervision supervision() {
+        return supervision;
     }
 
     /**
@@ -364,7 +414,11 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
      * @return {@code true} when the thread has ended (or never started)
      */
     boolean stop() {
-        running = false;
+        Thread thread;
+        synchronized (threads) {
+            running = false;
+            thread = this.thread;
+        }
         selector.wakeup();
         LockSupport.unpark(thread);
         try {
@@ -379,96 +433,5 @@ public final class UdpTransport implements DatagramTransport, AutoCloseable {
             return false;
         }
         return true;
-    }
-
-    /**
-     * Spin, then yield for a short while, then park with a growing timeout: nobody spins on an
-     * idle socket. The yield phase lasts at least {@link #YIELD_NANOS}: a park costs a wake-up
-     * of about 50 us here (the kernel's default timer slack), more than a rank usually needs to
-     * answer, so the first wait for a rank's ring yields instead of sleeping. After
-     * {@link #DEEP_IDLE_AFTER_NANOS} parked without work the wait grows to at most
-     * {@link #DEEP_MAX_PARK_NANOS} and, given the selector, waits in {@code select}, so that a
-     * datagram still wakes the thread at once: a RECV pending on a blocked rank then costs about
-     * 125 wake-ups a second instead of 1000.
-     */
-    static final class Backoff {
-        static final int SPINS = 20;
-        static final int YIELDS = 10;
-        static final long YIELD_NANOS = TimeUnit.MICROSECONDS.toNanos(50);
-        static final long MIN_PARK_NANOS = TimeUnit.MICROSECONDS.toNanos(1);
-        static final long MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(1);
-        static final long DEEP_IDLE_AFTER_NANOS = TimeUnit.MILLISECONDS.toNanos(50);
-        static final long DEEP_MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(8);
-        static final long LONG_IDLE_AFTER_NANOS = TimeUnit.SECONDS.toNanos(1);
-        static final long LONG_MAX_PARK_NANOS = TimeUnit.MILLISECONDS.toNanos(16);
-
-        private final LongSupplier nanoClock;
-        private int spins;
-        private int yields;
-        private long yieldStart;
-        private long parkNanos = MIN_PARK_NANOS;
-        private long parkedNanos;
-
-        Backoff() {
-            this(System::nanoTime);
-        }
-
-        /** @param nanoClock the clock the yield phase is measured on, as {@link System#nanoTime} */
-        Backoff(LongSupplier nanoClock) {
-            this.nanoClock = nanoClock;
-        }
-
-        void idle() {
-            try {
-                idle(null);
-            } catch (IOException e) {
-                throw new IllegalStateException(e); // not reached: no selector, no I/O
-            }
-        }
-
-        /**
-         * @param selector where to wait in the deep phase, {@code null} to park there too
-         * @throws IOException when the selector fails
-         */
-        void idle(Selector selector) throws IOException {
-            if (spins < SPINS) {
-                spins++;
-                Thread.onSpinWait();
-            } else if (yields < YIELDS || nanoClock.getAsLong() - yieldStart < YIELD_NANOS) {
-                if (yields++ == 0) {
-                    yieldStart = nanoClock.getAsLong();
-                }
-                Thread.yield();
-            } else {
-                if (selector != null && parkNanos > MAX_PARK_NANOS) {
-                    selector.select(TimeUnit.NANOSECONDS.toMillis(parkNanos));
-                    selector.selectedKeys().clear();
-                } else {
-                    LockSupport.parkNanos(parkNanos);
-                }
-                if (parkedNanos < LONG_IDLE_AFTER_NANOS) {
-                    parkedNanos += parkNanos;
-                }
-                parkNanos = Math.min(parkNanos << 1, parkedNanos >= LONG_IDLE_AFTER_NANOS ? LONG_MAX_PARK_NANOS
-                        : parkedNanos >= DEEP_IDLE_AFTER_NANOS ? DEEP_MAX_PARK_NANOS : MAX_PARK_NANOS);
-            }
-        }
-
-        /** @return {@code true} when the next {@link #idle} waits a millisecond or more */
-        boolean sleepsLongNext() {
-            return spins >= SPINS && yields >= YIELDS && nanoClock.getAsLong() - yieldStart >= YIELD_NANOS
-                    && parkNanos >= MAX_PARK_NANOS;
-        }
-
-        void reset() {
-            spins = 0;
-            yields = 0;
-            parkNanos = MIN_PARK_NANOS;
-            parkedNanos = 0;
-        }
-
-        long parkNanos() {
-            return parkNanos;
-        }
     }
 }

@@ -257,6 +257,16 @@ public class UdpTransportComponent implements DatagramTransport {
         transport.wakeup();
     }
 
+    /** @return the receive thread now */
+    Thread receiveThread() {
+        return transport.receiveThread();
+    }
+
+    /** @return the supervision of the receive thread now */
+    ReceiveSupervision supervision() {
+        return transport.supervision();
+    }
+
     /** @return the transport's counters by name, a snapshot */
     public Map<String, Long> counters() {
         Map<String, Long> totals = new java.util.LinkedHashMap<>(transport.counters());

@@ -244,53 +244,53 @@ class UdpTransportTest {
     @Test
     void shouldYieldForTheYieldTimeThenGrowParkTimeToMaximumAndResetIt() {
         AtomicLong clock = new AtomicLong();
-        UdpTransport.Backoff backoff = new UdpTransport.Backoff(clock::get);
+        Backoff backoff = new Backoff(clock::get);
         // however many times it idles, it spins and yields while the clock stands within the yield time
         for (int i = 0; i < 1000; i++) {
             backoff.idle();
         }
-        assertEquals(UdpTransport.Backoff.MIN_PARK_NANOS, backoff.parkNanos(), "parked within the yield time");
+        assertEquals(Backoff.MIN_PARK_NANOS, backoff.parkNanos(), "parked within the yield time");
         assertFalse(backoff.sleepsLongNext());
-        clock.addAndGet(UdpTransport.Backoff.YIELD_NANOS - 1);
+        clock.addAndGet(Backoff.YIELD_NANOS - 1);
         backoff.idle();
-        assertEquals(UdpTransport.Backoff.MIN_PARK_NANOS, backoff.parkNanos(), "parked a nanosecond early");
+        assertEquals(Backoff.MIN_PARK_NANOS, backoff.parkNanos(), "parked a nanosecond early");
         clock.addAndGet(1);
         // the yield phase is over: each idle parks and doubles the park time
         for (int i = 0; i < 20; i++) {
             backoff.idle();
         }
-        assertEquals(UdpTransport.Backoff.MAX_PARK_NANOS, backoff.parkNanos());
+        assertEquals(Backoff.MAX_PARK_NANOS, backoff.parkNanos());
         backoff.reset();
-        assertEquals(UdpTransport.Backoff.MIN_PARK_NANOS, backoff.parkNanos());
+        assertEquals(Backoff.MIN_PARK_NANOS, backoff.parkNanos());
     }
 
     @Test
     void shouldWaitLongerOnlyAfterFiftyMillisecondsAndLongerStillAfterOneSecondWithoutWork() throws Exception {
         AtomicLong clock = new AtomicLong();
-        UdpTransport.Backoff backoff = new UdpTransport.Backoff(clock::get);
-        while (backoff.parkNanos() == UdpTransport.Backoff.MIN_PARK_NANOS) {
+        Backoff backoff = new Backoff(clock::get);
+        while (backoff.parkNanos() == Backoff.MIN_PARK_NANOS) {
             backoff.idle();
-            clock.addAndGet(UdpTransport.Backoff.YIELD_NANOS);
+            clock.addAndGet(Backoff.YIELD_NANOS);
         }
-        long parked = UdpTransport.Backoff.MIN_PARK_NANOS; // the first park, in the loop above
+        long parked = Backoff.MIN_PARK_NANOS; // the first park, in the loop above
         boolean sawDeepMaximum = false;
         try (java.nio.channels.Selector selector = java.nio.channels.Selector.open()) {
-            while (backoff.parkNanos() < UdpTransport.Backoff.LONG_MAX_PARK_NANOS) {
+            while (backoff.parkNanos() < Backoff.LONG_MAX_PARK_NANOS) {
                 long next = backoff.parkNanos();
-                assertTrue(next <= UdpTransport.Backoff.MAX_PARK_NANOS || parked >= UdpTransport.Backoff.DEEP_IDLE_AFTER_NANOS,
+                assertTrue(next <= Backoff.MAX_PARK_NANOS || parked >= Backoff.DEEP_IDLE_AFTER_NANOS,
                     "wait of " + next + " ns after " + parked + " ns");
-                assertTrue(next <= UdpTransport.Backoff.DEEP_MAX_PARK_NANOS
-                    || parked >= UdpTransport.Backoff.LONG_IDLE_AFTER_NANOS, "wait of " + next + " ns after " + parked + " ns");
-                sawDeepMaximum |= next == UdpTransport.Backoff.DEEP_MAX_PARK_NANOS;
+                assertTrue(next <= Backoff.DEEP_MAX_PARK_NANOS
+                    || parked >= Backoff.LONG_IDLE_AFTER_NANOS, "wait of " + next + " ns after " + parked + " ns");
+                sawDeepMaximum |= next == Backoff.DEEP_MAX_PARK_NANOS;
                 backoff.idle(selector);
                 parked += next;
                 assertTrue(parked < TimeUnit.SECONDS.toNanos(3), "reaches the long maximum");
             }
         }
         assertTrue(sawDeepMaximum, "8 ms waits between 50 ms and 1 s");
-        assertTrue(parked >= UdpTransport.Backoff.LONG_IDLE_AFTER_NANOS);
+        assertTrue(parked >= Backoff.LONG_IDLE_AFTER_NANOS);
         backoff.reset();
-        assertEquals(UdpTransport.Backoff.MIN_PARK_NANOS, backoff.parkNanos());
+        assertEquals(Backoff.MIN_PARK_NANOS, backoff.parkNanos());
     }
 
     /**
