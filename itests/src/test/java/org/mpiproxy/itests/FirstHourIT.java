@@ -288,7 +288,7 @@ public class FirstHourIT extends MpiProxyTestSupport {
         }
         String health = admin("mpi:health --no-format");
         assertTrue(health, Pattern.compile("(?m)^v2\\.key\\s+OK\\s+" + Pattern.quote(key
-                + " is readable by its owner only") + "\\s*$").matcher(health).find());
+                + " is readable by its owner only and holds a strong key") + "\\s*$").matcher(health).find());
         assertFalse(health, health.contains("no key"));
         assertTrue(health, Pattern.compile("(?m)^programs\\.local\\s+OK\\s+" + Pattern.quote(
                 (SHIPPED.size() + SHIPPED_LOCAL_ONLY.size()) + " programs in " + programsDirectory().normalize())

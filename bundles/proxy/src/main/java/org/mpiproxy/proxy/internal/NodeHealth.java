@@ -157,7 +157,17 @@ final class NodeHealth {
         } catch (UnsupportedOperationException | IOException e) {
             return new HealthResult(KEY, Status.WARN, "cannot read the permissions of " + keyFile);
         }
-        return new HealthResult(KEY, Status.OK, keyFile + " is readable by its owner only");
+        try {
+            // the floor the proxy applies at every change of its keys (ClusterKeys.loadStrong)
+            String weak = org.mpiproxy.protocol.ClusterKeys.weakness(
+                    org.mpiproxy.protocol.ClusterKeys.readKeyFile(keyFile));
+            if (weak != null) {
+                return new HealthResult(KEY, Status.CRITICAL, keyFile + " holds a weak key: it " + weak);
+            }
+        } catch (IllegalArgumentException e) {
+            return new HealthResult(KEY, Status.CRITICAL, e.getMessage());
+        }
+        return new HealthResult(KEY, Status.OK, keyFile + " is readable by its owner only and holds a strong key");
     }
 
     /**

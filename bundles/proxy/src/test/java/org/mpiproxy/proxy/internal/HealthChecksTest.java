@@ -77,7 +77,7 @@ class HealthChecksTest {
             HealthCheckComponent component = new HealthCheckComponent(config(Map.of()));
             component.proxy = proxy;
             HealthResult result = component.check().get(3);
-            assertEquals(new HealthResult("v2.key", Status.OK, key + " is readable by its owner only"), result);
+            assertEquals(new HealthResult("v2.key", Status.OK, key + " is readable by its owner only and holds a strong key"), result);
             Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-r--r--"));
             assertEquals(Status.WARN, component.check().get(3).status());
         } finally {
@@ -99,7 +99,13 @@ class HealthChecksTest {
         Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-r--r--"));
         assertEquals(Status.WARN, NodeHealth.key(key).status());
         Files.setPosixFilePermissions(key, PosixFilePermissions.fromString("rw-------"));
-        assertEquals(Status.OK, NodeHealth.key(key).status());
+        assertEquals(Status.CRITICAL, NodeHealth.key(key).status(), "not a key: " + NodeHealth.key(key).message());
+        Files.writeString(key, "00".repeat(32));
+        assertEquals(new HealthResult("v2.key", Status.CRITICAL, key + " holds a weak key: it is all zero"),
+                NodeHealth.key(key));
+        Files.delete(key);
+        assertTrue(org.mpiproxy.protocol.ClusterKeys.generateIfMissing(key));
+        assertEquals(Status.OK, NodeHealth.key(key).status(), NodeHealth.key(key).message());
     }
 
     @Test
