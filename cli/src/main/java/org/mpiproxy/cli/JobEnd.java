@@ -64,13 +64,31 @@ final class JobEnd {
     }
 
     /**
+     * Gives up the ranks of the node the job lost: not asked to terminate, reported with why.
+     *
+     * @param lost     the node, or {@code null} when none was lost
+     * @param statuses the ranks' statuses; the lost node's unknown ones become {@link V1Control#NODE_DOWN}
+     */
+    void lostNode(NodeWatch.Lost lost, int[] statuses) {
+        if (lost == null) {
+            return;
+        }
+        for (int r : lost.ranks()) {
+            if (r < statuses.length && statuses[r] < 0) {
+                statuses[r] = V1Control.NODE_DOWN;
+                nodeProblems.put(r, lost.reason());
+            }
+        }
+    }
+
+    /**
      * A node that does not answer a probe is not waited for (a launch may have failed on it);
-     * why it did not answer is kept for the report.
+     * why it did not answer is kept for the report. Ranks already given up are not probed again.
      */
     void markUnreachableNodes(List<Placement> ranks, int[] statuses, ClusterKeys keys) throws IOException {
         Map<InetSocketAddress, Boolean> probes = new LinkedHashMap<>();
         for (int r = 1; r < statuses.length; r++) {
-            if (statuses[r] < 0) {
+            if (statuses[r] < 0 && statuses[r] != V1Control.NODE_DOWN) {
                 probes.put(new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port()), false);
             }
         }
@@ -80,7 +98,7 @@ final class JobEnd {
         for (int r = 1; r < statuses.length; r++) {
             InetSocketAddress proxy = new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port());
             Prober.Answer a = answers.getOrDefault(proxy, Prober.Answer.ANSWERED);
-            if (statuses[r] < 0 && !a.answered()) {
+            if (statuses[r] < 0 && statuses[r] != V1Control.NODE_DOWN && !a.answered()) {
                 statuses[r] = V1Control.NODE_DOWN;
                 nodeProblems.put(r, a.problem());
             }
@@ -118,6 +136,9 @@ final class JobEnd {
         if (JobRunner.FAILURE.equals(stopReason) && session != null && session.failedRank() > 0) {
             int s = statuses[session.failedRank()];
             return s > 0 ? ((s & 0xff) == 0 ? 1 : s & 0xff) : 1;
+        }
+        if (JobRunner.NODE_LOST.equals(stopReason)) {
+            return JobRunner.EXIT_NODE_LOST;
         }
         if (stopReason != null) {
             return stopReason.equals("SIGINT") ? 130 : stopReason.equals("SIGTERM") ? 143 : JobRunner.EXIT_TIMEOUT;

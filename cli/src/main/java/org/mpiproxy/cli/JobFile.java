@@ -51,7 +51,8 @@ record JobFile(long launcherPid, long rankZeroPid, int hostPort, List<Placement>
      * @param at          when the launcher recorded it
      * @param exitStatus  the launcher's exit status, or {@link #LAUNCHER_GONE} when the launcher had died and
      *                    {@code mpiproxy kill} stopped the job
-     * @param stopReason  {@code timeout}, {@code SIGINT}, {@code SIGTERM}, {@code kill} (the SIGTERM of
+     * @param stopReason  {@code timeout}, {@code SIGINT}, {@code SIGTERM}, {@code failure}, {@code abort},
+     *                    {@code node-lost} (a node the job needed was lost), {@code kill} (the SIGTERM of
      *                    {@code mpiproxy kill}, which records it), or {@code null} when the job was not stopped
      * @param rankStatuses rank r's exit status at element r: code or 128 + signal, or one of the
      *                    negative codes of {@link V1Control}

@@ -118,6 +118,12 @@ final class JobRunner {
     /** Stop reason (and job file's {@code stop.reason}) when a rank failed and the job was stopped. */
     static final String FAILURE = "failure";
 
+    /** Stop reason (and job file's {@code stop.reason}) when a node the job needs was lost ({@link NodeWatch}). */
+    static final String NODE_LOST = "node-lost";
+
+    /** Exit status when a node was lost, as a rank whose proxy is gone exits (EX_UNAVAILABLE). */
+    static final int EXIT_NODE_LOST = 69;
+
     JobRunner(Settings settings, PrintStream out, PrintStream err) {
         this(settings, out, err, System::nanoTime);
     }
@@ -155,6 +161,13 @@ final class JobRunner {
 
     private int run(List<Placement> ranks, int size, int hostPort, Path statusFile)
             throws IOException, InterruptedException {
+        NodeWatch.Times times;
+        try {
+            times = NodeWatch.Times.of(settings.environment());
+        } catch (IllegalArgumentException e) {
+            err.println("mpiproxy: " + e.getMessage());
+            return 2;
+        }
         StringJoiner hosts = new StringJoiner(",");
         ranks.forEach(p -> hosts.add(p.hostEntry()));
         List<String> command = new ArrayList<>();
@@ -204,7 +217,7 @@ final class JobRunner {
         org.mpiproxy.protocol.ClusterKeys keys = settings.v2() ? V2Control.keys(settings.keySpec()) : null;
         if (settings.v2() && size > 1) {
             session = new V2Session(jobId, keys, ranks, out, err, settings.tagOutput(), this::wake);
-            session.silence(V2Control.DEAD_AFTER);
+            session.watch(times, clock);
             startPmi(jobId, size, env);
             Integer failed = startRanks(ranks, size, hostPort, jobId, keys);
             if (failed != null) {
@@ -460,6 +473,7 @@ final class JobRunner {
         }
         if (session != null) {
             session.fill(statuses);
+            end.lostNode(session.lost(), statuses);
         }
         if ((settings.v2() || !plainProgram) && JobEnd.hasUnknown(statuses)) {
             boolean immediate = signalCount() >= 2;
@@ -520,6 +534,10 @@ final class JobRunner {
                             ? "could not be started" : V1Control.describe(s.exitStatus())));
                     return FAILURE;
                 }
+                if (session != null && session.lost() != null) {
+                    err.println("mpiproxy: " + session.lost().describe());
+                    return NODE_LOST;
+                }
                 if (!running.getAsBoolean()) {
                     return null;
                 }
@@ -534,7 +552,8 @@ final class JobRunner {
 
     private String describeStop(String reason) {
         return reason.equals("timeout") ? "--timeout " + settings.timeout().toSeconds() + " s"
-                : reason.equals(FAILURE) ? "a rank failed" : reason.equals(ABORT) ? "MPI_Abort" : reason;
+                : reason.equals(FAILURE) ? "a rank failed" : reason.equals(ABORT) ? "MPI_Abort"
+                : reason.equals(NODE_LOST) ? "a node was lost" : reason;
     }
 
     private String firstSignal() {

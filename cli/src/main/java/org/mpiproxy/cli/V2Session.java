@@ -37,7 +37,8 @@ import org.mpiproxy.protocol.V2StatusDescriptor;
  * PLAIN flag and the port of its own output socket, which then receives every rank's output
  * (OUTPUT, acknowledged per stream and printed tagged) and watches the ranks with STATUS, so the
  * launcher learns at once when a rank failed or every rank ended. The ranks' output streams are
- * taken by {@link V2RankOutput}, the PMI fences sent to the nodes by {@link V2Fences}.
+ * taken by {@link V2RankOutput}, the PMI fences sent to the nodes by {@link V2Fences}; a node
+ * the job lost (silent, or its port closed) is found by {@link NodeWatch}.
  * <p>
  * Threads: {@link #exec} on the caller's; afterwards one daemon thread owns the output socket;
  * {@link #states} and {@link #close} may be called from any thread.
@@ -73,13 +74,13 @@ final class V2Session implements AutoCloseable {
     /** The rank {@link #failedRank} named first, 0 until one failed; guarded by {@code lock}. */
     private int firstFailed;
     private final Object lock = new Object();
-    private final Map<InetSocketAddress, Long> lastHeard = new HashMap<>();
     private final Runnable onChange;
     /** Every rank's output streams: printed, PMI lines handed on, acknowledged. */
     private final V2RankOutput rankOutput;
     /** The PMI fences to send to every node. */
     private final V2Fences fences;
-    private long silenceNanos = Long.MAX_VALUE;
+    /** The dead-node rule: which node the job lost (docs/protocol-v2.md 7, "Dead"). */
+    private NodeWatch watch;
     private volatile boolean closed;
     private Thread thread;
     /** The current interval between STATUS requests; doubles from the close watch back to the normal one. */
@@ -114,6 +115,21 @@ final class V2Session implements AutoCloseable {
         output.register(selector, SelectionKey.OP_READ);
         fences = new V2Fences(jobId, signer, output, ranksByNode.keySet(), err);
         rankOutput = new V2RankOutput(jobId, ranks, signer, output, out, err, tag);
+        watch = new NodeWatch(ranksByNode, NodeWatch.Times.DEFAULT, System::nanoTime, signer, selector);
+    }
+
+    /**
+     * Sets the dead-node rule's times and clock; before {@link #start}.
+     *
+     * @param clock nanoseconds as {@link System#nanoTime}: the nodes' silence runs on it
+     */
+    void watch(NodeWatch.Times times, java.util.function.LongSupplier clock) {
+        watch = new NodeWatch(ranksByNode, times, clock, signer, selector);
+    }
+
+    /** @return the node the running job lost first (it is not to be waited for), or {@code null} */
+    NodeWatch.Lost lost() {
+        return watch.lost();
     }
 
     private InetSocketAddress address(int rank) {
@@ -259,17 +275,9 @@ final class V2Session implements AutoCloseable {
         selector.wakeup();
     }
 
-    /** @param silence a node that sends nothing valid for this long no longer holds up {@link #allEnded} */
-    void silence(Duration silence) {
-        silenceNanos = silence.toNanos();
-    }
-
     /** Starts the thread that takes output and watches the ranks until {@link #close}. */
     void start() {
-        long now = System.nanoTime();
-        synchronized (lock) {
-            ranksByNode.keySet().forEach(node -> lastHeard.put(node, now));
-        }
+        watch.start();
         thread = new Thread(this::run, "v2-session");
         thread.setDaemon(true);
         thread.start();
@@ -294,6 +302,9 @@ final class V2Session implements AutoCloseable {
                 long wait = fences.allAcknowledged() ? nextWatch - now
                         : Math.min(nextWatch - now, V2Fences.RESEND_NANOS);
                 takeOutput(Math.max(1, TimeUnit.NANOSECONDS.toMillis(wait)));
+                if (watch.check(this::needed) != null) {
+                    onChange.run();
+                }
             }
         } catch (IOException e) {
             if (!closed) {
@@ -323,15 +334,16 @@ final class V2Session implements AutoCloseable {
         int taken = 0;
         while ((source = (InetSocketAddress) output.receive(signer.in.clear())) != null) {
             if (signer.refused(source)) {
-                continue; // busy: the node is asked again after its back-off
+                if (signer.refusals.busy(source)) {
+                    watch.busy(source); // alive: asked again after its back-off
+                }
+                continue;
             }
             V2HeaderFlyweight h = ranksByNode.containsKey(source) ? signer.verify(source, jobId) : null;
             if (h == null) {
                 continue;
             }
-            synchronized (lock) {
-                lastHeard.put(source, System.nanoTime());
-            }
+            watch.heard(source);
             if (h.operation() == V2HeaderDescriptor.OP_PMI) {
                 fences.onReply(source, h);
             } else if (h.operation() == OP_STATUS) {
@@ -403,25 +415,28 @@ final class V2Session implements AutoCloseable {
     }
 
     /**
-     * @return whether every rank has ended as far as its node last said, counting the ranks of a
-     *         node silent for longer than the silence as ended (the launcher then finds out why)
+     * @return whether every rank has ended as far as its node last said (a node the job lost is
+     *         {@link #lost}, which ends the wait for it)
      */
     boolean allEnded() {
-        long now = System.nanoTime();
+        for (InetSocketAddress node : ranksByNode.keySet()) {
+            if (needed(node)) {
+                return false;
+            }
+        }
+        return true;
+    }
+
+    /** @return whether a rank of {@code node} has not ended as far as its node last said */
+    private boolean needed(InetSocketAddress node) {
         synchronized (lock) {
-            for (Map.Entry<InetSocketAddress, List<Integer>> node : ranksByNode.entrySet()) {
-                Long heard = lastHeard.get(node.getKey());
-                if (heard != null && now - heard > silenceNanos) {
-                    continue;
-                }
-                for (int r : node.getValue()) {
-                    RankState s = states.get(r);
-                    if (s == null || !s.ended()) {
-                        return false;
-                    }
+            for (int r : ranksByNode.get(node)) {
+                RankState s = states.get(r);
+                if (s == null || !s.ended()) {
+                    return true;
                 }
             }
-            return true;
+            return false;
         }
     }
 
@@ -466,6 +481,7 @@ final class V2Session implements AutoCloseable {
                 Thread.currentThread().interrupt();
             }
         }
+        watch.close();
         try {
             selector.close();
             output.close();
