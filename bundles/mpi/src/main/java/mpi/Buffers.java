@@ -53,6 +53,14 @@ final class Buffers {
 
     /** Checks that {@code offset + count} elements fit; no elements need no buffer. */
     static void check(Object buf, int offset, int count, Datatype type) throws MPIException {
+        if (type == null) {
+            throw new MPIException(MPI.ERR_TYPE, "the datatype is null");
+        }
+        type.checkUsable();
+        if (type.mapped) {
+            TypedBuffers.check(buf, offset, count, type);
+            return;
+        }
         if (count < 0) {
             throw new MPIException(MPI.ERR_COUNT, "count " + count + " is negative");
         }
@@ -94,6 +102,10 @@ final class Buffers {
 
     /** Packs {@code count} elements from element {@code offset} of {@code buf} into {@code dst} at byte {@code at}. */
     static void pack(Object buf, int offset, int count, Datatype type, ByteBuffer dst, int at) {
+        if (type.mapped) {
+            TypedBuffers.pack(buf, offset, count, type, dst, at);
+            return;
+        }
         Kind k = type.kind;
         if (count == 0) {
             return;
@@ -170,6 +182,10 @@ final class Buffers {
 
     /** Unpacks {@code bytes} of packed elements from {@code src} at {@code at} into {@code buf} from element {@code offset}. */
     static void unpack(ByteBuffer src, int at, int bytes, Object buf, int offset, Datatype type) {
+        if (type.mapped) {
+            TypedBuffers.unpack(src, at, bytes, buf, offset, type);
+            return;
+        }
         Kind k = type.kind;
         int count = bytes / k.size();
         if (count == 0) {
@@ -263,7 +279,6 @@ final class Buffers {
         }
     }
 
-    /** One element from a program's ByteBuffer (its order, C layout for pairs) into packed form. */
     /**
      * Moves the elements with one bulk copy when the program's buffer holds them as the message
      * does (or as a typed view can convert: arrays and typed NIO buffers of the element's own
@@ -424,7 +439,8 @@ final class Buffers {
         }
     }
 
-    private static void packOne(Kind k, ByteBuffer b, int x, ByteBuffer dst, int at) {
+    /** One element from a program's ByteBuffer (its order, C layout for pairs) into packed form. */
+    static void packOne(Kind k, ByteBuffer b, int x, ByteBuffer dst, int at) {
         switch (k) {
             case BYTE, PACKED, BOOLEAN -> dst.put(at, b.get(x));
             case CHAR -> dst.putChar(at, b.getChar(x));
@@ -442,7 +458,8 @@ final class Buffers {
         }
     }
 
-    private static void unpackOne(Kind k, ByteBuffer src, int at, ByteBuffer b, int x) {
+    /** One packed element into a program's ByteBuffer (its order, C layout for pairs). */
+    static void unpackOne(Kind k, ByteBuffer src, int at, ByteBuffer b, int x) {
         switch (k) {
             case BYTE, PACKED, BOOLEAN -> b.put(x, src.get(at));
             case CHAR -> b.putChar(x, src.getChar(at));

@@ -257,7 +257,7 @@ public class Comm implements Freeable {
             return m;
         }
         Buffers.check(buf, offset, count, type);
-        ByteBuffer m = Engine.newMessage(count * type.kind.size());
+        ByteBuffer m = Engine.newMessage(count * type.packedSize);
         Buffers.pack(buf, offset, count, type, m, m.position());
         return m;
     }
@@ -278,7 +278,7 @@ public class Comm implements Freeable {
     public final Status recv(Object buf, int count, Datatype type, int source, int tag) throws MPIException {
         return call(c -> {
             Buffers.check(buf, 0, count, type);
-            Operation.Recv r = c.irecv(source, tag, type.kind, count * type.kind.size(), into(buf, type));
+            Operation.Recv r = c.irecv(source, tag, type.kind, count * type.packedSize, into(buf, type));
             c.engine().await(r);
             return finished(r);
         });
@@ -298,7 +298,7 @@ public class Comm implements Freeable {
         return call(c -> {
             Buffers.check(recvbuf, 0, recvcount, recvtype);
             Operation.Send s = c.isend(message(sendbuf, 0, sendcount, sendtype), sendtype.kind, dest, sendtag);
-            Operation.Recv r = c.irecv(source, recvtag, recvtype.kind, recvcount * recvtype.kind.size(),
+            Operation.Recv r = c.irecv(source, recvtag, recvtype.kind, recvcount * recvtype.packedSize,
                     into(recvbuf, recvtype));
             c.engine().awaitAll(new Operation[] {s, r});
             return finished(r);
@@ -314,7 +314,7 @@ public class Comm implements Freeable {
 
     private static Object copyOf(Object buf, int count, Datatype type) throws MPIException {
         Buffers.check(buf, 0, count, type);
-        ByteBuffer packed = ByteBuffer.allocate(count * type.kind.size()).order(ByteOrder.LITTLE_ENDIAN);
+        ByteBuffer packed = ByteBuffer.allocate(count * type.packedSize).order(ByteOrder.LITTLE_ENDIAN);
         Buffers.pack(buf, 0, count, type, packed, 0);
         return new Packed(packed);
     }
@@ -352,7 +352,7 @@ public class Comm implements Freeable {
     public final Request iRecv(Buffer buf, int count, Datatype type, int source, int tag) throws MPIException {
         return call(c -> {
             Buffers.check(buf, 0, count, type);
-            return new Request(this, c.irecv(source, tag, type.kind, count * type.kind.size(), into(buf, type)));
+            return new Request(this, c.irecv(source, tag, type.kind, count * type.packedSize, into(buf, type)));
         });
     }
 
@@ -371,6 +371,73 @@ public class Comm implements Freeable {
 
     private static Status probed(Communicator c, Engine.Arrived a) {
         return new Status(c.rankOf(a.source()), a.tag(), MPI.SUCCESS, false, a.bytes(), a.kind());
+    }
+
+    // ---- pack and unpack ----
+
+    /**
+     * Packs {@code incount} elements of {@code type} from {@code inbuf} into {@code outbuf} from
+     * byte {@code position} ({@code MPI_PACK}), in the form a message carries them, so that they
+     * can be sent as {@code MPI.PACKED} and unpacked with the same type, or received as that type.
+     *
+     * @return the position after them
+     * @throws MPIException {@code MPI.ERR_TRUNCATE} when they do not fit {@code outbuf}
+     */
+    public final int pack(Object inbuf, int incount, Datatype type, byte[] outbuf, int position)
+            throws MPIException {
+        return call(c -> {
+            Buffers.check(inbuf, 0, incount, type);
+            int bytes = incount * type.packedSize;
+            room("pack", outbuf, position, bytes);
+            Buffers.pack(inbuf, 0, incount, type, ByteBuffer.wrap(outbuf).order(ByteOrder.LITTLE_ENDIAN), position);
+            return position + bytes;
+        });
+    }
+
+    /**
+     * Unpacks {@code outcount} elements of {@code type} from {@code inbuf} at byte {@code position}
+     * into {@code outbuf} ({@code MPI_UNPACK}).
+     *
+     * @return the position after them
+     * @throws MPIException {@code MPI.ERR_TRUNCATE} when {@code inbuf} ends before them
+     */
+    public final int unpack(byte[] inbuf, int position, Object outbuf, int outcount, Datatype type)
+            throws MPIException {
+        return call(c -> {
+            Buffers.check(outbuf, 0, outcount, type);
+            int bytes = outcount * type.packedSize;
+            room("unpack", inbuf, position, bytes);
+            Buffers.unpack(ByteBuffer.wrap(inbuf).order(ByteOrder.LITTLE_ENDIAN), position, bytes, outbuf, 0, type);
+            return position + bytes;
+        });
+    }
+
+    /** @return the bytes {@link #pack} writes for {@code incount} elements of {@code type} ({@code MPI_PACK_SIZE}) */
+    public final int packSize(int incount, Datatype type) throws MPIException {
+        return call(c -> {
+            if (type == null) {
+                throw new MPIException(MPI.ERR_TYPE, "packSize: the datatype is null");
+            }
+            type.checkUsable();
+            if (incount < 0) {
+                throw new MPIException(MPI.ERR_COUNT, "packSize: count " + incount + " is negative");
+            }
+            return incount * type.packedSize;
+        });
+    }
+
+    private static void room(String call, byte[] packed, int position, int bytes) throws MPIException {
+        if (packed == null) {
+            throw new MPIException(MPI.ERR_BUFFER, call + ": the packed buffer is null");
+        }
+        if (position < 0 || position > packed.length) {
+            throw new MPIException(MPI.ERR_ARG, call + ": position " + position + " is outside the packed buffer (byte["
+                    + packed.length + "])");
+        }
+        if ((long) position + bytes > packed.length) {
+            throw new MPIException(MPI.ERR_TRUNCATE, call + ": " + bytes + " packed bytes from position " + position
+                    + " do not fit byte[" + packed.length + "]");
+        }
     }
 
     /**
@@ -393,7 +460,7 @@ public class Comm implements Freeable {
             return p.data;
         }
         Buffers.check(buf, offset, count, type);
-        ByteBuffer b = heap(count * type.kind.size());
+        ByteBuffer b = heap(count * type.packedSize);
         Buffers.pack(buf, offset, count, type, b, 0);
         return b;
     }
@@ -414,8 +481,8 @@ public class Comm implements Freeable {
     public final void bcast(Object buf, int count, Datatype type, int root) throws MPIException {
         call(c -> {
             Buffers.check(buf, 0, count, type);
-            ByteBuffer data = c.rank() == root ? packed(buf, 0, count, type) : heap(count * type.kind.size());
-            Collectives.bcast(c, data, count * type.kind.size(), type.kind, root);
+            ByteBuffer data = c.rank() == root ? packed(buf, 0, count, type) : heap(count * type.packedSize);
+            Collectives.bcast(c, data, count * type.packedSize, type.kind, root);
             if (c.rank() != root) {
                 Buffers.unpack(data, 0, data.capacity(), buf, 0, type);
             }
@@ -457,9 +524,9 @@ public class Comm implements Freeable {
     }
 
     static void sameBytes(String call, int sentBytes, int count, Datatype type) throws MPIException {
-        if (sentBytes != count * type.kind.size()) {
+        if (sentBytes != count * type.packedSize) {
             throw new MPIException(MPI.ERR_COUNT, call + ": blocks of " + sentBytes + " bytes sent, " + count + " "
-                    + type + " (" + count * type.kind.size() + " bytes) expected");
+                    + type + " (" + count * type.packedSize + " bytes) expected");
         }
     }
 
@@ -511,7 +578,7 @@ public class Comm implements Freeable {
         if (counts == null || displs == null || counts.length < n || displs.length < n) {
             throw new MPIException(MPI.ERR_ARG, call + ": counts and displacements need " + n + " entries each");
         }
-        int size = type.kind.size();
+        int size = type.packedSize;
         int[] bytes = new int[n];
         int[] at = new int[n];
         int end = 0;
@@ -533,7 +600,7 @@ public class Comm implements Freeable {
     static ByteBuffer packRegions(Object buf, int[][] layout, int[] displs, Datatype type) {
         ByteBuffer all = heap(layout[2][0]);
         for (int i = 0; i < layout[0].length; i++) {
-            Buffers.pack(buf, displs[i], layout[0][i] / type.kind.size(), type, all, layout[1][i]);
+            Buffers.pack(buf, displs[i], layout[0][i] / type.packedSize, type, all, layout[1][i]);
         }
         return all;
     }
@@ -543,7 +610,7 @@ public class Comm implements Freeable {
                               Datatype recvtype, int root) throws MPIException {
         call(c -> {
             Buffers.check(recvbuf, 0, recvcount, recvtype);
-            ByteBuffer part = heap(recvcount * recvtype.kind.size());
+            ByteBuffer part = heap(recvcount * recvtype.packedSize);
             scatter(c, sendbuf, sendcount, sendtype, part, root);
             Buffers.unpack(part, 0, part.capacity(), recvbuf, 0, recvtype);
             return null;
@@ -553,7 +620,7 @@ public class Comm implements Freeable {
     /** In place: the root keeps its own block where it is in {@code buf}. */
     public final void scatter(Object buf, int count, Datatype type, int root) throws MPIException {
         call(c -> {
-            ByteBuffer part = heap(count * type.kind.size());
+            ByteBuffer part = heap(count * type.packedSize);
             scatter(c, buf, count, type, part, root);
             if (c.rank() != root) {
                 Buffers.check(buf, 0, count, type);
@@ -578,7 +645,7 @@ public class Comm implements Freeable {
                                int recvcount, Datatype recvtype, int root) throws MPIException {
         call(c -> {
             Buffers.check(recvbuf, 0, recvcount, recvtype);
-            ByteBuffer part = heap(recvcount * recvtype.kind.size());
+            ByteBuffer part = heap(recvcount * recvtype.packedSize);
             scatterv(c, sendbuf, sendcount, displs, sendtype, part, recvtype, root);
             Buffers.unpack(part, 0, part.capacity(), recvbuf, 0, recvtype);
             return null;
@@ -589,7 +656,7 @@ public class Comm implements Freeable {
     public final void scatterv(Object sendbuf, int[] sendcount, int[] displs, Datatype sendtype, int root)
             throws MPIException {
         call(c -> {
-            ByteBuffer part = heap(sendcount[c.rank()] * sendtype.kind.size());
+            ByteBuffer part = heap(sendcount[c.rank()] * sendtype.packedSize);
             scatterv(c, sendbuf, sendcount, displs, sendtype, part, sendtype, root);
             return null;
         });
@@ -671,10 +738,10 @@ public class Comm implements Freeable {
         call(c -> {
             int n = c.size();
             ByteBuffer out = packed(sendbuf, 0, sendcount * n, sendtype);
-            sameBytes("allToAll", sendcount * sendtype.kind.size(), recvcount, recvtype);
+            sameBytes("allToAll", sendcount * sendtype.packedSize, recvcount, recvtype);
             Buffers.check(recvbuf, 0, recvcount * n, recvtype);
             ByteBuffer in = heap(out.capacity());
-            Collectives.allToAll(c, out, sendcount * sendtype.kind.size(), in, recvtype.kind);
+            Collectives.allToAll(c, out, sendcount * sendtype.packedSize, in, recvtype.kind);
             Buffers.unpack(in, 0, in.capacity(), recvbuf, 0, recvtype);
             return null;
         });
@@ -705,7 +772,7 @@ public class Comm implements Freeable {
                 Buffers.check(recvbuf, 0, count, type);
                 result = heap(mine.capacity());
             }
-            Collectives.reduce(c, mine, result, count, type.kind, op.reduction, root);
+            Collectives.reduce(c, mine, result, type.reduced(count, op), type.kind, op.reduction, root);
             if (result != null) {
                 Buffers.unpack(result, 0, result.capacity(), recvbuf, 0, type);
             }
@@ -724,7 +791,7 @@ public class Comm implements Freeable {
             ByteBuffer mine = packed(sendbuf, 0, count, type);
             Buffers.check(recvbuf, 0, count, type);
             ByteBuffer result = heap(mine.capacity());
-            Collectives.allReduce(c, mine, result, count, type.kind, op.reduction);
+            Collectives.allReduce(c, mine, result, type.reduced(count, op), type.kind, op.reduction);
             Buffers.unpack(result, 0, result.capacity(), recvbuf, 0, type);
             return null;
         });
@@ -743,7 +810,7 @@ public class Comm implements Freeable {
             if (recvcounts == null || recvcounts.length < n) {
                 throw new MPIException(MPI.ERR_ARG, "reduceScatter: recvcounts needs " + n + " entries");
             }
-            int size = type.kind.size();
+            int size = type.packedSize;
             int total = 0;
             int[] bytes = new int[n];
             int[] at = new int[n];
@@ -754,7 +821,7 @@ public class Comm implements Freeable {
             }
             ByteBuffer mine = packed(sendbuf, 0, total, type);
             ByteBuffer sum = c.rank() == 0 ? heap(mine.capacity()) : null;
-            Collectives.reduce(c, mine, sum, total, type.kind, op.reduction, 0);
+            Collectives.reduce(c, mine, sum, type.reduced(total, op), type.kind, op.reduction, 0);
             Buffers.check(recvbuf, 0, recvcounts[c.rank()], type);
             ByteBuffer part = heap(bytes[c.rank()]);
             Collectives.scatterv(c, sum, bytes, at, part, part.capacity(), type.kind, 0);
@@ -798,10 +865,11 @@ public class Comm implements Freeable {
     public static void reduceLocal(Object inBuf, Object inOutBuf, int count, Datatype type, Op op)
             throws MPIException {
         try {
+            int n = type.reduced(count, op);
             op.reduction.check(type.kind);
             ByteBuffer in = packed(inBuf, 0, count, type);
             ByteBuffer inOut = packed(inOutBuf, 0, count, type);
-            op.reduction.apply(type.kind, count, inOut, 0, in, 0);
+            op.reduction.apply(type.kind, n, inOut, 0, in, 0);
             Buffers.unpack(inOut, 0, inOut.capacity(), inOutBuf, 0, type);
         } catch (CommFailure e) {
             throw MPI.raise(new MPIException(e));

@@ -128,9 +128,9 @@ public class Intracomm extends Comm {
             Buffers.check(recvbuf, 0, count, type);
             ByteBuffer result = heap(mine.capacity());
             if (inclusive) {
-                Collectives.scan(c, mine, result, count, type.kind, op.reduction);
+                Collectives.scan(c, mine, result, type.reduced(count, op), type.kind, op.reduction);
             } else {
-                Collectives.exScan(c, mine, result, count, type.kind, op.reduction);
+                Collectives.exScan(c, mine, result, type.reduced(count, op), type.kind, op.reduction);
             }
             if (inclusive || c.rank() > 0) {
                 Buffers.unpack(result, 0, result.capacity(), recvbuf, 0, type);

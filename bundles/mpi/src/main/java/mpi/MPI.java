@@ -139,11 +139,28 @@ public final class MPI {
     public static final Datatype FLOAT = new Datatype(Kind.FLOAT, "MPI_FLOAT", 4, 4);
     public static final Datatype DOUBLE = new Datatype(Kind.DOUBLE, "MPI_DOUBLE", 8, 8);
     public static final Datatype PACKED = new Datatype(Kind.PACKED, "MPI_PACKED", 1, 1);
-    public static final Datatype INT2 = new Datatype(Kind.INT2, "MPI_2INT", 8, 4);
+    public static final Datatype INT2 = new Datatype(Kind.INT2, "MPI_2INT", 8, 1);
     public static final Datatype SHORT_INT = new Datatype(Kind.SHORT_INT, "MPI_SHORT_INT", 8, 1);
     public static final Datatype LONG_INT = new Datatype(Kind.LONG_INT, "MPI_LONG_INT", 16, 1);
     public static final Datatype FLOAT_INT = new Datatype(Kind.FLOAT_INT, "MPI_FLOAT_INT", 8, 1);
     public static final Datatype DOUBLE_INT = new Datatype(Kind.DOUBLE_INT, "MPI_DOUBLE_INT", 16, 1);
+    /** (real, imaginary) pairs of floats ({@link FloatComplex}); reduced by {@link #SUM}. */
+    public static final Datatype FLOAT_COMPLEX = new Datatype("MPI_C_FLOAT_COMPLEX", Kind.FLOAT);
+    /** (real, imaginary) pairs of doubles ({@link DoubleComplex}); reduced by {@link #SUM}. */
+    public static final Datatype DOUBLE_COMPLEX = new Datatype("MPI_C_DOUBLE_COMPLEX", Kind.DOUBLE);
+    /** No datatype ({@link Datatype#isNull}): every use of it fails with {@link #ERR_TYPE}. */
+    public static final Datatype DATATYPE_NULL = new Datatype("MPI_DATATYPE_NULL");
+
+    /** Reads and writes elements of {@link #INT2} in a {@code ByteBuffer}. */
+    public static final Int2 int2 = new Int2();
+    /** Reads and writes elements of {@link #SHORT_INT} in a {@code ByteBuffer}. */
+    public static final ShortInt shortInt = new ShortInt();
+    /** Reads and writes elements of {@link #LONG_INT} in a {@code ByteBuffer}. */
+    public static final LongInt longInt = new LongInt();
+    /** Reads and writes elements of {@link #FLOAT_INT} in a {@code ByteBuffer}. */
+    public static final FloatInt floatInt = new FloatInt();
+    /** Reads and writes elements of {@link #DOUBLE_INT} in a {@code ByteBuffer}. */
+    public static final DoubleInt doubleInt = new DoubleInt();
 
     public static final Op MAX = new Op(Reduction.MAX);
     public static final Op MIN = new Op(Reduction.MIN);

@@ -31,7 +31,7 @@ final class NonBlocking {
     }
 
     private static int bytes(int count, Datatype type) {
-        return count * type.kind.size();
+        return count * type.packedSize;
     }
 
     static Request barrier(Comm comm, Communicator c) {
@@ -186,7 +186,8 @@ final class NonBlocking {
             Buffers.check(recvbuf, 0, count, type);
         }
         ByteBuffer result = Comm.heap(mine.capacity());
-        Schedule s = NonBlockingCollectives.reduce(c, mine, result, count, type.kind, op.reduction, root);
+        Schedule s = NonBlockingCollectives.reduce(c, mine, result, type.reduced(count, op), type.kind, op.reduction,
+                root);
         return start(comm, s, atRoot ? unpack(result, recvbuf, type) : null);
     }
 
@@ -195,7 +196,8 @@ final class NonBlocking {
         ByteBuffer mine = Comm.packed(sendbuf, 0, count, type);
         Buffers.check(recvbuf, 0, count, type);
         ByteBuffer result = Comm.heap(mine.capacity());
-        Schedule s = NonBlockingCollectives.allReduce(c, mine, result, count, type.kind, op.reduction);
+        Schedule s = NonBlockingCollectives.allReduce(c, mine, result, type.reduced(count, op), type.kind,
+                op.reduction);
         return start(comm, s, unpack(result, recvbuf, type));
     }
 
@@ -220,8 +222,8 @@ final class NonBlocking {
         ByteBuffer mine = Comm.packed(sendbuf, 0, total, type);
         Buffers.check(recvbuf, 0, counts[c.rank()], type);
         ByteBuffer part = Comm.heap(bytes[c.rank()]);
-        Schedule s = NonBlockingCollectives.reduceScatter(c, call, mine, total, bytes, at, part, type.kind,
-                op.reduction);
+        Schedule s = NonBlockingCollectives.reduceScatter(c, call, mine, type.reduced(total, op), bytes, at, part,
+                type.kind, op.reduction);
         return start(comm, s, unpack(part, recvbuf, type));
     }
 
@@ -238,7 +240,8 @@ final class NonBlocking {
         ByteBuffer mine = Comm.packed(sendbuf, 0, count, type);
         Buffers.check(recvbuf, 0, count, type);
         ByteBuffer result = Comm.heap(mine.capacity());
-        Schedule s = NonBlockingCollectives.scan(c, mine, result, count, type.kind, op.reduction, inclusive);
+        Schedule s = NonBlockingCollectives.scan(c, mine, result, type.reduced(count, op), type.kind, op.reduction,
+                inclusive);
         return start(comm, s, inclusive || c.rank() > 0 ? unpack(result, recvbuf, type) : null);
     }
 

@@ -26,15 +26,34 @@ public final class Status {
      * @param datatype the type received
      * @return elements of {@code datatype} in the message, {@code MPI.UNDEFINED} when its bytes are
      *         not a whole number of them
+     * @throws MPIException {@code MPI.ERR_TYPE} for a freed type
      */
     public int getCount(Datatype datatype) throws MPIException {
-        int size = datatype.kind.size();
+        int size = known(datatype).packedSize;
+        if (size == 0) {
+            return bytes == 0 ? 0 : MPI.UNDEFINED;
+        }
         return bytes % size == 0 ? bytes / size : MPI.UNDEFINED;
     }
 
-    /** @return as {@link #getCount}: every predefined type is one element */
+    /**
+     * @param datatype the type received
+     * @return the basic elements in the message ({@code MPI_GET_ELEMENTS}): a predefined type's
+     *         elements, a derived type's entries (those of a last, partial element too);
+     *         {@code MPI.UNDEFINED} when the message ends inside one
+     * @throws MPIException {@code MPI.ERR_TYPE} for a freed type
+     */
     public int getElements(Datatype datatype) throws MPIException {
-        return getCount(datatype);
+        Datatype type = known(datatype);
+        return type.derived() ? type.map.elements(bytes) : getCount(type);
+    }
+
+    private static Datatype known(Datatype datatype) throws MPIException {
+        if (datatype == null || datatype.isNull()) {
+            throw MPI.raise(new MPIException(MPI.ERR_TYPE, "Status: the datatype is "
+                    + (datatype == null ? "null" : "freed (" + datatype + ")")));
+        }
+        return datatype;
     }
 
     /** @return whether the operation was cancelled */
