@@ -30,10 +30,12 @@ public class Comm implements Freeable {
     private volatile Communicator comm;
     private String name;
     private volatile Errhandler errhandler = Errhandler.FATAL;
+    private final boolean bornNull;
 
     Comm(Communicator comm, String name) {
         this.comm = comm;
         this.name = name;
+        this.bornNull = comm == null;
     }
 
     void attach(Communicator c) {
@@ -65,7 +67,7 @@ public class Comm implements Freeable {
         MPI.check();
         Communicator c = comm;
         if (c == null) {
-            throw MPI.raise(new MPIException(MPI.ERR_COMM, this == MPI.COMM_NULL ? "the call is on MPI.COMM_NULL"
+            throw MPI.raise(new MPIException(MPI.ERR_COMM, bornNull ? "the call is on MPI.COMM_NULL"
                     : name + " has been freed"));
         }
         return c;
@@ -209,6 +211,19 @@ public class Comm implements Freeable {
             live();
             raise(new MPIException(errorCode, "callErrhandler(" + errorCode + ") on " + name));
         }
+    }
+
+    /**
+     * @return {@link MPI#CART} for a Cartesian communicator ({@link CartComm}), {@link MPI#UNDEFINED}
+     *         for one without a topology
+     */
+    public final int getTopology() throws MPIException {
+        return call(c -> topology());
+    }
+
+    /** @return the kind of topology attached: none here */
+    int topology() {
+        return MPI.UNDEFINED;
     }
 
     /** @return ranks in the communicator */

@@ -80,6 +80,21 @@ public class Intracomm extends Comm {
         });
     }
 
+    /**
+     * A Cartesian grid of the first {@code product(dims)} ranks, in their order (collective). The
+     * ranks are never reordered: {@code reorder} is accepted and changes nothing, as MPI allows.
+     *
+     * @param dims    processes along each dimension
+     * @param periods per dimension, whether it wraps around
+     * @return the grid ({@link CartComm}); a null communicator ({@link #isNull}) for a rank beyond it
+     * @throws MPIException {@code MPI.ERR_ARG} for a grid larger than this communicator or arrays of
+     *                      different lengths, {@code MPI.ERR_OTHER} for a dimension not positive (as
+     *                      Open MPI reports them)
+     */
+    public final CartComm createCart(int[] dims, boolean[] periods, boolean reorder) throws MPIException {
+        return call(c -> CartComm.create(this, c, dims, periods));
+    }
+
     /** Rank i's {@code recvbuf} = the combination of ranks 0..i's {@code sendbuf}. */
     public final void scan(Object sendbuf, Object recvbuf, int count, Datatype type, Op op) throws MPIException {
         prefix(sendbuf, recvbuf, count, type, op, true);

@@ -63,6 +63,11 @@ public final class MPI {
     public static final int SIMILAR = 2;
     public static final int UNEQUAL = 3;
 
+    /** The topologies {@link Comm#getTopology} tells, with the values of Open MPI's {@code mpi.h}. */
+    public static final int GRAPH = 1;
+    public static final int CART = 2;
+    public static final int DIST_GRAPH = 3;
+
     /** Longest key and value of an {@link Info}, in characters. */
     public static final int MAX_INFO_KEY = 36;
     public static final int MAX_INFO_VAL = 256;
