@@ -41,13 +41,44 @@ public final class CheckedConfiguration<A extends Annotation> {
 
     private final Class<A> type;
     private final Map<String, Method> attributes;
+    /** The PID reported under, with where reports go; {@code null} when this instance reports nothing. */
+    private final String pid;
+    private final ConfigurationReports reports;
+    /** Gets the one warning line per unknown key. */
+    private final Consumer<String> warnings;
     private volatile A lastGood;
+
+    /**
+     * A configuration whose refusals and unknown keys are reported to {@link ConfigurationReports#node()}.
+     *
+     * @param pid      the configuration PID
+     * @param type     the configuration annotation type
+     * @param warnings gets one line per unknown key, the first time it is seen
+     */
+    public CheckedConfiguration(String pid, Class<A> type, Consumer<String> warnings) {
+        this(pid, type, warnings, ConfigurationReports.node());
+    }
+
+    /**
+     * As {@link #CheckedConfiguration(String, Class, Consumer)}, reporting to {@code reports}.
+     */
+    public CheckedConfiguration(String pid, Class<A> type, Consumer<String> warnings, ConfigurationReports reports) {
+        this(type, Objects.requireNonNull(pid, "pid"), Objects.requireNonNull(warnings, "warnings"),
+                Objects.requireNonNull(reports, "reports"));
+    }
 
     /**
      * @param type the configuration annotation type; its attributes must be of the types above
      * @throws IllegalArgumentException when an attribute has another type (a programming error)
      */
     public CheckedConfiguration(Class<A> type) {
+        this(type, null, null, null);
+    }
+
+    private CheckedConfiguration(Class<A> type, String pid, Consumer<String> warnings, ConfigurationReports reports) {
+        this.pid = pid;
+        this.warnings = warnings;
+        this.reports = reports;
         this.type = Objects.requireNonNull(type, "type");
         Map<String, Method> byKey = new LinkedHashMap<>();
         // sorted: reflection returns methods in no particular order, and the first bad key named must not vary
@@ -85,13 +116,17 @@ public final class CheckedConfiguration<A extends Annotation> {
     }
 
     /**
-     * Builds the typed view of raw properties. Keys that are not attributes are ignored.
+     * Builds the typed view of raw properties. Keys that are not attributes are ignored (and,
+     * with a PID, warned about once each and reported).
      *
      * @param properties the raw properties (strings from {@code .cfg} files, or typed values)
      * @return the typed view; its values never change
      * @throws IllegalArgumentException {@code key=value is not ...}, naming the first bad key
      */
     public A typed(Map<String, ?> properties) {
+        if (reports != null) {
+            reports.keys(pid, properties, attributes.keySet(), warnings);
+        }
         Map<String, Object> values = new LinkedHashMap<>();
         for (Map.Entry<String, Method> e : attributes.entrySet()) {
             Method m = e.getValue();
@@ -114,6 +149,23 @@ public final class CheckedConfiguration<A extends Annotation> {
      */
     public void remember(A config) {
         lastGood = Objects.requireNonNull(config, "config");
+        if (reports != null) {
+            reports.accepted(pid);
+        }
+    }
+
+    /**
+     * Reports a refused value (with a PID) while the component keeps its last good configuration,
+     * or, with none, does not run.
+     *
+     * @param line the one-line reason, as logged
+     * @return the line
+     */
+    public String refused(String line) {
+        if (reports != null) {
+            reports.refused(pid, line, lastGood != null);
+        }
+        return line;
     }
 
     /**
@@ -137,10 +189,13 @@ public final class CheckedConfiguration<A extends Annotation> {
             A previous = lastGood;
             if (previous == null) {
                 String line = e.getMessage() + "; no good configuration yet: not started until the value is fixed";
+                refused(pid + ": " + line);
                 problems.accept(line);
                 throw new RejectedConfigurationException(line);
             }
-            problems.accept(e.getMessage() + "; keeping the last good configuration");
+            String line = e.getMessage() + "; keeping the last good configuration";
+            refused(pid + ": " + line);
+            problems.accept(line);
             return previous;
         }
         remember(config);

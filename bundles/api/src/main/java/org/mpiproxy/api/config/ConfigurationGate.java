@@ -40,6 +40,8 @@ public final class ConfigurationGate<A extends Annotation> {
     private final Function<A, ?> validate;
     /** Runs the enabling after a changed configuration once the delay has passed. */
     private final BiConsumer<Duration, Runnable> later;
+    /** Where a refusal is reported until the first good configuration. */
+    private final ConfigurationReports reports;
     private boolean open;
     private String lastProblem;
 
@@ -60,6 +62,16 @@ public final class ConfigurationGate<A extends Annotation> {
      * @param later runs the task once the delay has passed, never on the calling thread
      */
     ConfigurationGate(String pid, Class<A> type, Function<A, ?> validate, BiConsumer<Duration, Runnable> later) {
+        this(pid, type, validate, later, ConfigurationReports.node());
+    }
+
+    /**
+     * As {@link #ConfigurationGate(String, Class, Function, BiConsumer)}, reporting refusals to
+     * {@code reports}.
+     */
+    ConfigurationGate(String pid, Class<A> type, Function<A, ?> validate, BiConsumer<Duration, Runnable> later,
+                      ConfigurationReports reports) {
+        this.reports = Objects.requireNonNull(reports, "reports");
         this.pid = Objects.requireNonNull(pid, "pid");
         this.checked = new CheckedConfiguration<>(type);
         this.validate = Objects.requireNonNull(validate, "validate");
@@ -83,6 +95,7 @@ public final class ConfigurationGate<A extends Annotation> {
             validate.apply(checked.typed(properties));
         } catch (IllegalArgumentException e) {
             String line = pid + ": " + e.getMessage() + "; no good configuration yet: not started until the value is fixed";
+            reports.refused(pid, line, false);
             if (!line.equals(lastProblem)) {
                 lastProblem = line;
                 problems.accept(line);

@@ -13,6 +13,7 @@ import org.mpiproxy.api.HealthResult;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.ProxyStatus;
 import org.mpiproxy.api.config.CheckedConfiguration;
+import org.mpiproxy.api.config.ConfigurationReports;
 import org.mpiproxy.api.config.RejectedConfigurationException;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
@@ -31,7 +32,8 @@ import org.slf4j.LoggerFactory;
  * Runs the node's health checks on demand: the UDP transport listens, each launcher's
  * program directory is usable, the v2 key (when configured) is usable, the channel
  * directory's file system has room, the receive thread serves (it runs and is not stuck in
- * the handler), and the log, state and staged directories have room.
+ * the handler), the log, state and staged directories have room, and no component refused a
+ * configuration value or holds an unknown key (the line it logged, until the value is fixed).
  */
 @Component(name = HealthCheckComponent.PID, enabled = false, service = HealthCheckComponent.class)
 @Designate(ocd = HealthCheckComponent.Config.class)
@@ -103,7 +105,7 @@ public class HealthCheckComponent {
     volatile ProxyStatus proxy;
 
     /** The last good configuration of this bundle's health checks, kept across re-activations. */
-    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(Config.class);
+    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(PID, Config.class, LOG::warn);
 
     private final CheckedConfiguration<Config> configurations;
     /** Where the one-line configuration problems go. */
@@ -115,6 +117,8 @@ public class HealthCheckComponent {
     private final RejectedConfigurationException rejected;
     /** Reads the free space of a file system; the file system's own count but in tests. */
     volatile NodeHealth.FreeSpace freeSpace = NodeHealth.FILE_STORE;
+    /** What the components refused of their configuration; the node's record but in tests. */
+    volatile ConfigurationReports reports = ConfigurationReports.node();
     /** Reads the receive thread's state from the transport; the transport's bean but in tests. */
     volatile ReceiveThreadProbe.Reader receiveThread = ReceiveThreadProbe.platform();
 
@@ -188,7 +192,7 @@ public class HealthCheckComponent {
             settings = settings(config);
             configurations.remember(config);
         } catch (IllegalArgumentException e) {
-            problems.accept(PID + ": " + e.getMessage() + "; keeping the last good configuration");
+            problems.accept(configurations.refused(PID + ": " + e.getMessage() + "; keeping the last good configuration"));
         }
     }
 
@@ -286,6 +290,7 @@ public class HealthCheckComponent {
         results.add(NodeHealth.freeSpace("staged", "staged directory",
                 org.mpiproxy.process.StagedFiles.directory(System::getProperty),
                 s.diskWarnFreeBytes(), s.diskMinFreeBytes(), free));
+        results.addAll(NodeHealth.configuration(reports.reports()));
         return results;
     }
 

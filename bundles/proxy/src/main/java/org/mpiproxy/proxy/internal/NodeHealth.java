@@ -22,6 +22,7 @@ final class NodeHealth {
     static final String SHARED_MEMORY = "shm.free";
     static final String SERVING = "udp.serving";
     static final String DISK = "disk.";
+    static final String CONFIG = "config";
 
     /** Reads the usable bytes of the file system holding an existing path. */
     @FunctionalInterface
@@ -285,5 +286,31 @@ final class NodeHealth {
                     + (thread.at().isEmpty() ? "" : " at " + thread.at()) + history);
         }
         return new HealthResult(SERVING, Status.OK, thread.name() + " serving" + history);
+    }
+
+    /**
+     * The configurations the components refused or hold unknown keys in: {@value #CONFIG} OK when
+     * there are none, else a check {@code config.<pid>} per PID, CRITICAL while its component has
+     * no good configuration (it does not run), WARN while it runs on its last good one or only
+     * has unknown keys.
+     *
+     * @param reports what {@link org.mpiproxy.api.config.ConfigurationReports#reports()} says
+     */
+    static java.util.List<HealthResult> configuration(java.util.List<org.mpiproxy.api.config.ConfigurationReports.Report> reports) {
+        if (reports.isEmpty()) {
+            return java.util.List.of(new HealthResult(CONFIG, Status.OK,
+                    "every configuration is in force as given, with no unknown key"));
+        }
+        java.util.List<HealthResult> results = new java.util.ArrayList<>();
+        for (org.mpiproxy.api.config.ConfigurationReports.Report r : reports) {
+            java.util.List<String> lines = new java.util.ArrayList<>();
+            if (r.refusal() != null) {
+                lines.add(r.refusal());
+            }
+            lines.addAll(r.unknownKeys());
+            Status status = r.refusal() != null && !r.started() ? Status.CRITICAL : Status.WARN;
+            results.add(new HealthResult(CONFIG + "." + r.pid(), status, String.join(" | ", lines)));
+        }
+        return results;
     }
 }

@@ -48,7 +48,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     private static final Logger LOG = LoggerFactory.getLogger(ProxyComponent.class);
 
     /** The last good configuration of this bundle's proxy, kept across re-activations. */
-    private static final CheckedConfiguration<ProxyConfig> CONFIGURATIONS = new CheckedConfiguration<>(ProxyConfig.class);
+    private static final CheckedConfiguration<ProxyConfig> CONFIGURATIONS = new CheckedConfiguration<>(PID, ProxyConfig.class, LOG::warn);
 
     private final CheckedConfiguration<ProxyConfig> configurations;
     /** Why this instance does not start, {@code null} when it runs; then every other field but these is unset. */
@@ -295,7 +295,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
             problem = e.getMessage();
         }
         if (problem != null) {
-            problems.accept(PID + ": " + problem + "; keeping the last good configuration");
+            problems.accept(configurations.refused(PID + ": " + problem + "; keeping the last good configuration"));
         }
     }
 

@@ -145,12 +145,13 @@ class HealthChecksTest {
     @Test
     void shouldRunEveryCheckInAFixedOrder() throws Exception {
         HealthCheckComponent component = new HealthCheckComponent(config(Map.of()));
+        component.reports = new org.mpiproxy.api.config.ConfigurationReports();
         FakeLauncher local = new FakeLauncher();
         component.addLauncher(local, Map.of("mpiproxy.launcher", "local", "program.directory",
                 dir.resolve("missing").toString()));
         List<HealthResult> results = component.check();
         assertEquals(List.of("udp.listening", "programs.local", "programs.core", "v2.key", "shm.free", "udp.serving",
-                "disk.logs", "disk.state", "disk.staged"),
+                "disk.logs", "disk.state", "disk.staged", "config"),
                 results.stream().map(HealthResult::check).toList());
         assertEquals(dir.resolve("missing") + " is not a directory", results.get(1).message());
         assertEquals("the core launcher is not running", results.get(2).message());

@@ -92,7 +92,7 @@ public final class MappedFileChannelManager implements ChannelManager {
         EnumSet.of(PosixFilePermission.OWNER_READ, PosixFilePermission.OWNER_WRITE, PosixFilePermission.OWNER_EXECUTE));
 
     /** The last good configuration of this bundle's channel manager, kept across re-activations. */
-    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(Config.class);
+    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(PID, Config.class, LOG::warn);
 
     private final CheckedConfiguration<Config> configurations;
     /** Where the one-line configuration problems go. */
@@ -171,8 +171,8 @@ public final class MappedFileChannelManager implements ChannelManager {
             problem = e.getMessage();
         }
         if (problem != null) {
-            problems.accept(PID + ": " + problem + "; keeping the last good configuration, channels in "
-                + settings.describe());
+            problems.accept(configurations.refused(PID + ": " + problem + "; keeping the last good configuration, channels in "
+                + settings.describe()));
         } else {
             LOG.info("Shared-memory channels reconfigured: {}", settings.describe());
         }

@@ -72,7 +72,7 @@ public final class CoreLauncherComponent implements ProcessLauncher {
     }
 
     /** The last good configuration of this bundle's launcher, kept across re-activations. */
-    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(Config.class);
+    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(PID, Config.class, LOG::warn);
 
     private final CheckedConfiguration<Config> configurations;
     /** Where the one-line configuration problems go. */
@@ -138,8 +138,8 @@ public final class CoreLauncherComponent implements ProcessLauncher {
             problem = e.getMessage();
         }
         if (problem != null) {
-            problems.accept(PID + ": " + problem + "; keeping the last good configuration, images in "
-                    + launcher.programDirectory());
+            problems.accept(configurations.refused(PID + ": " + problem + "; keeping the last good configuration, images in "
+                    + launcher.programDirectory()));
         }
     }
 

@@ -65,7 +65,7 @@ public final class LocalLauncherComponent implements ProcessLauncher {
     }
 
     /** The last good configuration of this bundle's launcher, kept across re-activations. */
-    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(Config.class);
+    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(PID, Config.class, LOG::warn);
 
     private final CheckedConfiguration<Config> configurations;
     /** Where the one-line configuration problems go. */
@@ -131,8 +131,8 @@ public final class LocalLauncherComponent implements ProcessLauncher {
             problem = e.getMessage();
         }
         if (problem != null) {
-            problems.accept(PID + ": " + problem + "; keeping the last good configuration, programs in "
-                    + launcher.programDirectory());
+            problems.accept(configurations.refused(PID + ": " + problem + "; keeping the last good configuration, programs in "
+                    + launcher.programDirectory()));
         } else {
             LOG.info("Local launcher reconfigured, programs in {}", launcher.programDirectory());
         }

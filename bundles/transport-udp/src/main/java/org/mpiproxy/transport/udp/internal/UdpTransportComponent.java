@@ -61,7 +61,7 @@ public class UdpTransportComponent implements DatagramTransport {
     private static final Logger LOG = LoggerFactory.getLogger(UdpTransportComponent.class);
 
     /** The last good configuration of this bundle's transport, kept across re-activations. */
-    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(Config.class);
+    private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(PID, Config.class, LOG::warn);
 
     private final CheckedConfiguration<Config> configurations;
     /** Where the one-line configuration problems go. */
@@ -211,8 +211,8 @@ public class UdpTransportComponent implements DatagramTransport {
     }
 
     private void keepLastGood(String problem) {
-        problems.accept(PID + ": " + problem + "; keeping the last good configuration, listening on "
-                + localAddress());
+        problems.accept(configurations.refused(PID + ": " + problem + "; keeping the last good configuration, listening on "
+                + localAddress()));
     }
 
     /** @return the settings in force */
