@@ -136,7 +136,16 @@ final class RestartStateFile {
         Path target = file.resolveSibling(base);
         for (int i = 1; ; i++) {
             try {
-                return Files.move(file, target, StandardCopyOption.ATOMIC_MOVE);
+                // a link never replaces a file of that name (a rename would, silently): then the old name goes
+                Files.createLink(target, file);
+                Files.delete(file);
+                return target;
+            } catch (UnsupportedOperationException e) {
+                // a file system without links: look first, then rename
+                if (!Files.exists(target, java.nio.file.LinkOption.NOFOLLOW_LINKS)) {
+                    return Files.move(file, target, StandardCopyOption.ATOMIC_MOVE);
+                }
+                target = file.resolveSibling(base + "-" + i);
             } catch (FileAlreadyExistsException e) {
                 if (i >= 100) {
                     throw e;
