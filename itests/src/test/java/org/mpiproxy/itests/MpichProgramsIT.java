@@ -154,7 +154,8 @@ class MpichProgramsIT {
         String ccOut = new String(cc.getInputStream().readAllBytes(), java.nio.charset.StandardCharsets.UTF_8);
         assertTrue(cc.waitFor(120, java.util.concurrent.TimeUnit.SECONDS) && cc.exitValue() == 0, ccOut);
 
-        // ranks 0 (here, counted with m1) and 1 on m1, 2 and 3 on m2: 0 and 2 put their node's attribute
+        // ranks 0 (here, counted with m1) and 1 on m1, 2 and 3 on m2: 0 and 2 put their node's attribute; the
+        // mapping names each node's block (node, 1 node, 2 ranks)
         Run run = run(120, "--stage", "--hosts", "m1:2,m2:2", client.toString(), "0,2");
 
         assertEquals(0, run.exit(), run.err());
@@ -164,7 +165,7 @@ class MpichProgramsIT {
                 assertTrue(out.contains("[" + r + "] rank " + r + " read key-" + s + "=value of rank " + s + "; from "
                         + jobIdOf(out)), "rank " + r + " reads rank " + s + "'s key: " + out + run.err());
             }
-            assertTrue(out.contains("[" + r + "] rank " + r + " PMI_process_mapping=(vector,(0,2,2))"), out.toString());
+            assertTrue(out.contains("[" + r + "] rank " + r + " PMI_process_mapping=(vector,(0,1,2),(1,1,2))"), out.toString());
             assertTrue(out.contains("[" + r + "] rank " + r + " node attribute=put by rank " + (r < 2 ? 0 : 2)),
                     out.toString());
             assertTrue(out.contains("[" + r + "] rank " + r + " of 4 done"), out.toString());

@@ -81,7 +81,8 @@ public final class ConfigurationReports {
     /**
      * Notes the keys of a configuration the component does not define; each is warned about once
      * per PID, however often the configuration changes. Karaf's and the runtime's own keys
-     * ({@code service.*}, {@code felix.fileinstall.*}, {@code component.*}) are not unknown.
+     * ({@code service.*}, {@code felix.fileinstall.*}, {@code component.*}, and Declarative Services'
+     * {@code osgi.*} and {@code <reference>.target}) are not unknown.
      *
      * @param pid        the configuration PID
      * @param properties the raw properties
@@ -128,8 +129,10 @@ public final class ConfigurationReports {
      * @return whether Karaf, Configuration Admin, File Install or Declarative Services set it
      */
     public static boolean runtimeKey(String key) {
+        // Declarative Services adds the reference targets (<reference>.target) and its osgi.ds.* properties
         return key.startsWith("service.") || key.startsWith("felix.fileinstall.") || key.startsWith("component.")
-                || key.startsWith("org.apache.karaf.") || key.startsWith(".") || key.equals("objectClass");
+                || key.startsWith("org.apache.karaf.") || key.startsWith(".") || key.equals("objectClass")
+                || key.startsWith("osgi.") || key.endsWith(".target");
     }
 
     /**

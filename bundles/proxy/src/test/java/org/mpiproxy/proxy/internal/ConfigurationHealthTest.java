@@ -131,6 +131,9 @@ class ConfigurationHealthTest {
         withKarafKeys.put("felix.fileinstall.filename", "file:/opt/karaf/etc/" + ProxyComponent.PID + ".cfg");
         withKarafKeys.put("component.name", ProxyComponent.PID);
         withKarafKeys.put("component.id", 12L);
+        // what Declarative Services adds to a component's properties: its condition and reference targets
+        withKarafKeys.put("osgi.ds.satisfying.condition.target", "(osgi.condition.id=true)");
+        withKarafKeys.put("launcher.target", "(kind=local)");
         ProxyComponent proxy = new ProxyComponent(withKarafKeys, proxyConfigurations, errors::add);
         try {
             proxy.modified(withKarafKeys);
