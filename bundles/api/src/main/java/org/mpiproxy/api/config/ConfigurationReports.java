@@ -82,7 +82,8 @@ public final class ConfigurationReports {
      * Notes the keys of a configuration the component does not define; each is warned about once
      * per PID, however often the configuration changes. Karaf's and the runtime's own keys
      * ({@code service.*}, {@code felix.fileinstall.*}, {@code component.*}, and Declarative Services'
-     * {@code osgi.*} and {@code <reference>.target}) are not unknown.
+     * {@code osgi.*} and {@code <reference>.target}, and the project's own service properties
+     * {@code mpiproxy.*} that components declare) are not unknown.
      *
      * @param pid        the configuration PID
      * @param properties the raw properties
@@ -132,7 +133,9 @@ public final class ConfigurationReports {
         // Declarative Services adds the reference targets (<reference>.target) and its osgi.ds.* properties
         return key.startsWith("service.") || key.startsWith("felix.fileinstall.") || key.startsWith("component.")
                 || key.startsWith("org.apache.karaf.") || key.startsWith(".") || key.equals("objectClass")
-                || key.startsWith("osgi.") || key.endsWith(".target");
+                || key.startsWith("osgi.") || key.endsWith(".target")
+                // the service properties components declare themselves (ProcessLauncher.KIND, .CORES)
+                || key.startsWith("mpiproxy.");
     }
 
     /**

@@ -134,6 +134,9 @@ class ConfigurationHealthTest {
         // what Declarative Services adds to a component's properties: its condition and reference targets
         withKarafKeys.put("osgi.ds.satisfying.condition.target", "(osgi.condition.id=true)");
         withKarafKeys.put("launcher.target", "(kind=local)");
+        withKarafKeys.put("Output.target", "(kind=local)");
+        // and a service property a component declares itself
+        withKarafKeys.put("mpiproxy.launcher", "local");
         ProxyComponent proxy = new ProxyComponent(withKarafKeys, proxyConfigurations, errors::add);
         try {
             proxy.modified(withKarafKeys);
