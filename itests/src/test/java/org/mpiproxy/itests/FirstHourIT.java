@@ -189,13 +189,13 @@ public class FirstHourIT extends MpiProxyTestSupport {
             long mark = logMark();
             set(PROXY, "stop.grace.seconds", "ten");
             assertOneLineNoStackTrace(mark, PROXY + ": stop.grace.seconds=ten is not a whole number" + KEEPING);
-            assertServing();
+            assertServing("stop.grace.seconds=ten");
             set(PROXY, "stop.grace.seconds", 5);
 
             mark = logMark();
             set(PROXY, "abort.on.failure", "yes");
             assertOneLineNoStackTrace(mark, PROXY + ": abort.on.failure=yes is not true or false" + KEEPING);
-            assertServing();
+            assertServing("abort.on.failure=yes");
             assertEquals("abort.on.failure=true stays in force: the sleeping rank is stopped",
                     128 + 15, exitOfSecondRank(60));
 
@@ -237,6 +237,17 @@ public class FirstHourIT extends MpiProxyTestSupport {
 
     /** A v1 job runs (EXEC, a ping answered, TERMINATE) and the health check is OK. */
     private void assertServing() throws Exception {
+        assertServing(null);
+    }
+
+    /**
+     * A v1 job runs (EXEC, a ping answered, TERMINATE), and the health check is OK but for the
+     * refused value: its {@code config.<pid>} check is the only one not OK, a WARN (the node runs
+     * on its last good configuration) naming it.
+     *
+     * @param refused the refused {@code key=value}, {@code null} when none is in force
+     */
+    private void assertServing(String refused) throws Exception {
         try (FreeNosHost host = new FreeNosHost(udpPort(), TIMEOUT_MILLIS)) {
             assertEquals("a job still starts", 0, host.exec(1, 0, 2, "mpiping").result);
             host.sendInts(1, PING);
@@ -244,7 +255,15 @@ public class FirstHourIT extends MpiProxyTestSupport {
             assertEquals(0, host.terminate(1, 0).result);
         }
         String health = admin("mpi:health --no-format");
-        assertTrue(health, health.trim().endsWith("Health: OK"));
+        if (refused == null) {
+            assertTrue(health, health.trim().endsWith("Health: OK"));
+            return;
+        }
+        assertTrue(health, health.trim().endsWith("Health: WARN"));
+        List<String> notOk = health.lines().filter(l -> !l.startsWith("Health:"))
+                .filter(l -> l.matches("\\S+\\s+(WARN|CRITICAL)\\s.*")).toList();
+        assertEquals(health, 1, notOk.size());
+        assertTrue(health, notOk.get(0).matches("config\\.\\S+\\s+WARN\\s.*") && notOk.get(0).contains(refused));
     }
 
     @Test
@@ -257,7 +276,7 @@ public class FirstHourIT extends MpiProxyTestSupport {
             assertOneLineNoStackTrace(mark, UDP + ": receive.buffer.size=4M is not a whole number" + KEEPING);
             assertEquals("the socket stays where it was", udpPort(), transport.localAddress().getPort());
             assertTrue("the same transport, not deactivated", reference.getBundle() != null);
-            assertServing();
+            assertServing("receive.buffer.size=4M");
 
             mark = logMark();
             set(UDP, "receive.buffer.size", 2097152);
