@@ -21,10 +21,13 @@ import java.util.Objects;
  * @param plain       {@code true}: run {@code PROGRAM ARGS...} as given, the rank's world in its
  *                    environment only (any program); {@code false}: the FreeNOS form
  *                    {@code PROGRAM --slave <channel> <rank> <size> ARGS...}
+ * @param user        the user the rank runs as, from the job's credential (its ranks, channel,
+ *                    FIFOs and logs are that user's), or {@code null}: the launcher's
+ *                    {@code rank.user}, else the proxy's own user
  */
 public record LaunchRequest(long jobId, int rankId, int worldSize, int coreId, String program,
                             List<String> args, Path channelPath, Map<String, String> environment,
-                            Path logDirectory, boolean plain) {
+                            Path logDirectory, boolean plain, RankIdentity user) {
 
     public LaunchRequest {
         Objects.requireNonNull(program, "program");
@@ -32,6 +35,12 @@ public record LaunchRequest(long jobId, int rankId, int worldSize, int coreId, S
         Objects.requireNonNull(logDirectory, "logDirectory");
         args = List.copyOf(args);
         environment = Map.copyOf(environment);
+    }
+
+    /** A request of a job started under a cluster key ({@code user} null). */
+    public LaunchRequest(long jobId, int rankId, int worldSize, int coreId, String program, List<String> args,
+                         Path channelPath, Map<String, String> environment, Path logDirectory, boolean plain) {
+        this(jobId, rankId, worldSize, coreId, program, args, channelPath, environment, logDirectory, plain, null);
     }
 
     /** A FreeNOS-form request ({@code plain} false). */

@@ -17,7 +17,7 @@ import java.util.Set;
 import java.util.TreeMap;
 
 /**
- * The cluster keys of v2, by key id (0..255), read from key files. A key file holds the key as
+ * The cluster keys of v2, by key id (1..255; 0 is a job's key, {@link #ofJobKey}), read from key files. A key file holds the key as
  * hexadecimal digits (at least 64, i.e. 256 bits; surrounding white space is ignored), is a
  * regular file (not a symbolic link), is owned by the user reading it and is readable by that
  * user only (mode 0600 or 0400). Immutable and thread-safe.
@@ -294,9 +294,28 @@ public final class ClusterKeys {
     }
 
     private static void checkId(int id) {
-        if (id < 0 || id > 255) {
-            throw new IllegalArgumentException("key id " + id + " is not in 0..255");
+        if (id == JobCredential.JOB_KEY_ID) {
+            throw new IllegalArgumentException("key id 0 is reserved for job keys (docs/protocol-v2.md 4.1); use 1..255");
         }
+        if (id < 0 || id > 255) {
+            throw new IllegalArgumentException("key id " + id + " is not in 1..255");
+        }
+    }
+
+    /**
+     * The keys of a host that holds no cluster key, only the key of its job (docs/protocol-v2.md
+     * 4.1): key id {@link JobCredential#JOB_KEY_ID}, which also signs what it sends.
+     *
+     * @param jobKey the job key, {@link #MIN_KEY_BYTES} bytes at least
+     * @return the keys
+     * @throws IllegalArgumentException when the key is too short
+     */
+    public static ClusterKeys ofJobKey(byte[] jobKey) {
+        if (jobKey.length < MIN_KEY_BYTES) {
+            throw new IllegalArgumentException("a job key has " + jobKey.length + " bytes; at least " + MIN_KEY_BYTES
+                    + " are needed");
+        }
+        return new ClusterKeys(Map.of(JobCredential.JOB_KEY_ID, jobKey), JobCredential.JOB_KEY_ID);
     }
 
     /** @return the id of the key that signs what this side sends */
