@@ -15,6 +15,8 @@ import com.sun.jna.Pointer;
 import com.sun.jna.StringArray;
 import com.sun.jna.ptr.IntByReference;
 
+import org.mpiproxy.api.RankIdentity;
+
 /**
  * Starts a rank with one {@code exec}: glibc's {@code posix_spawnp} called through JNA, instead
  * of Java's {@code ProcessBuilder} (which execs {@code jspawnhelper} first) followed by the
@@ -185,9 +187,21 @@ final class NativeSpawn {
      */
     Process spawn(List<String> argv, List<String> envp, int cpu, java.nio.file.Path directory,
                   java.nio.file.Path outFifo, java.nio.file.Path errFifo) throws IOException {
+        return spawn(argv, envp, cpu, directory, outFifo, errFifo, null);
+    }
+
+    /**
+     * As {@link #spawn(List, List, int, java.nio.file.Path, java.nio.file.Path, java.nio.file.Path)},
+     * the FIFOs given to the rank's user.
+     *
+     * @param user the user the FIFOs go to ({@link RankFifos#create(java.nio.file.Path, RankIdentity)}),
+     *             {@code null} to keep them this process's user's
+     */
+    Process spawn(List<String> argv, List<String> envp, int cpu, java.nio.file.Path directory,
+                  java.nio.file.Path outFifo, java.nio.file.Path errFifo, RankIdentity user) throws IOException {
         String dir = directory == null ? null : directory.toString();
         if (outFifo != null) {
-            return spawnToFifos(argv, envp, cpu, dir, outFifo, errFifo);
+            return spawnToFifos(argv, envp, cpu, dir, outFifo, errFifo, user);
         }
         int[] out = pipe();
         int[] err;
@@ -216,12 +230,12 @@ final class NativeSpawn {
     }
 
     private Process spawnToFifos(List<String> argv, List<String> envp, int cpu, String dir, java.nio.file.Path outFifo,
-                                 java.nio.file.Path errFifo) throws IOException {
+                                 java.nio.file.Path errFifo, RankIdentity user) throws IOException {
         // the reading ends first: a rank that ends at once still leaves its output to read
-        RankFifos.FifoInputStream out = RankFifos.create(outFifo);
+        RankFifos.FifoInputStream out = RankFifos.create(outFifo, user);
         RankFifos.FifoInputStream err;
         try {
-            err = RankFifos.create(errFifo);
+            err = RankFifos.create(errFifo, user);
         } catch (IOException e) {
             out.close();
             throw e;

@@ -161,6 +161,32 @@ public final class RankCommand {
     }
 
     /**
+     * @param user the user of a job started under a job credential (docs/protocol-v2.md 4.1)
+     * @param argv the rank's command line
+     * @return {@code setpriv --reuid=<uid> --regid=<gid> --init-groups argv...} when the node's user
+     *         database has the uid ({@link RankUser#known}: its supplementary groups), else with
+     *         {@code --clear-groups} (none), which {@code setpriv --init-groups} would refuse
+     */
+    public static List<String> asUser(org.mpiproxy.api.RankIdentity user, List<String> argv) {
+        return asUser(user, RankUser.known(user.uid()), argv);
+    }
+
+    /**
+     * As {@link #asUser(org.mpiproxy.api.RankIdentity, List)}.
+     *
+     * @param known whether the node's user database has the uid
+     */
+    static List<String> asUser(org.mpiproxy.api.RankIdentity user, boolean known, List<String> argv) {
+        List<String> command = new ArrayList<>(argv.size() + 4);
+        command.add("setpriv");
+        command.add("--reuid=" + user.uid());
+        command.add("--regid=" + user.gid());
+        command.add(known ? "--init-groups" : "--clear-groups");
+        command.addAll(argv);
+        return Collections.unmodifiableList(command);
+    }
+
+    /**
      * @param cpu  the CPU to run on
      * @param argv a command line
      * @return {@code taskset -c <cpu> argv...} (unmodifiable): util-linux {@code taskset} pins

@@ -3,6 +3,7 @@ package org.mpiproxy.process;
 import java.io.IOException;
 import java.io.InputStream;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
 import java.util.Map;
@@ -13,6 +14,7 @@ import com.sun.jna.Native;
 import com.sun.jna.Pointer;
 
 import org.mpiproxy.api.PrivateDirectories;
+import org.mpiproxy.api.RankIdentity;
 import org.mpiproxy.api.RankOutputListener;
 
 /**
@@ -39,6 +41,8 @@ public final class RankFifos {
         int open(String path, int flags);
 
         int fcntl(int fd, int command, int argument);
+
+        int fchown(int fd, int uid, int gid);
 
         int poll(Pointer fds, long count, int timeoutMillis);
 
@@ -128,16 +132,40 @@ public final class RankFifos {
      * @throws IOException when it cannot be made or opened
      */
     static FifoInputStream create(Path fifo) throws IOException {
+        return create(fifo, null);
+    }
+
+    /**
+     * As {@link #create(Path)}, and then given to the rank's user ({@code rw-------}, through the
+     * descriptor opened, so a path replaced meanwhile gives nothing away).
+     *
+     * @param fifo the path
+     * @param user the user it goes to, {@code null} to keep it this process's user's
+     * @return its reading end, which accepts that user as the FIFO's owner
+     * @throws IOException when it cannot be made, opened or given
+     */
+    static FifoInputStream create(Path fifo, RankIdentity user) throws IOException {
         Files.deleteIfExists(fifo);
         if (LIBC.mkfifo(fifo.toString(), 0600) != 0) {
             throw new IOException("mkfifo " + fifo + ": " + LIBC.strerror(Native.getLastError()));
         }
-        return open(fifo);
+        FifoInputStream in = open(fifo, -1);
+        if (user == null) {
+            return in;
+        }
+        if (LIBC.fchown(in.fd, (int) user.uid(), (int) user.gid()) != 0) {
+            String why = LIBC.strerror(Native.getLastError());
+            in.close();
+            throw new IOException("cannot give FIFO " + fifo + " to " + user + ": " + why);
+        }
+        return new FifoInputStream(in.fd, fifo, in.fileKey, user.uid());
     }
 
     /**
      * Opens the reading end of an existing FIFO without waiting for a writer (a rank's, after a
-     * restart of the node): not through a symbolic link, and only a FIFO of this process's user.
+     * restart of the node): not through a symbolic link, and only a FIFO of this process's user, or
+     * of the user its directory was given to (the job directory of a job's user, docs/protocol-v2.md
+     * 4.1).
      *
      * @param fifo the path
      * @return its reading end
@@ -147,12 +175,20 @@ public final class RankFifos {
         if (LIBC == null) {
             throw new IOException("FIFOs cannot be read here: JNA is not available");
         }
-        return open(fifo);
+        long user = -1;
+        Path directory = fifo.toAbsolutePath().getParent();
+        try {
+            user = directory == null ? -1
+                    : ((Number) Files.getAttribute(directory, "unix:uid", LinkOption.NOFOLLOW_LINKS)).longValue();
+        } catch (IOException | RuntimeException e) {
+            // its own user's only
+        }
+        return open(fifo, user);
     }
 
-    private static FifoInputStream open(Path fifo) throws IOException {
+    private static FifoInputStream open(Path fifo, long user) throws IOException {
         int fd = openNoFollow(fifo, O_RDONLY | O_NONBLOCK | O_CLOEXEC);
-        return new FifoInputStream(fd, fifo, checkOpened(fd, fifo));
+        return new FifoInputStream(fd, fifo, checkOpened(fd, fifo, user), user);
     }
 
     /**
@@ -166,7 +202,7 @@ public final class RankFifos {
      */
     static int openRankEnd(FifoInputStream reader) throws IOException {
         int fd = openNoFollow(reader.path, O_RDWR | O_CLOEXEC);
-        Object key = checkOpened(fd, reader.path);
+        Object key = checkOpened(fd, reader.path, reader.user);
         if (reader.fileKey == null || !reader.fileKey.equals(key)) {
             LIBC.close(fd);
             throw new IOException("FIFO " + reader.path + " was replaced after it was made; refusing to use it");
@@ -192,11 +228,13 @@ public final class RankFifos {
 
     /**
      * Checks what a descriptor opened by path is (its {@code /proc/self/fd} entry leads to the file
-     * itself, whatever the path names now): a FIFO of this process's user. Closes it when not.
+     * itself, whatever the path names now): a FIFO of this process's user, or of {@code user}.
+     * Closes it when not.
      *
+     * @param user the uid also accepted as its owner, -1 for none
      * @return its identity (device and inode), as {@link BasicFileAttributes#fileKey()}
      */
-    private static Object checkOpened(int fd, Path fifo) throws IOException {
+    private static Object checkOpened(int fd, Path fifo, long user) throws IOException {
         try {
             Path opened = Path.of("/proc/self/fd/" + fd);
             Map<String, Object> a = Files.readAttributes(opened, "unix:mode,uid");
@@ -205,7 +243,7 @@ public final class RankFifos {
             }
             long uid = ((Number) a.get("uid")).longValue();
             long self = PrivateDirectories.currentUid();
-            if (self >= 0 && uid != self) {
+            if (self >= 0 && uid != self && uid != user) {
                 throw new IOException("FIFO " + fifo + " is owned by uid " + uid + ", not by uid " + self
                         + "; refusing to use it");
             }
@@ -244,16 +282,19 @@ public final class RankFifos {
         private final Path path;
         /** The FIFO's identity (device and inode) when opened: its path may name another FIFO later. */
         private final Object fileKey;
+        /** The rank's user it was given to, -1 when it is this process's user's. */
+        private final long user;
         private final Memory pollFd = new Memory(8);
         private byte[] chunk = new byte[0];
         private volatile boolean detached;
         private volatile boolean endWhenEmpty;
         private boolean closed;
 
-        FifoInputStream(int fd, Path path, Object fileKey) {
+        FifoInputStream(int fd, Path path, Object fileKey, long user) {
             this.fd = fd;
             this.path = path;
             this.fileKey = fileKey;
+            this.user = user;
             pollFd.setInt(0, fd);
         }
 

@@ -11,6 +11,7 @@ import java.util.Map;
 import java.util.concurrent.CompletableFuture;
 
 import org.mpiproxy.api.LaunchException;
+import org.mpiproxy.api.RankIdentity;
 import org.mpiproxy.api.RankOutputListener;
 
 /**
@@ -138,11 +139,44 @@ public final class RankProcessStarter {
                                            Path logDirectory, long jobId, int rankId, int coreId,
                                            OutputSettings output, List<String> allowlist, int cpu, long[] user)
             throws LaunchException {
+        return start(program, argv, environment, logDirectory, jobId, rankId, coreId, output, allowlist, cpu, user,
+                null);
+    }
+
+    /**
+     * As {@link #start(String, List, Map, Path, long, int, int, OutputSettings, List, int, long[])},
+     * for a rank of a job started under a job credential (docs/protocol-v2.md 4.1) when
+     * {@code jobUser} is given: the rank runs as that user instead of {@code rankUser}, with the
+     * supplementary groups of the node's user database ({@link RankCommand#asUser(RankIdentity, List)}),
+     * and its log directory and files ({@link RankLogFiles#directory(Path, RankIdentity)}), FIFOs
+     * ({@link RankFifos}) and channel (its file and job directory, {@value RankCommand#ENV_CHANNEL})
+     * become that user's, readable by nobody else.
+     *
+     * @param rankUser {uid, gid} of {@code rank.user}, {@code null} for the proxy's user
+     * @param jobUser  the request's user, checked by {@link RankUser#requested}; {@code null} for none
+     * @return the running process, leading its own session and process group
+     * @throws LaunchException with MPI_ERR_IO when the log directory or channel cannot be made the
+     *                         user's, or the process cannot be spawned
+     */
+    public static SpawnedRankProcess start(String program, List<String> argv, Map<String, String> environment,
+                                           Path logDirectory, long jobId, int rankId, int coreId,
+                                           OutputSettings output, List<String> allowlist, int cpu, long[] rankUser,
+                                           RankIdentity jobUser) throws LaunchException {
+        long[] user = jobUser != null ? new long[] {jobUser.uid(), jobUser.gid()} : rankUser;
         try {
-            RankLogFiles.directory(logDirectory);
+            RankLogFiles.directory(logDirectory, jobUser);
         } catch (IOException e) {
             throw new LaunchException("cannot create log directory " + logDirectory
                     + " for program '" + program + "': " + (e.getMessage() != null ? e.getMessage() : e), e);
+        }
+        String channel = environment.get(RankCommand.ENV_CHANNEL);
+        if (jobUser != null && channel != null && !channel.isBlank()) {
+            try {
+                UserFiles.giveChannel(Path.of(channel), jobUser);
+            } catch (IOException | RuntimeException e) {
+                throw new LaunchException("cannot give the channel of program '" + program + "' to " + jobUser
+                        + ": " + e.getMessage(), e);
+            }
         }
         // setsid would spawn fine and only then fail to exec: check the command first
         if (argv.isEmpty() || !isExecutable(argv.get(0))) {
@@ -161,19 +195,19 @@ public final class RankProcessStarter {
                     // setpriv runs as root until it drops the privileges: the loader's variables wait
                     List<String> moved = new java.util.ArrayList<>();
                     lines = LoaderVariables.moveAside(lines, moved);
-                    command = RankCommand.asUser(user, LoaderVariables.restoring(moved, inPlace));
+                    command = asUser(user, jobUser, LoaderVariables.restoring(moved, inPlace));
                 }
                 if (fifos()) {
                     // under the node keeper the rank outlives the JVM: its output must too
-                    Path fifos = RankFifos.directory(logDirectory, environment.get(RankCommand.ENV_CHANNEL));
+                    Path fifos = RankFifos.directory(logDirectory, channel);
                     process = spawn.spawn(command, lines, cpu, where.directory(),
                             RankFifos.path(fifos, rankId, RankOutputListener.Stream.STDOUT),
-                            RankFifos.path(fifos, rankId, RankOutputListener.Stream.STDERR));
+                            RankFifos.path(fifos, rankId, RankOutputListener.Stream.STDERR), jobUser);
                 } else {
                     process = spawn.spawn(command, lines, cpu, where.directory(), null, null);
                 }
             } else {
-                process = startBuilder(inPlace, cpu, user, allowlist, environment, where.directory());
+                process = startBuilder(inPlace, cpu, user, jobUser, allowlist, environment, where.directory());
             }
         } catch (IOException | RuntimeException e) {
             throw new LaunchException("cannot start program '" + program + "': "
@@ -230,8 +264,14 @@ public final class RankProcessStarter {
         }
     }
 
-    private static Process startBuilder(List<String> argv, int cpu, long[] user, List<String> allowlist,
-                                        Map<String, String> environment, Path directory) throws IOException {
+    /** @return the command run as {@code jobUser} when given, else as {@code user} */
+    private static List<String> asUser(long[] user, RankIdentity jobUser, List<String> argv) {
+        return jobUser != null ? RankCommand.asUser(jobUser, argv) : RankCommand.asUser(user, argv);
+    }
+
+    private static Process startBuilder(List<String> argv, int cpu, long[] user, RankIdentity jobUser,
+                                        List<String> allowlist, Map<String, String> environment, Path directory)
+            throws IOException {
         ProcessBuilder builder = new ProcessBuilder();
         if (directory != null) {
             builder.directory(directory.toFile());
@@ -251,7 +291,7 @@ public final class RankProcessStarter {
         if (user != null) {
             List<String> moved = new java.util.ArrayList<>();
             LoaderVariables.moveAside(builder.environment(), moved);
-            command = RankCommand.asUser(user, LoaderVariables.restoring(moved, argv));
+            command = asUser(user, jobUser, LoaderVariables.restoring(moved, argv));
         }
         builder.command(ProcessGroup.argv(cpu < 0 ? command : RankCommand.pinned(cpu, command)));
         return builder.start();

@@ -70,6 +70,36 @@ class FifoSafetyTest {
     }
 
     @Test
+    void shouldOpenAFifoOfTheUserItsDirectoryWasGivenToAndNoOtherUsers() throws Exception {
+        assumeTrue(PrivateDirectories.currentUid() == 0, "giving a FIFO to another user needs root");
+        Path job = Files.createDirectory(temp.resolve("job"));
+        Files.setAttribute(job, "unix:uid", 65534, LinkOption.NOFOLLOW_LINKS);
+        Path fifo = mkfifo(job.resolve("rank-1.out.fifo"));
+        Files.setAttribute(fifo, "unix:uid", 65534, LinkOption.NOFOLLOW_LINKS);
+        Path other = mkfifo(job.resolve("rank-2.out.fifo"));
+        Files.setAttribute(other, "unix:uid", 1, LinkOption.NOFOLLOW_LINKS);
+
+        try (InputStream in = RankFifos.openExisting(fifo)) {
+            assertTrue(in instanceof RankFifos.FifoInputStream, "a job user's FIFO, after a restart of the node");
+        }
+        IOException e = assertThrows(IOException.class, () -> RankFifos.openExisting(other));
+        assertTrue(e.getMessage().contains("is owned by uid 1, not by uid 0"), e.getMessage());
+    }
+
+    @Test
+    void shouldGiveAFifoToTheRanksUserThroughWhatItOpened() throws Exception {
+        assumeTrue(PrivateDirectories.currentUid() == 0, "giving a FIFO to another user needs root");
+        Path fifo = temp.resolve("rank-1.out.fifo");
+
+        try (RankFifos.FifoInputStream reader = RankFifos.create(fifo, new org.mpiproxy.api.RankIdentity(65534, 65533))) {
+            assertEquals(65534, (Integer) Files.getAttribute(fifo, "unix:uid", LinkOption.NOFOLLOW_LINKS));
+            assertEquals(65533, (Integer) Files.getAttribute(fifo, "unix:gid", LinkOption.NOFOLLOW_LINKS));
+            assertEquals(0600, (Integer) Files.getAttribute(fifo, "unix:mode", LinkOption.NOFOLLOW_LINKS) & 0777);
+            RankFifos.close(RankFifos.openRankEnd(reader));
+        }
+    }
+
+    @Test
     void shouldReplaceALinkWithItsOwnFifoWithoutTouchingTheTarget() throws Exception {
         Path victim = Files.writeString(temp.resolve("victim"), "untouched");
         Path fifo = Files.createSymbolicLink(temp.resolve("rank-1.out.fifo"), victim);

@@ -74,6 +74,20 @@ class RankLogModesTest {
     }
 
     @Test
+    void shouldTakeAwayWhatAnExistingJobLogDirectoryGaveOthers() throws Exception {
+        Path job = Files.createDirectories(temp.resolve("logs").resolve("job-0000000000000001"));
+        Files.setPosixFilePermissions(job, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path out = Files.writeString(RankProcessStarter.outputFile(job, 1), "before\n");
+        Files.setPosixFilePermissions(out, PosixFilePermissions.fromString("rw-r--r--"));
+
+        assertEquals(0, run(job).onExit().get(CEILING_SECONDS, TimeUnit.SECONDS));
+
+        assertEquals("rwx------", mode(job));
+        assertEquals("rw-------", mode(out));
+        assertEquals("rw-------", mode(RankProcessStarter.errorFile(job, 1)));
+    }
+
+    @Test
     void shouldLetTheLogGroupReadWhenTheLogDirectoryIsGivenToIt() throws Exception {
         assumeTrue(PrivateDirectories.currentUid() == 0, "giving a directory to any group needs root");
         int group = 100;

@@ -2,7 +2,10 @@ package org.mpiproxy.process;
 
 import static org.junit.jupiter.api.Assertions.assertArrayEquals;
 import static org.junit.jupiter.api.Assertions.assertEquals;
+import static org.junit.jupiter.api.Assertions.assertFalse;
+import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assertions.assertTrue;
 import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
@@ -14,6 +17,8 @@ import java.util.concurrent.TimeUnit;
 
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.mpiproxy.api.LaunchException;
+import org.mpiproxy.api.RankIdentity;
 
 class RankUserTest {
 
@@ -27,6 +32,36 @@ class RankUserTest {
         assertThrows(IllegalArgumentException.class, () -> RankCommand.parseUser("nobody"));
         assertEquals(List.of("setpriv", "--reuid=7", "--regid=8", "--clear-groups", "prog"),
                 RankCommand.asUser(new long[] {7, 8}, List.of("prog")));
+    }
+
+    @Test
+    void shouldRunAJobsUserWithItsGroupsWhenTheNodeKnowsItElseWithNone() {
+        RankIdentity user = new RankIdentity(1000, 1001);
+
+        assertEquals(List.of("setpriv", "--reuid=1000", "--regid=1001", "--init-groups", "prog"),
+                RankCommand.asUser(user, true, List.of("prog")));
+        assertEquals(List.of("setpriv", "--reuid=1000", "--regid=1001", "--clear-groups", "prog"),
+                RankCommand.asUser(user, false, List.of("prog")));
+    }
+
+    @Test
+    void shouldFindAUserInTheNodesUserDatabase() {
+        assertTrue(RankUser.known(0), "root is in every user database");
+        assertFalse(RankUser.known(0xFFFF_FFFEL), "uid 4294967294 is nobody's");
+    }
+
+    @Test
+    void shouldRunAJobsUserOnlyWhenRootOrTheProxysOwnUser() throws LaunchException {
+        RankIdentity user = new RankIdentity(1000, 1000);
+
+        assertEquals(user, RankUser.requested(user, true, new long[] {0, 0}));
+        assertNull(RankUser.requested(user, false, new long[] {1000, 1000}), "the proxy's own user: as it is");
+        assertNull(RankUser.requested(null, false, new long[] {1000, 1000}));
+        LaunchException e = assertThrows(LaunchException.class,
+                () -> RankUser.requested(user, false, new long[] {1000, 100}));
+        assertEquals("cannot run the rank as 1000:1000: the proxy runs as 1000:100, not as root", e.getMessage());
+        e = assertThrows(LaunchException.class, () -> RankUser.requested(user, false, new long[] {2000, 1000}));
+        assertEquals("cannot run the rank as 1000:1000: the proxy runs as 2000:1000, not as root", e.getMessage());
     }
 
     @Test

@@ -215,14 +215,18 @@ public final class MappedFileChannelManager implements ChannelManager {
      * Makes the base directory (owner-only; search-only for others when an owner is configured, so
      * that ranks of that user reach their own job directory without listing the others), or checks
      * the one that is there: a directory of the proxy's user, not a link, writable by nobody else.
+     * Search by others is never taken away: a launcher gives it when a job's ranks run as the job's
+     * user (docs/protocol-v2.md 4.1), whose ranks may be mapping their channels.
      *
      * @param s the settings
      * @throws IOException with one line naming {@code base.directory} and why it is refused
      */
     static void prepareBase(ChannelSettings s) throws IOException {
-        PrivateDirectories.restrict(s.baseDirectory(),
-            s.owner() != null ? PrivateDirectories.SEARCH_ONLY : PrivateDirectories.OWNER_ONLY,
-            "base.directory=" + s.baseDirectory());
+        String what = "base.directory=" + s.baseDirectory();
+        if (s.owner() == null) {
+            PrivateDirectories.ensure(s.baseDirectory(), PrivateDirectories.OWNER_ONLY, what);
+        }
+        PrivateDirectories.restrict(s.baseDirectory(), PrivateDirectories.SEARCH_ONLY, what);
     }
 
     /**

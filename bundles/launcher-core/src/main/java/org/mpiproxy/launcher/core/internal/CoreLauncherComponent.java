@@ -67,7 +67,8 @@ public final class CoreLauncherComponent implements ProcessLauncher {
         @AttributeDefinition(name = "Rank user",
                 description = "Numeric <uid>:<gid> ranks run as (through setpriv) when the proxy runs as root; the"
                         + " image cache is then shared with that group (search and run only). Give"
-                        + " org.mpiproxy.channel.shm the same owner.user. Empty means the proxy's own user.")
+                        + " org.mpiproxy.channel.shm the same owner.user. Empty means the proxy's own user. The ranks"
+                        + " of a job a user started with a job credential run as that user instead.")
         String rank_user() default "";
     }
 

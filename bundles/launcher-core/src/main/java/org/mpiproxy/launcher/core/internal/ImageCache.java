@@ -16,6 +16,7 @@ import java.nio.file.attribute.PosixFilePermissions;
 import java.security.DigestInputStream;
 import java.security.MessageDigest;
 import java.security.NoSuchAlgorithmException;
+import java.util.EnumSet;
 import java.util.HexFormat;
 import java.util.Objects;
 import java.util.Set;
@@ -24,6 +25,7 @@ import net.jpountz.lz4.LZ4Exception;
 import net.jpountz.lz4.LZ4FrameInputStream;
 
 import org.mpiproxy.api.LaunchException;
+import org.mpiproxy.api.PrivateDirectories;
 
 /**
  * Decompressed program images, kept in a private directory under a name made of the program
@@ -42,6 +44,8 @@ final class ImageCache {
     private static final int MAX_PREFIX_LENGTH = 255 - 1 - SHA256_HEX_LENGTH - 2;
     static final String TEMPORARY_PREFIX = ".extract-";
     static final String TEMPORARY_SUFFIX = ".tmp";
+    /** The directory of the images of jobs' users, one directory per group. */
+    static final String GROUPS = "groups";
 
     /** With a rank user: its group may search the directory and read and run the images, nothing more. */
     private static final Set<PosixFilePermission> GROUP_SEARCH = PosixFilePermissions.fromString("rwx--x---");
@@ -150,6 +154,37 @@ final class ImageCache {
     }
 
     /**
+     * As {@link #extract(String, Path)}, for a rank that runs as a job's user (docs/protocol-v2.md
+     * 4.1) with group {@code gid}: unless that is the rank user's group, the image is extracted
+     * into {@value #GROUPS}{@code /<gid>} below the cache directory, that group's to search and its
+     * images that group's to read and run ({@code rwx--x---}, {@code rwxr-x---}), each group's
+     * apart; the cache directory and {@value #GROUPS} become searchable by others, never listable.
+     *
+     * @param program the program name
+     * @param image   its LZ4 frame image
+     * @param gid     the group of the rank's user, -1 for none
+     * @return the cached executable
+     * @throws LaunchException as {@link #extract(String, Path)}
+     */
+    Path extract(String program, Path image, long gid) throws LaunchException {
+        if (gid < 0 || gid == rankGroup) {
+            return extract(program, image);
+        }
+        prepareDirectory(program);
+        Path groups = directory.resolve(GROUPS);
+        try {
+            PrivateDirectories.restrict(groups, PrivateDirectories.SEARCH_ONLY, "image cache " + groups);
+            Files.setPosixFilePermissions(groups, PrivateDirectories.SEARCH_ONLY);
+        } catch (IOException e) {
+            throw failure("cannot create image cache " + groups + " for program '" + program + "': "
+                    + e.getMessage(), e);
+        }
+        // searchable from now on: the groups' directories are reached through it
+        prepareDirectory(program);
+        return new ImageCache(groups.resolve(Long.toString(gid)), maxImageSize, digests, gid).extract(program, image);
+    }
+
+    /**
      * @param program a program name
      * @param digest  the hex SHA-256 of its image
      * @return {@code <program>-<digest>}, the program name cut so the name fits 255 bytes
@@ -224,8 +259,16 @@ final class ImageCache {
                     throw e;
                 }
             }
-            Files.setPosixFilePermissions(directory, OWNER_ONLY);
-            shareWithRankGroup(directory, GROUP_SEARCH);
+            // one change of mode: a rank about to run an image never finds the directory closed
+            Set<PosixFilePermission> mode = EnumSet.noneOf(PosixFilePermission.class);
+            mode.addAll(rankGroup < 0 ? OWNER_ONLY : GROUP_SEARCH);
+            if (Files.isDirectory(directory.resolve(GROUPS), LinkOption.NOFOLLOW_LINKS)) {
+                mode.addAll(PrivateDirectories.SEARCH_ONLY);
+            }
+            if (rankGroup >= 0) {
+                Files.setAttribute(directory, "unix:gid", (int) rankGroup, LinkOption.NOFOLLOW_LINKS);
+            }
+            Files.setPosixFilePermissions(directory, mode);
         } catch (IOException e) {
             throw failure("cannot create image cache " + directory + " for program '" + program + "': " + e, e);
         }

@@ -10,14 +10,20 @@ import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.ProgramNames;
+import org.mpiproxy.api.RankIdentity;
 import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.api.RankOutputListener;
 import org.mpiproxy.process.OutputSettings;
 import org.mpiproxy.process.ProgramFiles;
 import org.mpiproxy.process.RankCommand;
 import org.mpiproxy.process.RankProcessStarter;
+import org.mpiproxy.process.RankUser;
 
-/** Starts a program from its LZ4 image, pinned to the requested core (RankProcessStarter). */
+/**
+ * Starts a program from its LZ4 image, pinned to the requested core (RankProcessStarter): as the
+ * request's user when it has one (a job started under a job credential, its image extracted where
+ * that user's group may run it), else as {@code rank.user}, else as the proxy's user.
+ */
 final class PinnedCoreLauncher implements ProcessLauncher {
 
     static final String IMAGE_SUFFIX = ProgramNames.IMAGE_SUFFIX;
@@ -83,19 +89,21 @@ final class PinnedCoreLauncher implements ProcessLauncher {
                     + core);
         }
         checkCoreExists(core);
+        // a job's user (docs/protocol-v2.md 4.1) wins over rank.user
+        RankIdentity user = RankUser.requested(request.user());
         Path executable;
         if (request.plain() && request.program().startsWith(org.mpiproxy.process.StagedFiles.PREFIX)) {
             // a staged program is already this node's own verified copy (5.8): it runs pinned as it is
             executable = ProgramFiles.executable(stagedDirectory, request.program());
         } else {
             Path image = ProgramFiles.contained(programDirectory, request.program(), request.program() + IMAGE_SUFFIX);
-            executable = images.extract(request.program(), image);
+            executable = images.extract(request.program(), image, user == null ? -1 : user.gid());
         }
         return RankProcessStarter.start(request.program(), RankCommand.argv(executable.toString(), request),
                 RankCommand.environment(request, javaHome),
                 request.logDirectory(), request.jobId(), request.rankId(), core,
                 OutputSettings.of(output, OutputSettings.DEFAULT_CAP_BYTES, request.environment()), allowlist,
-                core, rankUser);
+                core, rankUser, user);
     }
 
     private void checkCoreExists(int core) throws LaunchException {

@@ -7,6 +7,7 @@ import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.lang.reflect.Proxy;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HashMap;
@@ -18,6 +19,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.api.LaunchRequest;
+import org.mpiproxy.api.RankIdentity;
 import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.process.RankUser;
 
@@ -112,5 +114,36 @@ class CoreLauncherComponentTest {
                 "unprivileged, with setsid, setpriv and taskset exec'd in place");
         assertEquals("rwx--x---", PosixFilePermissions.toString(Files.getPosixFilePermissions(temp.resolve("cache"))));
         assertEquals(65534, ((Number) Files.getAttribute(temp.resolve("cache"), "unix:gid")).intValue());
+    }
+
+    @Test
+    void shouldRunCoreRanksAsTheJobsUserFromAnImageOnlyItsGroupRuns() throws Exception {
+        assumeTrue(RankUser.isRoot(), "needs root");
+        assumeTrue(CpuList.parse(AllowedCpus.ofThisProcess().list()).get(1), "needs CPU 1 among the allowed CPUs");
+        Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path programs = Files.createDirectories(temp.resolve("programs"));
+        TestImages.writeImage(programs, "whoami", TestImages.script("echo \"$(id -u):$(id -g) $$\"\n"));
+        Path cache = temp.resolve("cache");
+        CoreLauncherComponent component = new CoreLauncherComponent(config(Map.of(
+                "program.directory", programs.toString(), "cache.directory", cache.toString(),
+                "rank.user", "1:1")));
+        Path logs = temp.resolve("logs").resolve("job-0000000000000005");
+
+        RankProcess p = component.launch(new LaunchRequest(0x5L, 1, 2, 1, "whoami", List.of(),
+                temp.resolve("rank-1.chan"), Map.of(), logs, false, new RankIdentity(65534, 65534)));
+
+        assertEquals(0, p.onExit().get(60, TimeUnit.SECONDS));
+        Path out = logs.resolve("rank-1.out");
+        assertEquals("65534:65534 " + p.pid() + "\n", Files.readString(out), "the job's user, not rank.user");
+        assertEquals(65534, Files.getAttribute(out, "unix:uid", LinkOption.NOFOLLOW_LINKS));
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(out)));
+        assertEquals(65534, Files.getAttribute(logs, "unix:uid", LinkOption.NOFOLLOW_LINKS));
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(logs)));
+        Path groupCache = cache.resolve(ImageCache.GROUPS).resolve("65534");
+        assertEquals("rwx--x---", PosixFilePermissions.toString(Files.getPosixFilePermissions(groupCache)));
+        assertEquals(65534, Files.getAttribute(groupCache, "unix:gid", LinkOption.NOFOLLOW_LINKS));
+        assertEquals("rwx--x--x", PosixFilePermissions.toString(Files.getPosixFilePermissions(cache)),
+                "searchable, not listable");
+        assertEquals(1, Files.getAttribute(cache, "unix:gid", LinkOption.NOFOLLOW_LINKS), "still rank.user's group");
     }
 }

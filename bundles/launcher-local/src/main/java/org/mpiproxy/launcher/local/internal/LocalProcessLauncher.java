@@ -7,16 +7,19 @@ import java.util.Objects;
 import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.RankIdentity;
 import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.api.RankOutputListener;
 import org.mpiproxy.process.OutputSettings;
 import org.mpiproxy.process.ProgramFiles;
 import org.mpiproxy.process.RankCommand;
 import org.mpiproxy.process.RankProcessStarter;
+import org.mpiproxy.process.RankUser;
 
 /**
  * Starts programs of the program directory (and, for plain requests, of the program path) as
- * plain child processes on the proxy's core.
+ * plain child processes on the proxy's core: as the request's user when it has one (a job started
+ * under a job credential), else as {@code rank.user}, else as the proxy's user.
  */
 final class LocalProcessLauncher implements ProcessLauncher {
 
@@ -83,10 +86,12 @@ final class LocalProcessLauncher implements ProcessLauncher {
         Path executable = request.plain()
                 ? ProgramFiles.executable(programDirectory, plainPath(request.program()), request.program())
                 : ProgramFiles.executable(programDirectory, request.program());
+        // a job's user (docs/protocol-v2.md 4.1) wins over rank.user
+        RankIdentity user = RankUser.requested(request.user());
         List<String> argv = RankCommand.argv(executable.toString(), request);
         return RankProcessStarter.start(request.program(), argv, RankCommand.environment(request, javaHome),
                 request.logDirectory(), request.jobId(), request.rankId(), request.coreId(),
                 OutputSettings.of(output, OutputSettings.DEFAULT_CAP_BYTES, request.environment()), allowlist,
-                -1, rankUser);
+                -1, rankUser, user);
     }
 }

@@ -3,10 +3,13 @@ package org.mpiproxy.launcher.local.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertNull;
 import static org.junit.jupiter.api.Assertions.assertThrows;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.lang.reflect.Proxy;
 import java.nio.file.Files;
+import java.nio.file.LinkOption;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.HashMap;
 import java.util.List;
 import java.util.Map;
@@ -15,6 +18,7 @@ import java.util.concurrent.TimeUnit;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.api.LaunchRequest;
+import org.mpiproxy.api.RankIdentity;
 import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.process.RankUser;
 import org.mpiproxy.process.TestScripts;
@@ -117,5 +121,27 @@ class LocalLauncherComponentTest {
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> new LocalLauncherComponent(config(Map.of("program.directory", "programs"))));
         assertEquals("program.directory=programs must be an absolute path", e.getMessage());
+    }
+
+    @Test
+    void shouldRunARankAsItsJobsUserRatherThanTheRankUser() throws Exception {
+        assumeTrue(RankUser.isRoot(), "needs root");
+        Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path programs = Files.createDirectories(temp.resolve("programs"));
+        TestScripts.write(programs, "whoami", "id -u; id -g\n");
+        LocalLauncherComponent launcher = new LocalLauncherComponent(config(Map.of(
+                "program.directory", programs.toString(), "rank.user", "1:1")));
+        Path logs = temp.resolve("logs").resolve("job-0000000000000077");
+
+        RankProcess p = launcher.launch(new LaunchRequest(0x77L, 1, 2, 0, "whoami", List.of(),
+                temp.resolve("rank-1.chan"), Map.of(), logs, false, new RankIdentity(65534, 65534)));
+
+        assertEquals(0, p.onExit().get(60, TimeUnit.SECONDS));
+        Path out = logs.resolve("rank-1.out");
+        assertEquals("65534\n65534\n", Files.readString(out), "the job's user, not rank.user");
+        assertEquals(65534, Files.getAttribute(logs, "unix:uid", LinkOption.NOFOLLOW_LINKS));
+        assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(logs)));
+        assertEquals(65534, Files.getAttribute(out, "unix:uid", LinkOption.NOFOLLOW_LINKS));
+        assertEquals("rw-------", PosixFilePermissions.toString(Files.getPosixFilePermissions(out)));
     }
 }
