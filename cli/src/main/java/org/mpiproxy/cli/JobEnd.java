@@ -85,7 +85,8 @@ final class JobEnd {
      * A node that does not answer a probe is not waited for (a launch may have failed on it);
      * why it did not answer is kept for the report. Ranks already given up are not probed again.
      */
-    void markUnreachableNodes(List<Placement> ranks, int[] statuses, ClusterKeys keys) throws IOException {
+    void markUnreachableNodes(List<Placement> ranks, int[] statuses, ClusterKeys keys, V2Credential credential)
+            throws IOException {
         Map<InetSocketAddress, Boolean> probes = new LinkedHashMap<>();
         for (int r = 1; r < statuses.length; r++) {
             if (statuses[r] < 0 && statuses[r] != V1Control.NODE_DOWN) {
@@ -93,7 +94,7 @@ final class JobEnd {
             }
         }
         Map<InetSocketAddress, Prober.Answer> answers = keys != null
-                ? V2Control.probe(List.copyOf(probes.keySet()), keys, Duration.ofSeconds(2))
+                ? V2Control.probe(List.copyOf(probes.keySet()), keys, credential, Duration.ofSeconds(2))
                 : V1Control.probe(List.copyOf(probes.keySet()), Duration.ofSeconds(2));
         for (int r = 1; r < statuses.length; r++) {
             InetSocketAddress proxy = new InetSocketAddress(ranks.get(r - 1).address(), ranks.get(r - 1).port());

@@ -73,10 +73,21 @@ final class JobRunner {
      *                       rank 0 starts in it, ranks 1..N-1 get it in their EXEC as
      *                       {@value RankWorld#WORKING_DIRECTORY}
      * @param workingDirectoryChosen the user chose it ({@code -wdir}); else it is the launcher's
+     * @param identity       v2: whom the launcher acts as (a job key, {@code --user}), or {@code null}: the
+     *                       cluster key of {@code keySpec} and a random job id
      */
     record Settings(String program, List<String> args, List<Placement> ranks, Map<String, String> environment,
             boolean tagOutput, Duration timeout, Duration grace, Duration terminateWait, Path jobFile, int verbosity,
-            String protocol, String keySpec, boolean stage, Path workingDirectory, boolean workingDirectoryChosen) {
+            String protocol, String keySpec, boolean stage, Path workingDirectory, boolean workingDirectoryChosen,
+            LauncherIdentity identity) {
+
+        Settings(String program, List<String> args, List<Placement> ranks, Map<String, String> environment,
+                 boolean tagOutput, Duration timeout, Duration grace, Duration terminateWait, Path jobFile,
+                 int verbosity, String protocol, String keySpec, boolean stage, Path workingDirectory,
+                 boolean workingDirectoryChosen) {
+            this(program, args, ranks, environment, tagOutput, timeout, grace, terminateWait, jobFile, verbosity,
+                    protocol, keySpec, stage, workingDirectory, workingDirectoryChosen, null);
+        }
 
         Settings(String program, List<String> args, List<Placement> ranks, Map<String, String> environment,
                  boolean tagOutput, Duration timeout, Duration grace, Duration terminateWait, Path jobFile,
@@ -103,6 +114,8 @@ final class JobRunner {
     private final JobEnd end;
     /** Over v2 with ranks 1..N-1: the launcher's side of the job (their start, output and states). */
     private V2Session session;
+    /** Over v2 with a job key: the job's credential, presented to every node; else {@code null}. */
+    private V2Credential credential;
     /** Over v2 with ranks 1..N-1: rank 0's PMI server and the job's PMI fence. */
     private org.mpiproxy.protocol.pmi.PmiServer pmi;
     private PmiFence fence;
@@ -182,9 +195,15 @@ final class JobRunner {
         env.putAll(RankWorld.rankZeroVariables(ranks, slurmNames));
         env.put("MPIPROXY_PROTOCOL", settings.protocol());
         long jobId = 0;
-        if (settings.v2()) {
-            jobId = V2Control.randomJobId();
-            env.put(V2Control.KEY_FILE_ENV, settings.keySpec());
+        LauncherIdentity identity = !settings.v2() ? null : settings.identity() != null ? settings.identity()
+                : new LauncherIdentity(settings.keySpec(), LauncherIdentity.randomJobId(),
+                V2Control.keys(settings.keySpec()), null);
+        if (identity != null) {
+            jobId = identity.jobId();
+            credential = identity.credential();
+            if (identity.keySpec() != null) {
+                env.put(V2Control.KEY_FILE_ENV, identity.keySpec());
+            }
             env.put("MPIPROXY_JOB_ID", Job.hex(jobId));
         }
         env.put("MPIPROXY_HOSTS", hosts.toString());
@@ -214,9 +233,9 @@ final class JobRunner {
         }
         SignalTrap.install("INT", () -> onSignal("SIGINT"));
         SignalTrap.install("TERM", () -> onSignal("SIGTERM"));
-        org.mpiproxy.protocol.ClusterKeys keys = settings.v2() ? V2Control.keys(settings.keySpec()) : null;
+        org.mpiproxy.protocol.ClusterKeys keys = identity != null ? identity.keys() : null;
         if (settings.v2() && size > 1) {
-            session = new V2Session(jobId, keys, ranks, out, err, settings.tagOutput(), this::wake);
+            session = new V2Session(jobId, keys, credential, ranks, out, err, settings.tagOutput(), this::wake);
             session.watch(times, clock);
             startPmi(jobId, size, env);
             Integer failed = startRanks(ranks, size, hostPort, jobId, keys);
@@ -303,8 +322,16 @@ final class JobRunner {
         for (Placement p : ranks) {
             proxies.put(new InetSocketAddress(p.address(), p.port()), true);
         }
+        // with a job key, every node learns it first (docs/protocol-v2.md 5.9); a node that refuses it ends the job
+        if (credential != null && credential.presentTo(proxies.keySet(), PROBE_WAIT) != null) {
+            err.println("mpiproxy: " + credential.refusal());
+            int[] none = new int[size];
+            Arrays.fill(none, V1Control.NOT_RUNNING);
+            end.record(jobFile(0, null, hostPort, ranks, jobId), none, EXIT_CANNOT_START, FAILURE);
+            return EXIT_CANNOT_START;
+        }
         Map<InetSocketAddress, Prober.Answer> answers = V2Control.probe(List.copyOf(proxies.keySet()), keys,
-                PROBE_WAIT);
+                credential, PROBE_WAIT);
         List<V2Session.Failure> failures = new ArrayList<>();
         for (int r = 1; r < size; r++) {
             Placement p = ranks.get(r - 1);
@@ -321,7 +348,7 @@ final class JobRunner {
                 program = V2Stage.name(content);
                 long t0 = System.nanoTime();
                 Map<InetSocketAddress, String> lacking = V2Stage.stage(List.copyOf(proxies.keySet()), jobId, keys,
-                        content, V2Control.DEAD_AFTER);
+                        credential, content, V2Control.DEAD_AFTER);
                 for (int r = 1; r < size; r++) {
                     Placement p = ranks.get(r - 1);
                     String problem = lacking.get(new InetSocketAddress(p.address(), p.port()));
@@ -351,6 +378,9 @@ final class JobRunner {
         if (failures.isEmpty()) {
             return null;
         }
+        if (credential != null && credential.refusal() != null) {
+            err.println("mpiproxy: " + credential.refusal()); // presented again, and refused: why the EXECs failed
+        }
         int[] statuses = new int[size];
         // after a failed probe nothing was started; after EXECs the ranks that started are stopped
         Arrays.fill(statuses, execed ? V1Control.NO_REPLY : V1Control.NOT_RUNNING);
@@ -362,8 +392,8 @@ final class JobRunner {
         }
         if (execed) {
             int[] reported = statuses.clone();
-            V2Control.terminate(hostPort, jobId, keys, ranks, statuses, true, Duration.ofSeconds(10),
-                    V2Control.DEAD_AFTER, () -> signalCount() >= 2, this::lateLine);
+            V2Control.terminate(hostPort, jobId, keys, credential, ranks, statuses, true, Duration.ofSeconds(10),
+                    V2Control.DEAD_AFTER, () -> signalCount() >= 2, this::lateLine, System::nanoTime);
             for (V2Session.Failure f : failures) {
                 statuses[f.rank()] = reported[f.rank()];
             }
@@ -410,8 +440,8 @@ final class JobRunner {
             statuses[0] = EXIT_CANNOT_START;
             if (session != null) {
                 Arrays.fill(statuses, 1, size, V1Control.NO_REPLY);
-                V2Control.terminate(hostPort, jobId, keys, ranks, statuses, true, Duration.ofSeconds(10),
-                        V2Control.DEAD_AFTER, () -> signalCount() >= 2, this::lateLine);
+                V2Control.terminate(hostPort, jobId, keys, credential, ranks, statuses, true, Duration.ofSeconds(10),
+                        V2Control.DEAD_AFTER, () -> signalCount() >= 2, this::lateLine, System::nanoTime);
             }
             end.record(jobFile(0, null, hostPort, ranks, jobId), statuses, EXIT_CANNOT_START, null);
             return EXIT_CANNOT_START;
@@ -490,11 +520,12 @@ final class JobRunner {
             }
             try {
                 if (settings.v2()) {
-                    end.markUnreachableNodes(ranks, statuses, keys);
-                    V2Control.terminate(hostPort, jobId, keys, ranks, statuses, stopNow, wait, V2Control.DEAD_AFTER,
-                            () -> !immediate && signalCount() >= 2, this::lateLine);
+                    end.markUnreachableNodes(ranks, statuses, keys, credential);
+                    V2Control.terminate(hostPort, jobId, keys, credential, ranks, statuses, stopNow, wait,
+                            V2Control.DEAD_AFTER, () -> !immediate && signalCount() >= 2, this::lateLine,
+                            System::nanoTime);
                 } else {
-                    end.markUnreachableNodes(ranks, statuses, null);
+                    end.markUnreachableNodes(ranks, statuses, null, null);
                     V1Control.terminate(hostPort, ranks, statuses, wait, () -> !immediate && signalCount() >= 2);
                 }
             } catch (IOException | IllegalArgumentException e) {

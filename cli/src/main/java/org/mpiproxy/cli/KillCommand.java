@@ -105,9 +105,18 @@ final class KillCommand implements Callable<Integer> {
         try {
             if (job.v2()) {
                 out.println("terminating job " + JobRunner.Job.hex(job.jobId()) + " over v2");
-                V2Control.terminate(job.hostPort(), job.jobId(),
-                        V2Control.keys(job.keySpec() != null ? job.keySpec() : V2Control.keySpec(null, launch.env())),
-                        job.ranks(), statuses, true, wait, V2Control.DEAD_AFTER, () -> false, (r, stderr, line) -> { });
+                // without the cluster key: the job's own key, from the local proxy (docs/protocol-v2.md 4.2)
+                LauncherIdentity identity = LauncherIdentity.forJob(job.keySpec(), null, launch.env(), job.jobId());
+                String refused = identity.credential() == null ? null : identity.credential().presentTo(
+                        job.ranks().stream().map(p -> new java.net.InetSocketAddress(p.address(), p.port())).toList(),
+                        wait);
+                if (refused != null) {
+                    launch.err().println("mpiproxy: " + refused);
+                    return 1;
+                }
+                V2Control.terminate(job.hostPort(), job.jobId(), identity.keys(), identity.credential(), job.ranks(),
+                        statuses, true, wait, V2Control.DEAD_AFTER, () -> false, (r, stderr, line) -> { },
+                        System::nanoTime);
             } else {
                 V1Control.terminate(job.hostPort(), job.ranks(), statuses, wait, () -> false);
             }

@@ -133,8 +133,16 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--key-file", paramLabel = "FILE",
             description = "The cluster's v2 key (the same file as every node's etc/mpiproxy.key). Default: $"
-                    + V2Control.KEY_FILE_ENV + ", else ../etc/mpiproxy.key, else ~/.mpiproxy/key.")
+                    + V2Control.KEY_FILE_ENV + ", else ../etc/mpiproxy.key, else ~/.mpiproxy/key. Without a"
+                    + " readable one the job runs as this user with a credential from the local proxy's socket ($"
+                    + LauncherIdentity.SOCKET_ENV + ", else " + LauncherIdentity.DEFAULT_SOCKET + ").")
     Path keyFile;
+
+    @Option(names = "--user", paramLabel = "UID:GID",
+            description = "Runs ranks 1..N-1 as this user and group: the launcher makes the job's credential with the"
+                    + " cluster key (valid 1 hour) and signs the job with its job key, as for a user without the key."
+                    + " Needs the cluster key.")
+    String user;
 
     @Option(names = "--job-file", paramLabel = "FILE",
             description = "Writes what 'mpiproxy status' and 'mpiproxy kill' need to find this job; when the job"
@@ -210,11 +218,15 @@ final class RunCommand implements Callable<Integer> {
         if (keyFile != null && protocol.equals("v1")) {
             throw new Usage("--key-file applies to --protocol v2 only; v1 has no authentication");
         }
+        if (user != null && protocol.equals("v1")) {
+            throw new Usage("--user applies to --protocol v2 only; v1 has no credentials");
+        }
+        LauncherIdentity identity = null;
         String keySpec = null;
         if (protocol.equals("v2")) {
             try {
-                keySpec = V2Control.keySpec(keyFile, launch.env());
-                V2Control.keys(keySpec);
+                identity = LauncherIdentity.forNewJob(keyFile, launch.env(), user);
+                keySpec = LauncherIdentity.keySpec(keyFile, launch.env());
             } catch (IllegalArgumentException e) {
                 throw new Usage(e.getMessage());
             }
@@ -251,7 +263,7 @@ final class RunCommand implements Callable<Integer> {
                 tagOutput && !raw, timeoutSeconds == 0 ? null : Duration.ofSeconds(timeoutSeconds),
                 Duration.ofSeconds(graceSeconds), Duration.ofSeconds(terminateWaitSeconds), jobFile,
                 quiet ? -1 : verbose ? 1 : 0, protocol, keySpec, stage, workingDirectory(launch.env()),
-                workingDirectory != null);
+                workingDirectory != null, identity);
     }
 
     /** @return whether ranks are bound to their slots' cores: {@code --bind} or Hydra's {@code -bind-to} */

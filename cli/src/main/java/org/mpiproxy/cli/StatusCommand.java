@@ -10,7 +10,6 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.Callable;
 
-import org.mpiproxy.protocol.ClusterKeys;
 import org.mpiproxy.protocol.MpiErrors;
 import org.mpiproxy.protocol.V2StatusDescriptor;
 
@@ -112,8 +111,8 @@ final class StatusCommand implements Callable<Integer> {
         Map<InetSocketAddress, Prober.Answer> answered;
         if (protocol.equals("v2") && jobId != 0) {
             try {
-                return ranks(out, nodes, jobId, V2Control.keys(keySpec != null ? keySpec
-                        : V2Control.keySpec(keyFile, launch.env())));
+                // without the cluster key: the job's own key, from the local proxy (docs/protocol-v2.md 4.2)
+                return ranks(out, nodes, jobId, LauncherIdentity.forJob(keySpec, keyFile, launch.env(), jobId));
             } catch (IllegalArgumentException e) {
                 launch.err().println("mpiproxy: " + e.getMessage());
                 return 2;
@@ -121,8 +120,13 @@ final class StatusCommand implements Callable<Integer> {
         }
         if (protocol.equals("v2")) {
             try {
-                answered = V2Control.probe(new ArrayList<>(nodes.keySet()),
-                        V2Control.keys(keySpec != null ? keySpec : V2Control.keySpec(keyFile, launch.env())),
+                String spec = keySpec != null ? keySpec : LauncherIdentity.keySpec(keyFile, launch.env());
+                if (spec == null) {
+                    throw new IllegalArgumentException("no v2 key file: give --key-file FILE (the cluster's key, as in"
+                            + " every node's etc/mpiproxy.key) or set " + V2Control.KEY_FILE_ENV + "; without it,"
+                            + " --job ID asks about one of this user's jobs");
+                }
+                answered = V2Control.probe(new ArrayList<>(nodes.keySet()), V2Control.keys(spec),
                         Duration.ofMillis(Math.max(1, waitMillis)));
             } catch (IllegalArgumentException e) {
                 launch.err().println("mpiproxy: " + e.getMessage());
@@ -146,10 +150,17 @@ final class StatusCommand implements Callable<Integer> {
     }
 
     /** Asks every node for the job's ranks and prints them; returns the exit status. */
-    private int ranks(PrintStream out, Map<InetSocketAddress, String> nodes, long jobId, ClusterKeys keys)
+    private int ranks(PrintStream out, Map<InetSocketAddress, String> nodes, long jobId, LauncherIdentity identity)
             throws java.io.IOException {
+        Duration wait = Duration.ofMillis(Math.max(1, waitMillis));
+        String refused = identity.credential() == null ? null
+                : identity.credential().presentTo(nodes.keySet(), wait);
+        if (refused != null) {
+            launch.err().println("mpiproxy: " + refused);
+            return 1;
+        }
         Map<InetSocketAddress, V2Control.NodeStatus> answers = V2Control.status(new ArrayList<>(nodes.keySet()), jobId,
-                keys, Duration.ofMillis(Math.max(1, waitMillis)));
+                identity.keys(), identity.credential(), wait);
         String hex = JobRunner.Job.hex(jobId);
         List<String[]> rows = new ArrayList<>();
         int down = 0;

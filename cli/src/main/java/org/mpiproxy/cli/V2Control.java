@@ -10,8 +10,6 @@ import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
-import java.nio.file.Files;
-import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.security.SecureRandom;
 import java.time.Duration;
@@ -36,7 +34,7 @@ import org.mpiproxy.protocol.V2StatusDescriptor;
  * What the launcher does over v2 besides running rank 0: probe proxies with an authenticated
  * request, and terminate a job's ranks by job id as the job's owner (a v2 job belongs to the
  * address and port of its first EXEC, rank 0's port). Every datagram is signed with the
- * cluster key and every reply checked. Requests are repeated every second until answered; a node
+ * cluster key (or a job's key, {@link V2Credential}) and every reply checked. Requests are repeated every second until answered; a node
  * that refused one as busy (docs/protocol-v2.md 3.5) is asked again only after its back-off.
  * Not thread-safe.
  */
@@ -55,36 +53,6 @@ final class V2Control {
     private static final long SKEW_MILLIS = 30_000;
 
     private V2Control() {
-    }
-
-    /**
-     * Where the key comes from: {@code --key-file}, else {@value #KEY_FILE_ENV}, else the
-     * MPI library's defaults ({@code ../etc/mpiproxy.key} from the working directory, then
-     * {@code ~/.mpiproxy/key}).
-     *
-     * @param keyFile the option's value, or {@code null}
-     * @param env     the environment
-     * @return the key file list, {@code [id:]path[,...]}
-     * @throws IllegalArgumentException when no key file is found
-     */
-    static String keySpec(Path keyFile, Map<String, String> env) {
-        if (keyFile != null) {
-            return keyFile.toAbsolutePath().toString();
-        }
-        String spec = env.get(KEY_FILE_ENV);
-        if (spec != null && !spec.isBlank()) {
-            return spec;
-        }
-        Path distribution = Path.of("..", "etc", "mpiproxy.key");
-        if (Files.exists(distribution, LinkOption.NOFOLLOW_LINKS)) {
-            return distribution.toAbsolutePath().normalize().toString();
-        }
-        Path home = Path.of(System.getProperty("user.home"), ".mpiproxy", "key");
-        if (Files.exists(home, LinkOption.NOFOLLOW_LINKS)) {
-            return home.toString();
-        }
-        throw new IllegalArgumentException("no v2 key file: give --key-file FILE (the cluster's key, as in every"
-                + " node's etc/mpiproxy.key), set " + KEY_FILE_ENV + ", or use --protocol v1");
     }
 
     /**
@@ -110,24 +78,37 @@ final class V2Control {
      */
     static Map<InetSocketAddress, Prober.Answer> probe(List<InetSocketAddress> proxies, ClusterKeys keys,
                                                        Duration wait) throws IOException {
-        Signer signer = new Signer(keys);
+        return probe(proxies, keys, null, wait);
+    }
+
+    /**
+     * As {@link #probe(List, ClusterKeys, Duration)}; signing with a job key ({@code credential}
+     * not {@code null}, presented to the proxies before), with STATUS of the credential's job,
+     * since a job key cannot sign for job 0: any reply, MPI_ERR_COMM (unknown job) too, shows the
+     * proxy alive. A proxy that refuses a probe as without credential gets it again.
+     */
+    static Map<InetSocketAddress, Prober.Answer> probe(List<InetSocketAddress> proxies, ClusterKeys keys,
+                                                       V2Credential credential, Duration wait) throws IOException {
+        Signer signer = new Signer(keys, credential);
+        long jobId = credential == null ? 0 : credential.jobId();
         Map<InetSocketAddress, List<Long>> sent = new HashMap<>();
         Prober.Exchange exchange = new Prober.Exchange() {
             @Override
             public ByteBuffer request(InetSocketAddress proxy) {
                 long token = signer.random.nextLong();
                 sent.computeIfAbsent(proxy, p -> new ArrayList<>()).add(token);
-                return signer.request(proxy, OP_STATUS, 0, 0, 0, h -> h.sequence(token).nonce(token), null);
+                return signer.request(proxy, OP_STATUS, jobId, 0, 0, h -> h.sequence(token).nonce(token), null);
             }
 
             @Override
             public Prober.Answer check(InetSocketAddress proxy, ByteBuffer in) {
                 List<Long> tokens = sent.getOrDefault(proxy, List.of());
                 if (signer.refused(proxy)) {
-                    // busy is no answer yet: the probe goes again after the node's back-off
-                    return signer.refusals.busy(proxy) ? null : new Prober.Answer(false, signer.refusals.problem(proxy));
+                    // busy is no answer yet: the probe goes again after the node's back-off (no credential: now)
+                    String problem = signer.refusals.problem(proxy);
+                    return signer.refusals.busy(proxy) || problem == null ? null : new Prober.Answer(false, problem);
                 }
-                V2HeaderFlyweight h = signer.verify(proxy, 0);
+                V2HeaderFlyweight h = signer.verify(proxy, jobId);
                 return h != null && h.operation() == OP_STATUS && tokens.contains(h.sequence())
                         ? Prober.Answer.ANSWERED : null;
             }
@@ -176,9 +157,15 @@ final class V2Control {
      */
     static Map<InetSocketAddress, NodeStatus> status(List<InetSocketAddress> proxies, long jobId, ClusterKeys keys,
                                                      Duration wait) throws IOException {
+        return status(proxies, jobId, keys, null, wait);
+    }
+
+    /** As {@link #status(List, long, ClusterKeys, Duration)}, with the job's credential (a job key signs). */
+    static Map<InetSocketAddress, NodeStatus> status(List<InetSocketAddress> proxies, long jobId, ClusterKeys keys,
+                                                     V2Credential credential, Duration wait) throws IOException {
         Map<InetSocketAddress, NodeStatus> nodes = new LinkedHashMap<>();
         proxies.forEach(p -> nodes.put(p, new NodeStatus()));
-        Signer signer = new Signer(keys);
+        Signer signer = new Signer(keys, credential);
         RequestRounds.run(0, signer.in, wait, Math.min(RESEND_NANOS, Math.max(1, wait.toNanos() / 4)),
                 new RequestRounds.Exchange() {
                     private int left = nodes.size();
@@ -307,6 +294,13 @@ final class V2Control {
     static void terminate(int localPort, long jobId, ClusterKeys keys, List<Placement> ranks, int[] statuses,
                           boolean stopNow, Duration wait, Duration silence, BooleanSupplier stop, Lines lines,
                           LongSupplier silenceClock) throws IOException {
+        terminate(localPort, jobId, keys, null, ranks, statuses, stopNow, wait, silence, stop, lines, silenceClock);
+    }
+
+    /** As the method above, with the job's credential when it signs with a job key ({@code null} otherwise). */
+    static void terminate(int localPort, long jobId, ClusterKeys keys, V2Credential credential, List<Placement> ranks,
+                          int[] statuses, boolean stopNow, Duration wait, Duration silence, BooleanSupplier stop,
+                          Lines lines, LongSupplier silenceClock) throws IOException {
         InetSocketAddress[] addresses = new InetSocketAddress[ranks.size() + 1];
         boolean[] pending = new boolean[ranks.size() + 1];
         int left = 0;
@@ -318,7 +312,7 @@ final class V2Control {
         if (left == 0) {
             return;
         }
-        Signer signer = new Signer(keys);
+        Signer signer = new Signer(keys, credential);
         Map<Long, OutputStreamReceiver> streams = new HashMap<>();
         Map<InetSocketAddress, Long> lastHeard = new HashMap<>();
         long argument = stopNow ? V2HeaderDescriptor.TERMINATE_STOP : 0;
@@ -425,16 +419,6 @@ final class V2Control {
         channel.send(signer.request(source, OP_OUTPUT, jobId, rank, 0, a -> a.tag(stream).ack(next), null), source);
     }
 
-    /** @return a random job id, never 0 */
-    static long randomJobId() {
-        SecureRandom random = new SecureRandom();
-        long id = 0;
-        while (id == 0) {
-            id = random.nextLong();
-        }
-        return id;
-    }
-
     /** Builds signed requests for, and checks replies from, nodes named by their address. */
     static final class Signer {
         final ByteBuffer out = ByteBuffer.allocate(V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH)
@@ -448,9 +432,16 @@ final class V2Control {
         final SecureRandom random = new SecureRandom();
         /** The refusals of the requests signed here, and the back-off of busy nodes (docs/protocol-v2.md 3.5). */
         final V2Refusals refusals = new V2Refusals();
+        /** The job's credential when {@link #keys} is its job key: presented again on a refusal of reason 6. */
+        final V2Credential credential;
 
         Signer(ClusterKeys keys) {
+            this(keys, null);
+        }
+
+        Signer(ClusterKeys keys, V2Credential credential) {
             this.keys = keys;
+            this.credential = credential;
         }
 
         V2Authenticator auth(InetSocketAddress node) {
@@ -476,7 +467,17 @@ final class V2Control {
 
         /** @return whether {@link #in} holds a refusal of a request sent to {@code source} lately (busy: a back-off) */
         boolean refused(InetSocketAddress source) {
-            return refusals.onRefusal(source, in, System.nanoTime());
+            if (!refusals.onRefusal(source, in, System.nanoTime())) {
+                return false;
+            }
+            if (credential != null && refusals.takeNoCredential(source)) {
+                try {
+                    credential.presentAgain(source); // the refused request goes again with its next round
+                } catch (IOException e) {
+                    // not presented: the request is refused again, and the credential presented again
+                }
+            }
+            return true;
         }
 
         /** @return whether requests to {@code node} wait for its back-off after a busy refusal */

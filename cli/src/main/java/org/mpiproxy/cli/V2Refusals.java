@@ -33,6 +33,8 @@ final class V2Refusals {
         long holdOffUntil;
         /** Why it refused, in words: the last matched refusal since the last valid reply. */
         String problem;
+        /** Its last matched refusal was reason 6, no credential, not taken yet ({@link #takeNoCredential}). */
+        boolean noCredential;
     }
 
     private final Map<InetSocketAddress, Node> nodes = new HashMap<>();
@@ -59,7 +61,10 @@ final class V2Refusals {
             return false;
         }
         int reason = V2RefusalDescriptor.reason(in, 0);
-        n.problem = V2RefusalDescriptor.describe(reason, V2RefusalDescriptor.keyId(in, 0));
+        n.problem = reason == V2Credential.REASON_NO_CREDENTIAL ? "the proxy does not know the job's key: the"
+                + " job's credential was not presented to it" : V2RefusalDescriptor.describe(reason,
+                V2RefusalDescriptor.keyId(in, 0));
+        n.noCredential = reason == V2Credential.REASON_NO_CREDENTIAL;
         if (V2RefusalDescriptor.isRetryable(reason)) {
             if (!n.busy) {
                 n.busy = true;
@@ -81,6 +86,21 @@ final class V2Refusals {
             }
         }
         return false;
+    }
+
+    /**
+     * @param node a node
+     * @return whether its last matched refusal was reason 6, no credential (docs/protocol-v2.md 3.5),
+     *         and not taken since; taking it clears it and the problem it made
+     */
+    boolean takeNoCredential(InetSocketAddress node) {
+        Node n = nodes.get(node);
+        if (n == null || !n.noCredential) {
+            return false;
+        }
+        n.noCredential = false;
+        n.problem = null;
+        return true;
     }
 
     /** A valid reply from the node: its busy spell (and any refusal) is over. */

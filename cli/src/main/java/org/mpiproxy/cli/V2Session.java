@@ -100,10 +100,16 @@ final class V2Session implements AutoCloseable {
      */
     V2Session(long jobId, ClusterKeys keys, List<Placement> ranks, PrintStream out, PrintStream err, boolean tag,
               Runnable onChange) throws IOException {
+        this(jobId, keys, null, ranks, out, err, tag, onChange);
+    }
+
+    /** As the constructor above; {@code credential}: the job's, when {@code keys} is its job key, else {@code null}. */
+    V2Session(long jobId, ClusterKeys keys, V2Credential credential, List<Placement> ranks, PrintStream out,
+              PrintStream err, boolean tag, Runnable onChange) throws IOException {
         this.jobId = jobId;
         this.onChange = onChange;
         this.ranks = ranks;
-        this.signer = new V2Control.Signer(keys);
+        this.signer = new V2Control.Signer(keys, credential);
         this.err = err;
         for (int r = 1; r <= ranks.size(); r++) {
             ranksByNode.computeIfAbsent(address(r), a -> new ArrayList<>()).add(r);
@@ -139,15 +145,7 @@ final class V2Session implements AutoCloseable {
 
     /** @return the port of the output socket, which the EXECs name */
     int outputPort() {
-        return ((InetSocketAddress) socketAddress()).getPort();
-    }
-
-    private java.net.SocketAddress socketAddress() {
-        try {
-            return output.getLocalAddress();
-        } catch (IOException e) {
-            throw new java.io.UncheckedIOException(e);
-        }
+        return output.socket().getLocalPort();
     }
 
     /**
@@ -182,7 +180,7 @@ final class V2Session implements AutoCloseable {
         List<Failure> failures = new ArrayList<>();
         int flags = FLAG_PLAIN | FLAG_OUTPUT;
         int outputPort = outputPort();
-        V2Control.Signer execSigner = new V2Control.Signer(signer.keys);
+        V2Control.Signer execSigner = new V2Control.Signer(signer.keys, signer.credential);
         RequestRounds.run(hostPort, execSigner.in, wait, EXEC_RESEND_NANOS, new RequestRounds.Exchange() {
             private int left = size - 1;
 
@@ -223,7 +221,8 @@ final class V2Session implements AutoCloseable {
 
             @Override
             public boolean done() {
-                return left == 0;
+                // a node that refused the job's credential presented again ends the job (the caller says so)
+                return left == 0 || signer.credential != null && signer.credential.refusal() != null;
             }
         });
         takeOutput(0);

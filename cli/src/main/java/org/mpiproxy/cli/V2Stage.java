@@ -63,10 +63,17 @@ final class V2Stage {
      */
     static Map<InetSocketAddress, String> stage(List<InetSocketAddress> nodes, long jobId, ClusterKeys keys,
                                                 byte[] content, Duration wait) throws IOException {
+        return stage(nodes, jobId, keys, null, content, wait);
+    }
+
+    /** As the method above, with the job's credential when {@code keys} is its job key, else {@code null}. */
+    static Map<InetSocketAddress, String> stage(List<InetSocketAddress> nodes, long jobId, ClusterKeys keys,
+                                                V2Credential credential, byte[] content, Duration wait)
+            throws IOException {
         byte[] digest = sha256(content);
         int chunk = V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH - HEADER_LENGTH - V2HeaderDescriptor.MAC_LENGTH - DIGEST;
         int count = Math.max(1, (content.length + chunk - 1) / chunk);
-        V2Control.Signer signer = new V2Control.Signer(keys);
+        V2Control.Signer signer = new V2Control.Signer(keys, credential);
         Map<InetSocketAddress, Node> state = new LinkedHashMap<>();
         nodes.forEach(n -> state.put(n, new Node()));
         RequestRounds.run(0, signer.in, wait, RESEND_NANOS, new RequestRounds.Exchange() {
