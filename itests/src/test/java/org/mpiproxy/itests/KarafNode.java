@@ -79,6 +79,8 @@ final class KarafNode {
         // v2 requests name the node they are for: hosts name a node by its proxy's address
         edit(etc.resolve("org.mpiproxy.proxy.cfg"), "node.name", address);
         edit(etc.resolve("org.mpiproxy.proxy.cfg"), "stop.grace.seconds", "2");
+        // several nodes share this machine: a local socket each, not the default /run/mpiproxy/proxy.sock
+        edit(etc.resolve("org.mpiproxy.proxy.cfg"), "local.socket", home.resolve("run/proxy.sock").toString());
         // shipped off; the tests' nodes serve v1 too (the readiness probe, the FreeNOS host's tests)
         edit(etc.resolve("org.mpiproxy.proxy.cfg"), "v1.enabled", "true");
         edit(etc.resolve("org.apache.karaf.shell.cfg"), "sshPort", Integer.toString(Ports.freeTcpPort()));

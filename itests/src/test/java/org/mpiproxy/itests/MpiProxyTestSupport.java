@@ -187,6 +187,9 @@ public abstract class MpiProxyTestSupport {
 
                 // shipped off; the tests speak v1 as FreeNOS hosts do
                 editConfigurationFilePut("etc/org.mpiproxy.proxy.cfg", "v1.enabled", "true"),
+                // a local socket of this run's own, not the default /run/mpiproxy/proxy.sock (short: at most 107 bytes)
+                editConfigurationFilePut("etc/org.mpiproxy.proxy.cfg", "local.socket",
+                        Files.createTempDirectory("mpiproxy-").resolve("proxy.sock").toString()),
                 editConfigurationFilePut("etc/org.mpiproxy.transport.udp.cfg", "address", LOCALHOST),
                 editConfigurationFilePut("etc/org.mpiproxy.transport.udp.cfg", "port", Integer.toString(udpPort)),
                 editConfigurationFilePut("etc/org.mpiproxy.channel.shm.cfg", "base.directory", channels.toString()),

@@ -30,7 +30,7 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs the node's health checks on demand: the UDP transport listens, each launcher's
- * program directory is usable, the v2 key (when configured) is usable, the channel
+ * program directory is usable, the v2 key (when configured) is usable, the local socket is open, the channel
  * directory's file system has room, the receive thread serves (it runs and is not stuck in
  * the handler), the log, state and staged directories have room, and no component refused a
  * configuration value or holds an unknown key (the line it logged, until the value is fixed).
@@ -103,6 +103,11 @@ public class HealthCheckComponent {
     @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
             policyOption = ReferencePolicyOption.GREEDY, target = "(component.name=" + ProxyComponent.PID + ")")
     volatile ProxyStatus proxy;
+
+    /** This bundle's local socket, which gives local users job credentials. */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC,
+            policyOption = ReferencePolicyOption.GREEDY)
+    volatile LocalSocketComponent identity;
 
     /** The last good configuration of this bundle's health checks, kept across re-activations. */
     private static final CheckedConfiguration<Config> CONFIGURATIONS = new CheckedConfiguration<>(PID, Config.class, LOG::warn);
@@ -276,6 +281,8 @@ public class HealthCheckComponent {
         }
         ProxyStatus p = proxy;
         results.add(NodeHealth.key(s.keyFile(), p instanceof ProxyComponent ? ((ProxyComponent) p).v2Keys() : null));
+        LocalSocketComponent socket = identity;
+        results.add(NodeHealth.identity(socket == null ? null : socket.state()));
         ChannelManager c = channels;
         NodeHealth.FreeSpace free = freeSpace;
         results.add(NodeHealth.sharedMemory(c != null ? c.baseDirectory() : null, s.shmMinFreeBytes(), free));

@@ -23,6 +23,7 @@ final class NodeHealth {
     static final String SERVING = "udp.serving";
     static final String DISK = "disk.";
     static final String CONFIG = "config";
+    static final String IDENTITY = "identity";
 
     /** Reads the usable bytes of the file system holding an existing path. */
     @FunctionalInterface
@@ -169,6 +170,24 @@ final class NodeHealth {
             return new HealthResult(KEY, Status.CRITICAL, e.getMessage());
         }
         return new HealthResult(KEY, Status.OK, keyFile + " is readable by its owner only and holds a strong key");
+    }
+
+    /**
+     * The local socket that gives local users job credentials (docs/protocol-v2.md 4.2).
+     *
+     * @param socket what {@link LocalSocketComponent#state()} tells, {@code null} when it does not run
+     */
+    static HealthResult identity(LocalSocketComponent.State socket) {
+        if (socket == null) {
+            return new HealthResult(IDENTITY, Status.WARN, "the local socket is not running: see the log");
+        }
+        if (socket.socket() == null) {
+            return new HealthResult(IDENTITY, Status.OK, "local socket off");
+        }
+        if (socket.problem() != null) {
+            return new HealthResult(IDENTITY, Status.WARN, socket.problem());
+        }
+        return new HealthResult(IDENTITY, Status.OK, "local socket " + socket.socket());
     }
 
     /**

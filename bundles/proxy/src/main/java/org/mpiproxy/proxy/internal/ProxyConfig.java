@@ -155,4 +155,15 @@ public @interface ProxyConfig {
                     + " rwxr-x--- of that group, and jobs' directories and files rwxr-x--- and rw-r----- of it."
                     + " Empty means the proxy's user alone: rwx------ directories, rw------- files.")
     String log_group() default "";
+
+    @AttributeDefinition(name = "Local socket",
+            description = "Unix socket on which local users get job credentials (docs/protocol-v2.md 4.2): mode 0666, in"
+                    + " a directory the proxy makes (mode 0755, its own) and refuses when another user owns it or its"
+                    + " group or others may write it. Empty: no local socket.")
+    String local_socket() default LocalSocketComponent.DEFAULT_SOCKET;
+
+    @AttributeDefinition(name = "Credential lifetime",
+            description = "Seconds a job credential issued on the local socket is valid, 1.."
+                    + CredentialIssuer.MAX_LIFETIME_SECONDS + ".", min = "1", max = "604800")
+    int identity_credential_seconds() default (int) CredentialIssuer.DEFAULT_LIFETIME_SECONDS;
 }

@@ -14,6 +14,9 @@ import org.mpiproxy.api.config.RejectedConfigurationException;
  */
 final class ProxyConfigs {
 
+    /** Longest path of a Unix socket on Linux ({@code sun_path} less its terminating zero). */
+    static final int MAX_SOCKET_PATH_BYTES = 107;
+
     private ProxyConfigs() {
     }
 
@@ -40,7 +43,35 @@ final class ProxyConfigs {
                     + " must be >= 0 (0: no staging)");
         }
         ProxyDirectories.check(config);
+        localSocket(config);
+        CredentialIssuer.lifetime(config.identity_credential_seconds());
         return config;
+    }
+
+    /**
+     * @param config the configuration
+     * @return the local socket's path ({@code local.socket}), {@code null} when it is off (empty)
+     * @throws IllegalArgumentException when it is not an absolute path a Unix socket may have
+     */
+    static java.nio.file.Path localSocket(ProxyConfig config) {
+        String configured = config.local_socket() == null ? "" : config.local_socket().trim();
+        if (configured.isEmpty()) {
+            return null;
+        }
+        java.nio.file.Path path;
+        try {
+            path = java.nio.file.Path.of(configured);
+        } catch (java.nio.file.InvalidPathException e) {
+            throw new IllegalArgumentException("local.socket=" + configured + " is not a valid path: " + e.getReason(), e);
+        }
+        if (!path.isAbsolute() || path.getParent() == null) {
+            throw new IllegalArgumentException("local.socket=" + configured + " must be an absolute path of a file");
+        }
+        if (configured.getBytes(java.nio.charset.StandardCharsets.UTF_8).length > MAX_SOCKET_PATH_BYTES) {
+            throw new IllegalArgumentException("local.socket=" + configured + " is longer than " + MAX_SOCKET_PATH_BYTES
+                    + " bytes, the most a Unix socket's path may have");
+        }
+        return path;
     }
 
     static java.nio.file.Path stateDirectory(ProxyConfig config) {

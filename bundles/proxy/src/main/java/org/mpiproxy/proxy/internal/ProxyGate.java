@@ -10,8 +10,9 @@ import org.osgi.service.component.annotations.Modified;
 import org.slf4j.LoggerFactory;
 
 /**
- * Enables {@link ProxyComponent} (declared disabled) once its configuration is good: until then a
- * bad value is one line in the log, and the proxy is not started and not registered.
+ * Enables {@link ProxyComponent} and {@link LocalSocketComponent} (declared disabled) once their
+ * configuration is good: until then a bad value is one line in the log, and the proxy is not
+ * started and not registered.
  */
 @Component(configurationPid = ProxyComponent.PID, service = {}, immediate = true)
 public final class ProxyGate {
@@ -21,13 +22,16 @@ public final class ProxyGate {
 
     @Activate
     void activate(ComponentContext context, Map<String, Object> properties) {
-        gate.offer(properties, LoggerFactory.getLogger(ProxyComponent.class)::error,
-                () -> context.enableComponent(ProxyComponent.PID));
+        gate.offer(properties, LoggerFactory.getLogger(ProxyComponent.class)::error, () -> enable(context));
     }
 
     @Modified
     void modified(ComponentContext context, Map<String, Object> properties) {
-        gate.offerChange(properties, LoggerFactory.getLogger(ProxyComponent.class)::error,
-                () -> context.enableComponent(ProxyComponent.PID));
+        gate.offerChange(properties, LoggerFactory.getLogger(ProxyComponent.class)::error, () -> enable(context));
+    }
+
+    private static void enable(ComponentContext context) {
+        context.enableComponent(ProxyComponent.PID);
+        context.enableComponent(LocalSocketComponent.NAME);
     }
 }

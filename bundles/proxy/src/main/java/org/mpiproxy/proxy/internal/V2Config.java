@@ -42,7 +42,7 @@ final class V2Config {
         if (config.v2_skew_seconds() < 0) {
             throw new IllegalArgumentException("v2.skew.seconds=" + config.v2_skew_seconds() + " must be >= 0");
         }
-        String node = config.node_name().isBlank() ? DEFAULT_NODE_NAME : config.node_name().trim();
+        String node = nodeName(config);
         // checked at every start and every change: a refused key file leaves the keys in force
         return new V2Settings(ClusterKeys.loadStrong(files), node, Duration.ofSeconds(config.v2_skew_seconds()),
                 config.v2_replay_cache_size(), config.v2_datagram_size(),
@@ -52,11 +52,29 @@ final class V2Config {
 
     /**
      * @param config the proxy configuration
+     * @return this node's name ({@code node.name}; empty means {@value #DEFAULT_NODE_NAME})
+     */
+    static String nodeName(ProxyConfig config) {
+        return config.node_name().isBlank() ? DEFAULT_NODE_NAME : config.node_name().trim();
+    }
+
+    /**
+     * @param config the proxy configuration
      * @return the key files by key id, the signing key first; the default one is generated when
      *         missing and {@code v2.key.generate} is set
      * @throws IllegalArgumentException when the list is bad or the default file cannot be created
      */
     static Map<Integer, Path> keyFiles(ProxyConfig config) {
+        return keyFiles(config, config.v2_key_generate());
+    }
+
+    /**
+     * @param config   the proxy configuration
+     * @param generate whether the default key file is generated when missing
+     * @return the key files by key id, the signing key first
+     * @throws IllegalArgumentException when the list is bad or the default file cannot be created
+     */
+    static Map<Integer, Path> keyFiles(ProxyConfig config, boolean generate) {
         String etc = System.getProperty("karaf.etc");
         Path base = etc != null && !etc.isBlank() ? Path.of(etc) : Path.of(System.getProperty("user.dir"));
         String spec = config.v2_key_files().trim();
@@ -66,7 +84,7 @@ final class V2Config {
                 throw new IllegalArgumentException("v2.key.files is not configured and karaf.etc is not set");
             }
             Path file = base.resolve(DEFAULT_KEY_FILE);
-            if (config.v2_key_generate()) {
+            if (generate) {
                 generate(file);
             }
             files = Map.of(1, file);

@@ -150,8 +150,8 @@ class HealthChecksTest {
         component.addLauncher(local, Map.of("mpiproxy.launcher", "local", "program.directory",
                 dir.resolve("missing").toString()));
         List<HealthResult> results = component.check();
-        assertEquals(List.of("udp.listening", "programs.local", "programs.core", "v2.key", "shm.free", "udp.serving",
-                "disk.logs", "disk.state", "disk.staged", "config"),
+        assertEquals(List.of("udp.listening", "programs.local", "programs.core", "v2.key", "identity", "shm.free",
+                "udp.serving", "disk.logs", "disk.state", "disk.staged", "config"),
                 results.stream().map(HealthResult::check).toList());
         assertEquals(dir.resolve("missing") + " is not a directory", results.get(1).message());
         assertEquals("the core launcher is not running", results.get(2).message());
