@@ -25,6 +25,16 @@ public final class MpiErrors {
      * proxy's {@code v2.max.message.bytes}; the reply's argument carries that maximum.
      */
     public static final int ERR_MESSAGE_TOO_LARGE = 201;
+    /**
+     * Not an MPI-3.1 class: a v2 CREDENTIAL (docs/protocol-v2.md 5.9) for a job the node has with
+     * another user or under a cluster key, or of uid 0 where ranks may not run as root.
+     */
+    public static final int ERR_PERMISSION = 202;
+    /**
+     * Not an MPI-3.1 class: a v2 CREDENTIAL that is expired or issued in the future, for a job the
+     * node does not have with that user.
+     */
+    public static final int ERR_EXPIRED = 203;
 
     private MpiErrors() {
     }
@@ -51,6 +61,8 @@ public final class MpiErrors {
             case ERR_NO_MEM: return "MPI_ERR_NO_MEM";
             case ERR_SPAWN: return "MPI_ERR_SPAWN";
             case ERR_MESSAGE_TOO_LARGE: return "MPIPROXY_ERR_MESSAGE_TOO_LARGE";
+            case ERR_PERMISSION: return "MPIPROXY_ERR_PERMISSION";
+            case ERR_EXPIRED: return "MPIPROXY_ERR_EXPIRED";
             default: return "MPI_ERR_" + code;
         }
     }

@@ -15,8 +15,19 @@ import java.security.MessageDigest;
  * than its share ({@link ReplayCache}), so that neither one key holder nor one source can fill the
  * cache for the others.
  * <p>
+ * Key id 0 is a job's key (docs/protocol-v2.md 4.1). An authenticator whose keys hold key id 0 (a
+ * host's, {@link ClusterKeys#ofJobKey}) uses it as any other key. A proxy's (no key id 0) keeps a
+ * bounded table of the job keys it was shown credentials for ({@link #acceptCredential}): a
+ * datagram of key id 0 is checked with the key of the job its header names (the job id, a fixed
+ * header field, is read before the MAC as the key id is), {@link #NO_CREDENTIAL} when there is
+ * none; a CREDENTIAL request of key id 0 with the job key its own payload's credential derives
+ * ({@link #BAD_CREDENTIAL} when the credential does not verify or names another job), which
+ * {@link #credential()} gives afterwards. Requests of key id 0 share one replay cache. Replies of
+ * key id 0 are signed with the key of their job, a CREDENTIAL reply with the key of the credential
+ * checked last (it answers that one, taken or not).
+ * <p>
  * Not thread-safe: one instance per thread (it holds its {@link HmacSha256} instances and scratch
- * arrays, so signing and checking allocate nothing).
+ * arrays, so signing and checking allocate nothing; but for CREDENTIAL, which decodes a credential).
  */
 public final class V2Authenticator {
 
@@ -44,9 +55,23 @@ public final class V2Authenticator {
     public static final int REPLAY_CACHE_FULL = 10;
     /** The source's share of the key's replay cache is full of unexpired nonces: refused (it may retry). */
     public static final int REPLAY_SOURCE_FULL = 11;
+    /** Key id 0 for a job whose job key this proxy does not know (or no longer: expired, forgotten). */
+    public static final int NO_CREDENTIAL = 12;
+    /** A CREDENTIAL of key id 0 whose credential does not verify, or names another job than the header. */
+    public static final int BAD_CREDENTIAL = 13;
+
+    /** {@link #acceptCredential}: the job's key is known (it was, or is now), under that credential's user. */
+    public static final int CREDENTIAL_ACCEPTED = 0;
+    /** {@link #acceptCredential}: the key of another user (or under another cluster key) is known for that job. */
+    public static final int CREDENTIAL_OTHER_USER = 1;
+    /** {@link #acceptCredential}: the table holds its most keys of jobs not kept, unexpired ones. */
+    public static final int CREDENTIAL_TABLE_FULL = 2;
+    /** Default of the most keys of jobs not kept ({@code v2.credentials.max}). */
+    public static final int DEFAULT_PENDING_JOB_KEYS = 4096;
 
     private static final String[] REASONS = {"ok", "too.short", "bad.magic", "bad.length", "unknown.key",
-        "bad.mac", "wrong.node", "stale", "future", "replayed", "replay.cache.full", "replay.source.full"};
+        "bad.mac", "wrong.node", "stale", "future", "replayed", "replay.cache.full", "replay.source.full",
+        "no.credential", "bad.credential"};
 
     private final ClusterKeys keys;
     private final HmacSha256[] macs = new HmacSha256[256];
@@ -55,6 +80,12 @@ public final class V2Authenticator {
     private final long skewMillis;
     private final int replayCapacity;
     private final int sourceShare;
+    private final int pendingJobKeys;
+    /** The job keys, for a proxy (its keys hold no key id 0). */
+    private final JobKeyTable jobKeys = new JobKeyTable();
+    /** The credential of the CREDENTIAL request checked last, and its job key; {@code null} after others. */
+    private JobCredential credential;
+    private HmacSha256 credentialMac;
     private final byte[] computed = new byte[MAC_LENGTH];
     private final byte[] received = new byte[MAC_LENGTH];
     private final V2HeaderFlyweight header = new V2HeaderFlyweight();
@@ -80,6 +111,23 @@ public final class V2Authenticator {
      * @throws IllegalArgumentException when the skew is negative or a bound out of range
      */
     public V2Authenticator(ClusterKeys keys, long nodeId, long skewMillis, int replayCapacity, int sourceShare) {
+        this(keys, nodeId, skewMillis, replayCapacity, sourceShare, DEFAULT_PENDING_JOB_KEYS);
+    }
+
+    /**
+     * @param keys           the cluster keys
+     * @param nodeId         the node id datagrams must name ({@link NodeIds#of})
+     * @param skewMillis     largest accepted difference between a timestamp and the clock
+     * @param replayCapacity nonces remembered per key
+     * @param sourceShare    nonces remembered per key for one source ({@link ReplayCache#sourceOf}), &gt;= 1
+     * @param pendingJobKeys most job keys kept for jobs not {@link #keepJob kept} (a node does not have yet), &gt;= 0
+     * @throws IllegalArgumentException when the skew is negative or a bound out of range
+     */
+    public V2Authenticator(ClusterKeys keys, long nodeId, long skewMillis, int replayCapacity, int sourceShare,
+                           int pendingJobKeys) {
+        if (pendingJobKeys < 0) {
+            throw new IllegalArgumentException("pendingJobKeys=" + pendingJobKeys + " must be >= 0");
+        }
         if (skewMillis < 0) {
             throw new IllegalArgumentException("skewMillis=" + skewMillis + " must be >= 0");
         }
@@ -91,9 +139,11 @@ public final class V2Authenticator {
         this.skewMillis = skewMillis;
         this.replayCapacity = replayCapacity;
         this.sourceShare = sourceShare;
+        this.pendingJobKeys = pendingJobKeys;
         for (int id = 0; id < 256; id++) {
-            if (keys.has(id)) {
-                macs[id] = new HmacSha256(keys.key(id));
+            // key id 0: a host's job key, or a proxy's table of them; either has one replay cache
+            if (keys.has(id) || id == JobCredential.JOB_KEY_ID) {
+                macs[id] = keys.has(id) ? new HmacSha256(keys.key(id)) : null;
                 // a nonce must be remembered as long as its timestamp can still be accepted
                 replay[id] = new ReplayCache(replayCapacity, sourceShare, 2 * skewMillis + 1);
             }
@@ -111,10 +161,23 @@ public final class V2Authenticator {
      * @return the new authenticator; this one must no longer be used
      */
     public V2Authenticator rekey(ClusterKeys newKeys, long newNodeId) {
-        V2Authenticator next = new V2Authenticator(newKeys, newNodeId, skewMillis, replayCapacity, sourceShare);
+        V2Authenticator next = new V2Authenticator(newKeys, newNodeId, skewMillis, replayCapacity, sourceShare,
+                pendingJobKeys);
+        boolean[] same = new boolean[256];
         for (int id = 0; id < 256; id++) {
-            if (keys.has(id) && newKeys.has(id) && java.util.Arrays.equals(keys.key(id), newKeys.key(id))) {
+            same[id] = keys.has(id) && newKeys.has(id) && java.util.Arrays.equals(keys.key(id), newKeys.key(id));
+            if (same[id]) {
                 next.replay[id] = replay[id];
+            }
+        }
+        if (keys.has(JobCredential.JOB_KEY_ID) == newKeys.has(JobCredential.JOB_KEY_ID)
+                && (same[JobCredential.JOB_KEY_ID] || !keys.has(JobCredential.JOB_KEY_ID))) {
+            next.replay[JobCredential.JOB_KEY_ID] = replay[JobCredential.JOB_KEY_ID];
+        }
+        // a job key is the cluster key's: it stays while its credential's cluster key does
+        for (int slot = 0; slot < jobKeys.slots(); slot++) {
+            if (jobKeys.jobId(slot) != 0 && same[jobKeys.credential(slot).keyId()]) {
+                next.jobKeys.put(jobKeys.credential(slot), jobKeys.mac(slot), jobKeys.until(slot));
             }
         }
         return next;
@@ -132,18 +195,29 @@ public final class V2Authenticator {
 
     /**
      * Computes the MAC over the header and payload (the payload length must be set) under the key
-     * named in the header's key id, and writes it after the payload.
+     * named in the header's key id, and writes it after the payload. On a proxy, key id 0 signs
+     * with the key of the header's job (a CREDENTIAL reply: of the credential checked last).
      *
      * @param buffer the datagram
      * @param offset absolute index of its first byte
      * @return the datagram's length with the MAC
-     * @throws IllegalArgumentException when the key id names no key
+     * @throws IllegalArgumentException when the key id names no key (key id 0: the job's key is not known)
      */
     public int sign(ByteBuffer buffer, int offset) {
         header.wrap(buffer, offset);
         HmacSha256 mac = macs[header.keyId()];
+        if (mac == null && header.keyId() == JobCredential.JOB_KEY_ID) {
+            if (header.operation() == V2HeaderDescriptor.OP_CREDENTIAL && credential != null
+                    && credential.jobId() == header.jobId()) {
+                mac = credentialMac;
+            } else {
+                int slot = jobKeys.find(header.jobId());
+                mac = slot < 0 ? null : jobKeys.mac(slot);
+            }
+        }
         if (mac == null) {
-            throw new IllegalArgumentException("keyId=" + header.keyId() + " is not configured");
+            throw new IllegalArgumentException("keyId=" + header.keyId() + " is not configured" + (header.keyId()
+                    == JobCredential.JOB_KEY_ID ? " for job " + Long.toHexString(header.jobId()) : ""));
         }
         int macOffset = header.macOffset();
         mac.update(buffer, offset, macOffset - offset);
@@ -259,7 +333,22 @@ public final class V2Authenticator {
         }
         HmacSha256 mac = macs[header.keyId()];
         if (mac == null) {
-            return UNKNOWN_KEY;
+            if (header.keyId() != JobCredential.JOB_KEY_ID) {
+                return UNKNOWN_KEY;
+            }
+            credential = null;
+            if (header.operation() == V2HeaderDescriptor.OP_CREDENTIAL) {
+                mac = credentialKey(buffer);
+                if (mac == null) {
+                    return BAD_CREDENTIAL;
+                }
+            } else {
+                int slot = jobKeys.find(header.jobId());
+                if (slot < 0 || jobKeys.until(slot) < nowMillis) {
+                    return NO_CREDENTIAL;
+                }
+                mac = jobKeys.mac(slot);
+            }
         }
         int macOffset = offset + length - MAC_LENGTH;
         mac.update(buffer, offset, length - MAC_LENGTH);
@@ -279,6 +368,109 @@ public final class V2Authenticator {
             return FUTURE;
         }
         return OK;
+    }
+
+    /**
+     * The key a CREDENTIAL request of key id 0 is signed with: the job key of the credential in its
+     * payload, when that credential verifies under a cluster key and names the header's job.
+     */
+    private HmacSha256 credentialKey(ByteBuffer buffer) {
+        JobCredential c;
+        try {
+            c = JobCredential.decode(keys, buffer, header.payloadOffset(), header.payloadLength());
+        } catch (IllegalArgumentException e) {
+            return null;
+        }
+        if (c.jobId() != header.jobId()) {
+            return null;
+        }
+        credential = c;
+        credentialMac = new HmacSha256(c.jobKey(keys));
+        return credentialMac;
+    }
+
+    /**
+     * @return the credential of the CREDENTIAL request (key id 0) {@link #verify} checked last, when
+     *         its MAC verified with the job key the credential derives; {@code null} after any other
+     *         datagram of key id 0 and before any
+     */
+    public JobCredential credential() {
+        return credential;
+    }
+
+    /**
+     * Makes a job's key known, from a credential the caller found acceptable (its validity in time
+     * and its user are the caller's to check, docs/protocol-v2.md 4.1): the job's datagrams of key
+     * id 0 verify with it from now on. The key of a job not {@link #keepJob kept} is kept until the
+     * credential expires (and the skew after): another credential of the same user for that job
+     * keeps it longer.
+     *
+     * @param c         the credential, verified ({@link #credential()} or {@link JobCredential#decode})
+     * @param nowMillis the current time
+     * @return {@link #CREDENTIAL_ACCEPTED}; {@link #CREDENTIAL_OTHER_USER} when the table holds the key
+     *         of another uid or gid for that job (nothing changes); {@link #CREDENTIAL_TABLE_FULL} when the
+     *         job is new to the table and it holds its most unexpired keys of jobs not kept
+     * @throws IllegalArgumentException when the credential's key id names no cluster key
+     */
+    public int acceptCredential(JobCredential c, long nowMillis) {
+        return jobKeys.accept(c, keys, skewMillis, nowMillis, pendingJobKeys, false);
+    }
+
+    /**
+     * As {@link #acceptCredential}, for a job the node has: the key is {@link #keepJob kept} at once,
+     * whatever the credential's expiry and outside the bound of keys of jobs not kept.
+     *
+     * @return {@link #CREDENTIAL_ACCEPTED} or {@link #CREDENTIAL_OTHER_USER}
+     */
+    public int acceptCredentialOfKeptJob(JobCredential c, long nowMillis) {
+        return jobKeys.accept(c, keys, skewMillis, nowMillis, pendingJobKeys, true);
+    }
+
+    /**
+     * Keeps a job's key as long as the node has the job (it was created, or is had already): until
+     * {@link #forgetJob}, whatever the credential's expiry, and outside the bound of
+     * {@link #acceptCredential}.
+     *
+     * @param jobId the job
+     * @return whether the table has its key
+     */
+    public boolean keepJob(long jobId) {
+        int slot = jobKeys.find(jobId);
+        if (slot >= 0) {
+            jobKeys.until(slot, JobKeyTable.KEPT);
+        }
+        return slot >= 0;
+    }
+
+    /** Forgets a job's key (the node forgot the job, or it was created under a cluster key). */
+    public void forgetJob(long jobId) {
+        jobKeys.remove(jobId);
+    }
+
+    /**
+     * @param jobId     a job
+     * @param nowMillis the current time
+     * @return whether the job's datagrams of key id 0 verify with a known key now
+     */
+    public boolean knowsJob(long jobId, long nowMillis) {
+        int slot = jobKeys.find(jobId);
+        return slot >= 0 && jobKeys.until(slot) >= nowMillis;
+    }
+
+    /** @return the credential whose job key is known for the job (maybe expired), or {@code null} */
+    public JobCredential credentialOf(long jobId) {
+        int slot = jobKeys.find(jobId);
+        return slot < 0 ? null : jobKeys.credential(slot);
+    }
+
+    /** Forgets the expired keys of jobs not kept; @return the keys of jobs not kept that are left */
+    public int purgeJobKeys(long nowMillis) {
+        return jobKeys.removeExpired(nowMillis);
+    }
+
+    /** @return the job keys known, kept or not */
+    public int jobKeyCount() {
+        return jobKeys.size();
     }
 
     /**

@@ -98,6 +98,11 @@ public final class V2HeaderDescriptor {
     public static final int OP_PMI = 7;
     /** A program's content, staged to a node for plain EXECs (request) / how far it arrived (reply). */
     public static final int OP_STAGE = 8;
+    /**
+     * A job credential made known to a node, under key id 0 with the job key it derives (request) /
+     * whether the node took it (reply); docs/protocol-v2.md 5.9 and {@link JobCredential}.
+     */
+    public static final int OP_CREDENTIAL = 9;
 
     /** Set on every datagram from the proxy. */
     public static final int FLAG_REPLY = 0x01;
@@ -169,6 +174,7 @@ public final class V2HeaderDescriptor {
             case OP_STATUS: return "STATUS";
             case OP_PMI: return "PMI";
             case OP_STAGE: return "STAGE";
+            case OP_CREDENTIAL: return "CREDENTIAL";
             default: return "OP(" + operation + ")";
         }
     }

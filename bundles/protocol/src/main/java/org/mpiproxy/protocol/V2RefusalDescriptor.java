@@ -7,7 +7,8 @@ import java.nio.ByteBuffer;
 /**
  * The v2 refusal (docs/protocol-v2.md 3.5): the one unauthenticated datagram a proxy sends, in
  * answer to a request that did not verify or that it could not remember (its replay cache is
- * full), so that its sender learns quickly why it is not answered. 16 bytes, little-endian, smaller than any v2 request (104 bytes at least):
+ * full) or that names a job whose job key it does not know, so that its sender learns quickly why
+ * it is not answered. 16 bytes, little-endian, smaller than any v2 request (104 bytes at least):
  * <pre>
  *  0                   1                   2                   3
  *  0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1 2 3 4 5 6 7 8 9 0 1
@@ -47,6 +48,11 @@ public final class V2RefusalDescriptor {
      * ({@link #isRetryable}).
      */
     public static final int REASON_BUSY = 5;
+    /**
+     * A request signed with a job key (key id 0) for a job whose key the proxy does not know: the
+     * sender presents its credential (CREDENTIAL, docs/protocol-v2.md 5.9) and sends the request again.
+     */
+    public static final int REASON_NO_CREDENTIAL = 6;
 
     private static final VarHandle SHORT = MethodHandles.byteBufferViewVarHandle(short[].class,
             V2HeaderDescriptor.BYTE_ORDER);
@@ -65,7 +71,10 @@ public final class V2RefusalDescriptor {
         switch (authResult) {
             case V2Authenticator.UNKNOWN_KEY:
             case V2Authenticator.BAD_MAC:
+            case V2Authenticator.BAD_CREDENTIAL:
                 return REASON_NOT_VERIFIED;
+            case V2Authenticator.NO_CREDENTIAL:
+                return REASON_NO_CREDENTIAL;
             case V2Authenticator.WRONG_NODE:
                 return REASON_WRONG_NODE;
             case V2Authenticator.STALE:
@@ -161,6 +170,9 @@ public final class V2RefusalDescriptor {
                 return "the proxy is busy: its replay cache is full (too many requests from this address, or under"
                         + " key " + keyId + ", within the replay window); nothing was done, the request may be sent"
                         + " again later";
+            case REASON_NO_CREDENTIAL:
+                return "the proxy does not know the job key of this job: present the job's credential (CREDENTIAL)"
+                        + " and send the request again";
             default:
                 return "authentication failed (refusal reason " + reason + ")";
         }

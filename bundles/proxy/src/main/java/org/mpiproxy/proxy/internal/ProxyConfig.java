@@ -128,6 +128,17 @@ public @interface ProxyConfig {
             min = "1")
     int v2_replay_source_share() default V2Settings.DEFAULT_REPLAY_SOURCE_SHARE;
 
+    @AttributeDefinition(name = "v2 credentials",
+            description = "Job keys this node keeps of jobs it does not have yet (a user's CREDENTIAL before the"
+                    + " job's first EXEC here), each until its credential expires; more are refused busy (the host"
+                    + " retries). Jobs the node has keep theirs. Takes effect at the next start.", min = "0")
+    int v2_credentials_max() default V2Settings.DEFAULT_CREDENTIALS_MAX;
+
+    @AttributeDefinition(name = "Ranks as root",
+            description = "Accept a job credential of uid 0, i.e. run a user's job as root. Jobs started under a"
+                    + " cluster key are not concerned (rank.user of the launchers).")
+    boolean rank_root_allowed() default false;
+
     @AttributeDefinition(name = "v2 datagram size", description = "Largest v2 datagram sent or accepted, in bytes.",
             min = "112", max = "65507")
     int v2_datagram_size() default 1448;

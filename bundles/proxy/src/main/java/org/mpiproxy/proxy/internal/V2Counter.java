@@ -16,6 +16,10 @@ enum V2Counter implements CounterKey {
     AUTH_REPLAY_CACHE_FULL("v2.auth.replay.cache.full"),
     /** Authentic and new, but its source held its share of the key's replay cache: refused busy. */
     AUTH_REPLAY_SOURCE_FULL("v2.auth.replay.source.full"),
+    /** Key id 0 for a job whose job key the node does not know: refused "no credential" (docs/protocol-v2.md 4.1). */
+    AUTH_NO_CREDENTIAL("v2.auth.no.credential"),
+    /** A CREDENTIAL whose credential did not verify, or named another job: refused "not verified". */
+    AUTH_BAD_CREDENTIAL("v2.auth.bad.credential"),
     INVALID_OVERSIZE("v2.invalid.oversize"),
     INVALID_OP("v2.invalid.op"),
     INVALID_FLAGS("v2.invalid.flags"),
@@ -54,6 +58,12 @@ enum V2Counter implements CounterKey {
     STATUS_REQUESTS("v2.status.requests"),
     /** STATUS of job id 0: a host or launcher asking whether a proxy with its key is there. */
     STATUS_PROBES("v2.status.probes"),
+    /** CREDENTIAL requests that verified (docs/protocol-v2.md 5.9). */
+    CREDENTIAL_REQUESTS("v2.credential.requests"),
+    /** Credentials refused with MPIPROXY_ERR_PERMISSION or MPIPROXY_ERR_EXPIRED. */
+    CREDENTIAL_REFUSED("v2.credential.refused"),
+    /** Credentials of jobs the node does not have, refused busy: it keeps {@code v2.credentials.max} such keys. */
+    CREDENTIAL_TABLE_FULL("v2.credential.table.full"),
     /** Refusals sent to the source of a request that did not verify (docs/protocol-v2.md 3.5). */
     REFUSALS_SENT("v2.refusals.sent"),
     /** Refusals not sent: the per-source or global rate limit was reached. */
@@ -69,7 +79,7 @@ enum V2Counter implements CounterKey {
 
     private static final V2Counter[] AUTH = {null, AUTH_TOO_SHORT, AUTH_BAD_MAGIC, AUTH_BAD_LENGTH, AUTH_UNKNOWN_KEY,
         AUTH_BAD_MAC, AUTH_WRONG_NODE, AUTH_STALE, AUTH_FUTURE, AUTH_REPLAYED, AUTH_REPLAY_CACHE_FULL,
-        AUTH_REPLAY_SOURCE_FULL};
+        AUTH_REPLAY_SOURCE_FULL, AUTH_NO_CREDENTIAL, AUTH_BAD_CREDENTIAL};
 
     private final String key;
 

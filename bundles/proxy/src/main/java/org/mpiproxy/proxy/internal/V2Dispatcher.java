@@ -41,7 +41,8 @@ import org.slf4j.LoggerFactory;
  * This class authenticates and routes; the handling is in parts of its own: {@link V2RankRequests}
  * (EXEC, TERMINATE and the rank's life), {@link V2HostSends} (SEND into the rings),
  * {@link V2RankStreams} (RECV out of them), {@link V2OutputStreams} (rank output to the host),
- * {@link V2NodeServices} (PMI fences, STAGE) and {@link V2Replies} (signing, sending, refusals).
+ * {@link V2NodeServices} (PMI fences, STAGE), {@link V2Credentials} (CREDENTIAL, the jobs' users and
+ * keys) and {@link V2Replies} (signing, sending, refusals).
  * <p>
  * Threading as {@link V1Dispatcher}: the handler methods run on the transport's receive thread,
  * which alone touches rings; launches and exits complete elsewhere and are posted to a queue;
@@ -86,6 +87,7 @@ final class V2Dispatcher {
     private final V2RankRequests ranks;
     private final V2NodeServices services;
     private final V2OutputStreams output;
+    private final V2Credentials credentials;
     private final V2OutputSender outputSender = this::sendOutput;
     private DatagramTransport outputReplies;
     private final V2StatusReport statusReport = new V2StatusReport();
@@ -148,9 +150,10 @@ final class V2Dispatcher {
         RankLifecycle lifecycle = new RankLifecycle("v2 job", LOG, () -> this.settings, timer, channels,
                 RankLifecycle.counting(V2Counter.class, this::count, V2Counter.TERMINATE_FORCED), relay);
         this.services = new V2NodeServices(answers, output::onPmiLine, clock, () -> this.v2.stageMaxBytes(), LOG);
+        this.credentials = new V2Credentials(LOG, jobs, answers, () -> this.v2, clock, counters, log);
         this.ranks = new V2RankRequests(new V2RankRequests.Parts(LOG, jobs, channels, launchers, () -> this.settings,
                 () -> this.v2, launchExecutor, relay, lifecycle, output, answers, services, statusReport, counters, log,
-                this::activate));
+                this::activate, credentials));
     }
 
     /** @return takes the output lines of v2 ranks (and ignores those of other jobs); any thread */
@@ -244,6 +247,11 @@ final class V2Dispatcher {
             case V2HeaderDescriptor.OP_STAGE:
                 services.onStage(header, source, replies);
                 break;
+            case V2HeaderDescriptor.OP_CREDENTIAL:
+                if (!credentials.onCredential(header, source, replies)) {
+                    invalid(V2Counter.INVALID_OP, source, length);
+                }
+                break;
             default:
                 invalid(V2Counter.INVALID_OP, source, length);
                 break;
@@ -277,26 +285,29 @@ final class V2Dispatcher {
     /** The host's acknowledgement of an OUTPUT stream (docs/protocol-v2.md 5.5); not answered. */
     private void onOutputAck(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies,
                              int length) {
-        V2Job job = jobs.get(header.jobId());
-        if (job == null || !job.outputTo.equals(source)) {
-            answers.refuse(replies, header, source, UNKNOWN_JOB, V2Counter.UNKNOWN_JOB);
-            return;
-        }
-        job.keyId = header.keyId();
-        if (!output.onAck(job.jobId, header.rank(), header.tag(), header.ack())) {
+        V2Job job = outputJob(header, source, replies);
+        if (job != null && !output.onAck(job.jobId, header.rank(), header.tag(), header.ack())) {
             invalid(V2Counter.INVALID_SEQUENCE, source, length);
         }
     }
 
     /** A fence of the job's PMI space from its launcher (docs/protocol-v2.md 5.7), from the job's output port. */
     private void onPmi(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
+        V2Job job = outputJob(header, source, replies);
+        if (job != null) {
+            services.onPmi(header, job, source, replies);
+        }
+    }
+
+    /** @return the request's job when it came from the job's output port, else {@code null} (refused) */
+    private V2Job outputJob(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport replies) {
         V2Job job = jobs.get(header.jobId());
         if (job == null || !job.outputTo.equals(source)) {
             answers.refuse(replies, header, source, UNKNOWN_JOB, V2Counter.UNKNOWN_JOB);
-            return;
+            return null;
         }
         job.keyId = header.keyId();
-        services.onPmi(header, job, source, replies);
+        return job;
     }
 
     private void sendOutput(long jobId, int rankId, int stream, long sequence, long dropped, boolean endOfLine,
@@ -363,7 +374,7 @@ final class V2Dispatcher {
             long now = System.nanoTime();
             if (now - lastPurgeNanos > TimeUnit.SECONDS.toNanos(1)) {
                 lastPurgeNanos = now;
-                purge(now);
+                credentials.purge(now, v2.jobLinger().toNanos());
             }
             return work;
         }
@@ -373,12 +384,6 @@ final class V2Dispatcher {
         synchronized (lock) {
             return !active.isEmpty() || sends.hasStalled() || output.hasPendingWork();
         }
-    }
-
-    /** Forgets jobs whose last rank ended longer than the job linger ago (their answers for repeats go with them). */
-    private void purge(long now) {
-        long linger = v2.jobLinger().toNanos();
-        jobs.removeIf(job -> job.isEmpty() && job.emptySince != 0 && now - job.emptySince >= linger);
     }
 
     private void activate(V2Rank rank) {
@@ -406,12 +411,8 @@ final class V2Dispatcher {
 
     List<JobInfo> jobs() {
         synchronized (lock) {
-            List<JobInfo> list = new ArrayList<>();
-            for (V2Job job : jobs.values()) {
-                list.add(job.info());
-            }
-            list.sort(Comparator.comparingLong(JobInfo::jobId));
-            return list;
+            return jobs.values().stream().map(V2Job::info).sorted(Comparator.comparingLong(JobInfo::jobId))
+                    .collect(java.util.stream.Collectors.toCollection(ArrayList::new));
         }
     }
 

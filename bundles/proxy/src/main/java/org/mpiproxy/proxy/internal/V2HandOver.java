@@ -9,6 +9,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.mpiproxy.api.ChannelManager;
+import org.mpiproxy.api.RankIdentity;
 import org.mpiproxy.api.RankInfo;
 
 /**
@@ -33,6 +34,9 @@ final class V2HandOver {
         m.put("owner", job.owner);
         m.put("outputPort", job.outputTo.getPort());
         m.put("keyId", job.keyId);
+        if (job.user != null) {
+            m.put("user", new long[] {job.user.uid(), job.user.gid()});
+        }
         m.put("started", job.started);
         m.put("logDirectory", job.logDirectory);
         m.put("emptySince", job.emptySince);
@@ -73,8 +77,11 @@ final class V2HandOver {
     static V2Job restore(Map<String, Object> m, ChannelManager channels, int datagramSize) {
         try {
             InetSocketAddress owner = (InetSocketAddress) get(m, "owner");
+            // a job created under a cluster key has no user (nor had one in revisions before job keys)
+            long[] user = (long[]) m.get("user");
             V2Job job = new V2Job((Long) get(m, "jobId"), owner, (Integer) get(m, "outputPort"),
-                    (Integer) get(m, "keyId"), (Instant) get(m, "started"), (Path) get(m, "logDirectory"));
+                    (Integer) get(m, "keyId"), (Instant) get(m, "started"), (Path) get(m, "logDirectory"),
+                    user == null ? null : new RankIdentity(user[0], user[1]));
             job.emptySince = (Long) get(m, "emptySince");
             for (Object o : (List<?>) get(m, "finished")) {
                 Object[] pair = (Object[]) o;

@@ -10,6 +10,7 @@ import java.util.List;
 import java.util.Map;
 
 import org.mpiproxy.api.JobInfo;
+import org.mpiproxy.api.RankIdentity;
 import org.mpiproxy.api.RankInfo;
 
 /** A v2 job: a host-chosen job id, its ranks on this node and the outcome of finished ranks. Relay thread only. */
@@ -33,6 +34,11 @@ final class V2Job {
     final InetSocketAddress outputTo;
     /** The key id of the job's latest request; replies are signed with it. */
     int keyId;
+    /**
+     * Whose the job is (docs/protocol-v2.md 4.1): the user of the credential whose job key created it,
+     * whom its ranks run as; {@code null} for a job created under a cluster key.
+     */
+    final RankIdentity user;
     private final Map<Integer, V2Rank> ranks = new HashMap<>();
     final Map<Integer, Finished> finished = new HashMap<>();
     /** Nanos when the last rank finished; 0 while ranks live. */
@@ -46,7 +52,17 @@ final class V2Job {
      * @param outputPort the port on the owner's address that receives OUTPUT; 0: the owner's
      */
     V2Job(long jobId, InetSocketAddress owner, int outputPort, int keyId, Instant started, Path logDirectory) {
+        this(jobId, owner, outputPort, keyId, started, logDirectory, null);
+    }
+
+    /**
+     * @param outputPort the port on the owner's address that receives OUTPUT; 0: the owner's
+     * @param user       the job's user, {@code null} for a job created under a cluster key
+     */
+    V2Job(long jobId, InetSocketAddress owner, int outputPort, int keyId, Instant started, Path logDirectory,
+          RankIdentity user) {
         this.jobId = jobId;
+        this.user = user;
         this.owner = owner;
         this.outputTo = outputPort == 0 || outputPort == owner.getPort() ? owner
                 : new InetSocketAddress(owner.getAddress(), outputPort);

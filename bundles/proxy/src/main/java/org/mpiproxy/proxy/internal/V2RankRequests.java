@@ -62,6 +62,7 @@ final class V2RankRequests {
     private final V2StatusReport statusReport;
     private final ProxyCounters<V2Counter> counters;
     private final RateLimitedLog<V2Counter> lines;
+    private final V2Credentials credentials;
     private final Steps steps;
 
     /** The dispatcher's parts this class works with; all used on the receive thread. */
@@ -69,7 +70,7 @@ final class V2RankRequests {
                  Supplier<ProxySettings> settings, Supplier<V2Settings> v2, Executor launchExecutor, RelayQueue relay,
                  RankLifecycle lifecycle, V2OutputStreams output, V2Replies replies, V2NodeServices services,
                  V2StatusReport statusReport, ProxyCounters<V2Counter> counters, RateLimitedLog<V2Counter> lines,
-                 Consumer<V2Rank> activate) {
+                 Consumer<V2Rank> activate, V2Credentials credentials) {
     }
 
     V2RankRequests(Parts p) {
@@ -88,6 +89,7 @@ final class V2RankRequests {
         this.statusReport = p.statusReport();
         this.counters = p.counters();
         this.lines = p.lines();
+        this.credentials = p.credentials();
         this.steps = new Steps(p.activate());
     }
 
@@ -154,7 +156,7 @@ final class V2RankRequests {
         boolean newJob = job == null;
         if (newJob) {
             job = new V2Job(jobId, source, outputPort, header.keyId(), Instant.now(),
-                    settings.get().logDirectory().resolve("job-" + Job.hex(jobId)));
+                    settings.get().logDirectory().resolve("job-" + Job.hex(jobId)), credentials.userOfNewJob(header));
         }
         job.keyId = header.keyId();
         RankChannel channel;
@@ -170,8 +172,10 @@ final class V2RankRequests {
         }
         if (newJob) {
             jobs.put(jobId, job);
+            credentials.created(job);
             counters.increment(V2Counter.JOBS_CREATED);
-            log.info("v2 job {} created for {}", Job.hex(jobId), Job.ownerText(source));
+            log.info("v2 job {} created for {}{}", Job.hex(jobId), Job.ownerText(source),
+                    job.user != null ? " as user " + job.user : "");
         }
         V2Rank rank = new V2Rank(job, (int) rankId, coreId, (int) worldSize, command.program(), channel,
                 v2.get().datagramSize());
@@ -189,7 +193,7 @@ final class V2RankRequests {
             using = pmi.launcher();
         }
         LaunchRequest launch = new LaunchRequest(jobId, (int) rankId, (int) worldSize, coreId, command.program(),
-                command.args(), channel.path(), environment, job.logDirectory, plain);
+                command.args(), channel.path(), environment, job.logDirectory, plain, job.user);
         ProcessLauncher starting = using;
         try {
             relay.execRepliesVia(transport);

@@ -48,7 +48,7 @@ final class V2Replies {
      */
     V2Replies(V2Settings settings, LongSupplier clock, SplittableRandom random, ProxyCounters<V2Counter> counters) {
         this.authenticator = new V2Authenticator(settings.keys(), settings.nodeId(), settings.skew().toMillis(),
-                settings.replayCacheSize(), settings.replaySourceShare());
+                settings.replayCacheSize(), settings.replaySourceShare(), settings.credentialsMax());
         this.buffer = ByteBuffer.allocateDirect(settings.datagramSize()).order(ByteOrder.LITTLE_ENDIAN);
         this.maxPayload = settings.maxPayload();
         this.clock = clock;
@@ -70,7 +70,7 @@ final class V2Replies {
     /**
      * Verifies a request (docs/protocol-v2.md 3.2). The nonces of requests that act or answer to
      * their source are remembered, each against its source's share of the key's replay cache:
-     * EXEC, TERMINATE, STAGE and PMI act; STATUS is answered to its source, so a replay could
+     * EXEC, TERMINATE, STAGE, PMI and CREDENTIAL act; STATUS is answered to its source, so a replay could
      * reflect replies elsewhere. SEND, RECV and OUTPUT are made harmless by sequence numbers.
      * The operation is read before the MAC only to decide this; the replay check itself runs
      * after the MAC has been verified.
@@ -84,7 +84,7 @@ final class V2Replies {
                 ? datagram.get(offset + V2HeaderDescriptor.OPERATION_OFFSET) & 0xff : -1;
         boolean remembered = operation == V2HeaderDescriptor.OP_EXEC || operation == V2HeaderDescriptor.OP_TERMINATE
                 || operation == V2HeaderDescriptor.OP_STATUS || operation == V2HeaderDescriptor.OP_STAGE
-                || operation == V2HeaderDescriptor.OP_PMI;
+                || operation == V2HeaderDescriptor.OP_PMI || operation == V2HeaderDescriptor.OP_CREDENTIAL;
         if (!remembered) {
             return authenticator.verify(datagram, offset, length, nowMillis, false);
         }
@@ -184,7 +184,11 @@ final class V2Replies {
      */
     void refuseUnverified(ByteBuffer datagram, int offset, int authResult, InetSocketAddress source,
                           DatagramTransport replies) {
-        int reason = V2RefusalDescriptor.reasonOf(authResult);
+        refuse(datagram, offset, V2RefusalDescriptor.reasonOf(authResult), source, replies);
+    }
+
+    /** Sends the refusal of {@code reason} (none for 0), within the same rate limits as {@link #refuseUnverified}. */
+    void refuse(ByteBuffer datagram, int offset, int reason, InetSocketAddress source, DatagramTransport replies) {
         if (reason == 0 || replies == null) {
             return;
         }

@@ -20,9 +20,15 @@ import org.mpiproxy.protocol.V2HeaderDescriptor;
  * @param stageMaxBytes    the largest program a host may STAGE, in bytes
  * @param replaySourceShare nonces remembered per key for one source (IPv4 address, IPv6 /64); at
  *                         most {@code replayCacheSize} count
+ * @param credentialsMax   job keys kept of jobs the node does not have yet (docs/protocol-v2.md 5.9)
+ * @param rankRootAllowed  whether a credential of uid 0 is accepted: ranks may then run as root
  */
 record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
-                  Duration jobLinger, long maxMessageBytes, long stageMaxBytes, int replaySourceShare) {
+                  Duration jobLinger, long maxMessageBytes, long stageMaxBytes, int replaySourceShare,
+                  int credentialsMax, boolean rankRootAllowed) {
+
+    /** Default of {@code v2.credentials.max}. */
+    static final int DEFAULT_CREDENTIALS_MAX = 4096;
 
     /** Default of {@code v2.replay.source.share}: a sixteenth of the default replay cache. */
     static final int DEFAULT_REPLAY_SOURCE_SHARE = 4096;
@@ -48,6 +54,13 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
                Duration jobLinger, long maxMessageBytes, long stageMaxBytes) {
         this(keys, nodeName, skew, replayCacheSize, datagramSize, jobLinger, maxMessageBytes, stageMaxBytes,
                 replayCacheSize);
+    }
+
+    /** Settings with the default bound of credentials and no rank as root. */
+    V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
+               Duration jobLinger, long maxMessageBytes, long stageMaxBytes, int replaySourceShare) {
+        this(keys, nodeName, skew, replayCacheSize, datagramSize, jobLinger, maxMessageBytes, stageMaxBytes,
+                replaySourceShare, DEFAULT_CREDENTIALS_MAX, false);
     }
 
     V2Settings {
@@ -78,6 +91,9 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
         if (stageMaxBytes < 0) {
             throw new IllegalArgumentException("stage.max.bytes=" + stageMaxBytes + " must be >= 0 (0: no staging)");
         }
+        if (credentialsMax < 0) {
+            throw new IllegalArgumentException("v2.credentials.max=" + credentialsMax + " must be >= 0");
+        }
     }
 
     long nodeId() {
@@ -91,18 +107,20 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
     /**
      * @param next changed settings
      * @return these settings with what takes effect while jobs run taken from {@code next}: keys,
-     *         node name, job linger, maximum message size and largest staged program
+     *         node name, job linger, maximum message size, largest staged program and whether ranks
+     *         may run as root
      */
     V2Settings applyLive(V2Settings next) {
         return new V2Settings(next.keys(), next.nodeName(), skew, replayCacheSize, datagramSize, next.jobLinger(),
-                next.maxMessageBytes(), next.stageMaxBytes(), replaySourceShare);
+                next.maxMessageBytes(), next.stageMaxBytes(), replaySourceShare, credentialsMax,
+                next.rankRootAllowed());
     }
 
     /**
      * @param next changed settings
      * @return the configuration keys whose new values wait for the next start (they size buffers and
      *         caches of running jobs): the clock skew, the replay cache size and share per source,
-     *         the datagram size
+     *         the datagram size, the bound of credentials
      */
     java.util.List<String> waitingForStart(V2Settings next) {
         java.util.List<String> later = new java.util.ArrayList<>();
@@ -117,6 +135,9 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
         }
         if (next.datagramSize() != datagramSize) {
             later.add("v2.datagram.size");
+        }
+        if (next.credentialsMax() != credentialsMax) {
+            later.add("v2.credentials.max");
         }
         return later;
     }

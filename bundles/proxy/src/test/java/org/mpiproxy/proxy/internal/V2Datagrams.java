@@ -22,7 +22,8 @@ final class V2Datagrams {
 
     private final V2Authenticator auth;
     private final long nodeId;
-    private final AtomicLong nonce = new AtomicLong(1);
+    /** The next request's nonce. */
+    final AtomicLong nonce = new AtomicLong(1);
     long now;
     /** The key id requests name (their signing key must be in the keys given). */
     int keyId = 1;
@@ -124,6 +125,14 @@ final class V2Datagrams {
         header(b, V2HeaderDescriptor.OP_EXEC, jobId, rank).flags(V2HeaderDescriptor.FLAG_PLAIN
                 | V2HeaderDescriptor.FLAG_OUTPUT).tag(outputPort).argument(worldSize).payloadLength(payload.length);
         b.put(V2HeaderDescriptor.HEADER_LENGTH, payload);
+        return finish(b);
+    }
+
+    /** A CREDENTIAL (docs/protocol-v2.md 5.9) presenting {@code credential}, an encoded one, for its job. */
+    ByteBuffer credential(long jobId, byte[] credential) {
+        ByteBuffer b = buffer();
+        header(b, V2HeaderDescriptor.OP_CREDENTIAL, jobId, 0).payloadLength(credential.length);
+        b.put(V2HeaderDescriptor.HEADER_LENGTH, credential);
         return finish(b);
     }
 
