@@ -31,7 +31,7 @@ import java.util.Properties;
  * @param ranks           placement of rank r at element r-1
  * @param protocol        {@code v1} or {@code v2}
  * @param jobId           v2: the job id; v1: 0
- * @param keySpec         v2: the key file list the job used, else {@code null}
+ * @param keySpec         v2: the key file list the job used, else (v1, or a job run with a job credential) {@code null}
  * @param launcherStarted when the launcher started, {@code null} when unknown
  * @param rankZeroStarted when rank 0 started, {@code null} when unknown
  * @param end             how the job ended, {@code null} while it runs (or when its launcher died)
@@ -187,7 +187,10 @@ record JobFile(long launcherPid, long rankZeroPid, int hostPort, List<Placement>
         text.append("protocol=").append(protocol).append('\n');
         if (v2()) {
             text.append("job.id=").append(JobRunner.Job.hex(jobId)).append('\n');
-            text.append("key.files=").append(keySpec.replace("\\", "\\\\")).append('\n');
+            if (keySpec != null) {
+                // a job run with a job credential names no key file: its owner asks the local socket again
+                text.append("key.files=").append(keySpec.replace("\\", "\\\\")).append('\n');
+            }
         }
         text.append("launcher.pid=").append(launcherPid).append('\n');
         if (launcherStarted != null) {

@@ -77,7 +77,12 @@ final class KillCommand implements Callable<Integer> {
         Optional<ProcessHandle> launcher = JobFile.process(job.launcherPid(), job.launcherStarted());
         if (launcher.isPresent()) {
             out.println("stopping launcher " + job.launcherPid());
-            launcher.get().destroy();
+            if (!launcher.get().destroy() && launcher.get().isAlive()) {
+                // kill(2) refused: the launcher, so the job, is another user's
+                launch.err().println("mpiproxy: not allowed to stop launcher " + job.launcherPid() + " (user "
+                        + launcher.get().info().user().orElse("?") + "): the job is not yours");
+                return 1;
+            }
             if (awaitGone(launcher.get(), wait)) {
                 out.println("the launcher stopped the job" + endedByKill());
                 return 0;

@@ -241,6 +241,18 @@ class JobFileTest {
     }
 
     @Test
+    void shouldWriteAndReadAJobRunWithACredentialWhichNamesNoKeyFile() throws Exception {
+        Path file = dir.resolve("job");
+        JobFile job = new JobFile(10, 11, 4000, List.of(new Placement("127.0.0.1", 6660, 0, "n1")), "v2",
+                0x1122334455667788L, null, null, null, null);
+        job.write(file);
+        assertEquals(false, Files.readString(file).contains("key.files"));
+        JobFile read = JobFile.read(file);
+        assertEquals(0x1122334455667788L, read.jobId());
+        assertEquals(null, read.keySpec());
+    }
+
+    @Test
     void shouldReplaceTheFileAtomicallySoAConcurrentReaderNeverSeesPartOfIt() throws Exception {
         Path file = dir.resolve("job");
         List<Placement> many = new java.util.ArrayList<>();
