@@ -157,28 +157,12 @@ class IdentityIT {
             if (args[0].equals("run") || args[0].equals("status")) {
                 command.addAll(command.indexOf(args[0]) + 1, List.of("--node-map", cluster.nodeMap.toString()));
             }
-            Path err = cluster.work.resolve("launcher-" + uid + "-" + System.nanoTime() + ".err");
-            ProcessBuilder builder = new ProcessBuilder(command).redirectError(err.toFile()).directory(home.toFile());
-            builder.environment().put("HOME", home.toString());
-            builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
-            builder.environment().put("MPIPROXY_SOCKET", cluster.nodes.get(0).home.resolve("run/proxy.sock").toString());
-            builder.environment().remove("MPIPROXY_KEY_FILE");
-            Process launcher = builder.start();
-            CompletableFuture<List<String>> lines = CompletableFuture.supplyAsync(() -> {
-                try {
-                    return List.of(new String(launcher.getInputStream().readAllBytes(), StandardCharsets.UTF_8)
-                            .split("\n"));
-                } catch (IOException e) {
-                    return List.of("(" + e + ")");
-                }
-            });
-            boolean ended = launcher.waitFor(timeoutSeconds, TimeUnit.SECONDS);
-            if (!ended) {
-                launcher.descendants().forEach(ProcessHandle::destroyForcibly);
-                launcher.destroyForcibly();
-            }
-            assertTrue(ended, "launcher still runs after " + timeoutSeconds + " s: " + Files.readString(err));
-            return new Run(launcher.exitValue(), lines.get(10, TimeUnit.SECONDS), Files.readString(err));
+            Map<String, String> environment = new java.util.HashMap<>();
+            environment.put("HOME", home.toString());
+            environment.put("MPIPROXY_SOCKET", cluster.nodes.get(0).home.resolve("run/proxy.sock").toString());
+            environment.put("MPIPROXY_KEY_FILE", null);
+            return TestCluster.run(command, environment, home,
+                    cluster.work.resolve("launcher-" + uid + "-" + System.nanoTime() + ".err"), timeoutSeconds);
         } catch (Exception e) {
             throw new IllegalStateException(e);
         }

@@ -91,10 +91,31 @@ final class TestCluster {
                 .toString(), "-jar", cli.toString(), "run", "--key-file", key.toString(), "--node-map",
                 nodeMap.toString()));
         command.addAll(List.of(args));
-        Path err = work.resolve("launcher.err");
+        return run(command, environment, null, work.resolve("launcher.err"), timeoutSeconds);
+    }
+
+    /**
+     * Runs a launcher's command line and waits for it; on a timeout kills it and its children
+     * (rank 0 first, since an MPI rank may poll until it is killed) and fails.
+     *
+     * @param environment added to the inherited environment ({@code null} values remove a variable)
+     * @param directory   its working directory, or {@code null} for this one's
+     * @param err         where its standard error goes
+     */
+    static Run run(List<String> command, Map<String, String> environment, Path directory, Path err,
+                   long timeoutSeconds) throws Exception {
         ProcessBuilder builder = new ProcessBuilder(command).redirectError(err.toFile());
+        if (directory != null) {
+            builder.directory(directory.toFile());
+        }
         builder.environment().put("JAVA_HOME", System.getProperty("java.home"));
-        builder.environment().putAll(environment);
+        environment.forEach((name, value) -> {
+            if (value == null) {
+                builder.environment().remove(name);
+            } else {
+                builder.environment().put(name, value);
+            }
+        });
         Process launcher = builder.start();
         CompletableFuture<List<String>> lines = CompletableFuture.supplyAsync(() -> {
             try {
