@@ -25,6 +25,7 @@ import java.util.function.LongSupplier;
 import java.util.function.ToLongFunction;
 
 import org.mpiproxy.api.PrivateDirectories;
+import org.mpiproxy.api.RankIdentity;
 import org.mpiproxy.process.StagedFiles;
 import org.mpiproxy.protocol.MpiErrors;
 
@@ -35,10 +36,14 @@ import org.mpiproxy.protocol.MpiErrors;
  * later job. A file larger than {@code stage.max.bytes}, or than the free space of the directory's
  * file system less {@link #FREE_SPACE_MARGIN}, is refused at its first fragment, before anything is
  * kept of it. Partial files are written to disk as their fragments come ({@code .staging-*.part}
- * beside the programs, owner-only), never held on the heap; at most {@link #MAX_PARTIAL_FILES} at
+ * in the proxy's directory, owner-only), never held on the heap; at most {@link #MAX_PARTIAL_FILES} at
  * once, each dropped when no fragment came for a while. The directory is the proxy's
- * ({@code rwx--x--x}: ranks of another user run a program by its name, nobody lists them). Relay
- * thread only.
+ * ({@code rwx--x--x}: ranks of another user run a program by its name, nobody lists them). A program
+ * a user stages with her job key (4.1) is hers only: it goes to her own directory
+ * {@code u<uid>} ({@link StagedFiles#userDirectory}, made hers with {@code rwx------}, refused when
+ * it is a link, another's or others may write it), owned by her with {@code r-x------}, renamed
+ * there from its partial file; the cache is per directory, so another user's copy of the same
+ * content is hers again. The limits count every directory's files together. Relay thread only.
  */
 final class StagedPrograms {
 
@@ -52,6 +57,8 @@ final class StagedPrograms {
     static final long IDLE_NANOS = 60_000_000_000L;
     /** Length of the digest that starts every fragment's payload. */
     static final int DIGEST_LENGTH = 32;
+    /** The mode of a program a user staged: hers to run, nobody else's. */
+    private static final String USER_PROGRAM_MODE = "r-x------";
 
     /**
      * The outcome of one request: a result code, whether the file is complete here, why not, and
@@ -131,14 +138,30 @@ final class StagedPrograms {
      */
     Outcome onFragment(long size, long index, long count, long chunk, ByteBuffer payload, int offset, int length,
                        long now) {
+        return onFragment(null, size, index, count, chunk, payload, offset, length, now);
+    }
+
+    /**
+     * As {@link #onFragment(long, long, long, long, ByteBuffer, int, int, long)}, for a user.
+     *
+     * @param user the user whose job key signed the request, whose own directory takes the program;
+     *             {@code null} under a cluster key (the shared directory)
+     */
+    Outcome onFragment(RankIdentity user, long size, long index, long count, long chunk, ByteBuffer payload,
+                       int offset, int length, long now) {
         purge(now);
         if (length < DIGEST_LENGTH) {
             return new Outcome(MpiErrors.ERR_ARG, false, "payload of " + length + " bytes has no digest");
         }
         byte[] digest = new byte[DIGEST_LENGTH];
         payload.get(offset, digest);
-        String name = StagedFiles.name(digest);
+        String name = user == null ? StagedFiles.name(digest)
+                : StagedFiles.USER_PREFIX + user.uid() + "/" + StagedFiles.name(digest);
         Path file = directory.resolve(name);
+        String refused = user == null ? null : StagedFiles.problem(file.getParent(), user.uid());
+        if (refused != null) {
+            return new Outcome(MpiErrors.ERR_IO, false, "cannot store " + name + ": " + refused);
+        }
         if (Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
             return new Outcome(MpiErrors.SUCCESS, true, null);
         }
@@ -166,9 +189,9 @@ final class StagedPrograms {
                     + (length - DIGEST_LENGTH) + " bytes, not " + expected);
         }
         if (p == null) {
-            Outcome refused = begin(name, size, (int) chunk, (int) count, now);
-            if (refused != null) {
-                return refused;
+            Outcome notBegun = begin(user, name, size, (int) chunk, (int) count, now);
+            if (notBegun != null) {
+                return notBegun;
             }
             p = partials.get(name);
         } else if (p.size != size || p.chunk != chunk) {
@@ -188,22 +211,25 @@ final class StagedPrograms {
         if (p.have.cardinality() < p.count) {
             return new Outcome(MpiErrors.SUCCESS, false, null);
         }
-        return complete(name, p, file, digest);
+        return complete(user, name, p, file, digest);
     }
 
     /**
      * Starts a file: checks the free space and the number of files arriving, then makes its partial
-     * file. The staged directory is made (or checked) here.
+     * file. The staged directory, and the user's own, are made (or checked) here.
      *
      * @return {@code null} when it started, else the refusal
      */
-    private Outcome begin(String name, long size, int chunk, int count, long now) {
+    private Outcome begin(RankIdentity user, String name, long size, int chunk, int count, long now) {
         if (partials.size() >= MAX_PARTIAL_FILES) {
             return new Outcome(MpiErrors.ERR_NO_MEM, false, "staging " + name + ": " + partials.size()
                     + " other files are arriving; try again later");
         }
         try {
             PrivateDirectories.restrict(directory, PrivateDirectories.SEARCH_ONLY, "staged directory " + directory);
+            if (user != null) {
+                userDirectory(user);
+            }
         } catch (IOException e) {
             return new Outcome(MpiErrors.ERR_IO, false, "cannot store " + name + ": " + e.getMessage());
         }
@@ -240,8 +266,46 @@ final class StagedPrograms {
         }
     }
 
-    /** The last fragment came: the content is checked against its digest and becomes the program. */
-    private Outcome complete(String name, Partial p, Path file, byte[] digest) {
+    /**
+     * Makes a user's own directory, hers with {@code rwx------}, or checks the one there. It is made in
+     * the proxy's directory, which nobody else writes, so no name in between can be swapped.
+     *
+     * @return the directory
+     * @throws IOException with one line when it is refused or cannot be made hers
+     */
+    private Path userDirectory(RankIdentity user) throws IOException {
+        Path own = StagedFiles.userDirectory(directory, user.uid());
+        String problem = StagedFiles.problem(own, user.uid());
+        if (problem != null) {
+            throw new IOException(problem);
+        }
+        if (Files.exists(own, LinkOption.NOFOLLOW_LINKS)) {
+            return own;
+        }
+        Files.createDirectory(own, PosixFilePermissions.asFileAttribute(PrivateDirectories.OWNER_ONLY));
+        try {
+            // the process's umask may have taken bits of the mode
+            Files.getFileAttributeView(own, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
+                    .setPermissions(PrivateDirectories.OWNER_ONLY);
+            giveAway(own, user);
+        } catch (IOException | RuntimeException e) {
+            deleteQuietly(own);
+            throw new IOException("cannot give staged directory " + own + " to " + user + ": " + e.getMessage(), e);
+        }
+        return own;
+    }
+
+    /** Gives a file of the proxy's directory (not followed if a link) to a user. */
+    private static void giveAway(Path path, RankIdentity user) throws IOException {
+        Files.setAttribute(path, "unix:gid", (int) user.gid(), LinkOption.NOFOLLOW_LINKS);
+        Files.setAttribute(path, "unix:uid", (int) user.uid(), LinkOption.NOFOLLOW_LINKS);
+    }
+
+    /**
+     * The last fragment came: the content is checked against its digest and becomes the program, for
+     * a user hers ({@value #USER_PROGRAM_MODE}) in her directory, checked again just before.
+     */
+    private Outcome complete(RankIdentity user, String name, Partial p, Path file, byte[] digest) {
         partials.remove(name);
         partialBytes -= p.size;
         try {
@@ -251,7 +315,11 @@ final class StagedPrograms {
                 return new Outcome(MpiErrors.ERR_ARG, false, name + ": the content has another SHA-256; dropped");
             }
             Files.getFileAttributeView(p.file, PosixFileAttributeView.class, LinkOption.NOFOLLOW_LINKS)
-                    .setPermissions(PosixFilePermissions.fromString("rwxr-xr-x"));
+                    .setPermissions(PosixFilePermissions.fromString(user == null ? "rwxr-xr-x" : USER_PROGRAM_MODE));
+            if (user != null) {
+                userDirectory(user);
+                giveAway(p.file, user);
+            }
             try {
                 Files.move(p.file, file, StandardCopyOption.ATOMIC_MOVE);
             } catch (AtomicMoveNotSupportedException e) {

@@ -9,8 +9,10 @@ import java.util.function.LongSupplier;
 import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.api.LaunchRequest;
 import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.RankIdentity;
 import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.process.StagedFiles;
+import org.mpiproxy.protocol.JobCredential;
 import org.mpiproxy.protocol.MpiErrors;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
 import org.mpiproxy.protocol.pmi.PmiServer;
@@ -106,12 +108,24 @@ final class V2NodeServices {
     /**
      * A fragment of a program a host stages here, or the probe whether it is here (docs/protocol-v2.md
      * 5.8); answered to the source, as STATUS (it changes no job). A program too large is refused with
-     * MPIPROXY_ERR_MESSAGE_TOO_LARGE and the largest size taken now in the argument.
+     * MPIPROXY_ERR_MESSAGE_TOO_LARGE and the largest size taken now in the argument. Signed with a job
+     * key (4.1), the program is the user's of the job's credential, in her own directory.
      */
     void onStage(V2HeaderFlyweight header, InetSocketAddress source,
                  DatagramTransport transport) {
-        StagedPrograms.Outcome o = staged().onFragment(header.argument(), header.sequence(), header.ack(), header.tag(),
-                header.buffer(), header.payloadOffset(), header.payloadLength(), clock.getAsLong() * 1_000_000L);
+        long now = clock.getAsLong() * 1_000_000L;
+        JobCredential c = header.keyId() == JobCredential.JOB_KEY_ID
+                ? replies.authenticator().credentialOf(header.jobId()) : null;
+        StagedPrograms.Outcome o;
+        if (header.keyId() == JobCredential.JOB_KEY_ID && c == null) {
+            // verified with the job's key, so its credential is known: never the shared directory by mistake
+            o = new StagedPrograms.Outcome(MpiErrors.ERR_IO, false, "job " + Job.hex(header.jobId())
+                    + ": key id 0 verified without a job key");
+        } else {
+            o = staged().onFragment(c == null ? null : new RankIdentity(c.uid(), c.gid()), header.argument(),
+                    header.sequence(), header.ack(), header.tag(), header.buffer(), header.payloadOffset(),
+                    header.payloadLength(), now);
+        }
         if (o.problem() != null) {
             log.warn("v2 STAGE from {} refused with {}: {}", Job.ownerText(source), MpiErrors.name(o.result()),
                     o.problem());

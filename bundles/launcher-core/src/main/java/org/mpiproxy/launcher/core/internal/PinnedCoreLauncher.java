@@ -18,6 +18,7 @@ import org.mpiproxy.process.ProgramFiles;
 import org.mpiproxy.process.RankCommand;
 import org.mpiproxy.process.RankProcessStarter;
 import org.mpiproxy.process.RankUser;
+import org.mpiproxy.process.StagedFiles;
 
 /**
  * Starts a program from its LZ4 image, pinned to the requested core (RankProcessStarter): as the
@@ -56,7 +57,7 @@ final class PinnedCoreLauncher implements ProcessLauncher {
     PinnedCoreLauncher(Path programDirectory, ImageCache images, AllowedCpus cpus, String javaHome,
                        RankOutputListener output, List<String> allowlist, long[] rankUser) {
         this(programDirectory, images, cpus, javaHome, output, allowlist, rankUser,
-                org.mpiproxy.process.StagedFiles.directory(System::getProperty));
+                StagedFiles.directory(System::getProperty));
     }
 
     /** @param stagedDirectory where staged programs are (docs/protocol-v2.md 5.8) */
@@ -92,9 +93,11 @@ final class PinnedCoreLauncher implements ProcessLauncher {
         // a job's user (docs/protocol-v2.md 4.1) wins over rank.user
         RankIdentity user = RankUser.requested(request.user());
         Path executable;
-        if (request.plain() && request.program().startsWith(org.mpiproxy.process.StagedFiles.PREFIX)) {
-            // a staged program is already this node's own verified copy (5.8): it runs pinned as it is
-            executable = ProgramFiles.executable(stagedDirectory, request.program());
+        if (request.plain() && request.program().startsWith(StagedFiles.PREFIX)) {
+            // a staged program is already this node's own verified copy (5.8): it runs pinned as it is,
+            // a user's job finding hers first, then the shared ones, never another user's
+            List<Path> staged = StagedFiles.directories(stagedDirectory, request.user());
+            executable = ProgramFiles.executable(staged.get(0), staged.subList(1, staged.size()), request.program());
         } else {
             Path image = ProgramFiles.contained(programDirectory, request.program(), request.program() + IMAGE_SUFFIX);
             executable = images.extract(request.program(), image, user == null ? -1 : user.gid());

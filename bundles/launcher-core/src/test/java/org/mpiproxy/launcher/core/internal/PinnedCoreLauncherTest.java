@@ -116,6 +116,38 @@ class PinnedCoreLauncherTest {
     }
 
     @Test
+    void shouldRunAUsersStagedProgramPinnedForHerJobsOnly() throws Exception {
+        assumeTrue(org.mpiproxy.process.RankUser.isRoot(), "running ranks as their jobs' users needs root");
+        assumeTrue(CpuList.parse(AllowedCpus.ofThisProcess().list()).get(1), "needs CPU 1 among the allowed CPUs");
+        Files.setPosixFilePermissions(temp, java.nio.file.attribute.PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path staged = Files.createDirectories(temp.resolve("staged"));
+        // as the proxy leaves a user's program: her directory and file, owner-only
+        Path own = Files.createDirectory(org.mpiproxy.process.StagedFiles.userDirectory(staged, 65534));
+        String name = org.mpiproxy.process.StagedFiles.PREFIX + "ef".repeat(32);
+        Path program = own.resolve(name);
+        Files.writeString(program, "#!/bin/sh\nid -u\ngrep Cpus_allowed_list /proc/self/status | tr -d ' \\t'\n");
+        Files.setPosixFilePermissions(program, java.nio.file.attribute.PosixFilePermissions.fromString("r-x------"));
+        Files.setPosixFilePermissions(own, java.nio.file.attribute.PosixFilePermissions.fromString("rwx------"));
+        for (Path p : List.of(program, own)) {
+            Files.setAttribute(p, "unix:gid", 65534);
+            Files.setAttribute(p, "unix:uid", 65534);
+        }
+        PinnedCoreLauncher launcher = new PinnedCoreLauncher(programs(), new ImageCache(temp.resolve("cache"), 1 << 20),
+                AllowedCpus.ofThisProcess(), "/opt/test-jdk", null, null, null, staged);
+
+        process = launcher.launch(new LaunchRequest(0x42L, 1, 2, 1, name, List.of(), temp.resolve("rank-1.chan"),
+                Map.of(), temp.resolve("logs-1"), true, new org.mpiproxy.api.RankIdentity(65534, 65534)));
+
+        assertEquals(0, process.onExit().get(TIMEOUT.toSeconds(), TimeUnit.SECONDS));
+        assertEquals(List.of("65534", "Cpus_allowed_list:1"),
+                Files.readAllLines(temp.resolve("logs-1").resolve("rank-1.out")), "hers, as her, on core 1");
+        LaunchException notHers = assertThrows(LaunchException.class, () -> launcher.launch(new LaunchRequest(0x43L,
+                1, 2, 1, name, List.of(), temp.resolve("rank-1.chan"), Map.of(), temp.resolve("logs-2"), true,
+                new org.mpiproxy.api.RankIdentity(1, 1))));
+        assertEquals("no program '" + name + "' in " + staged.resolve("u1") + ", " + staged, notHers.getMessage());
+    }
+
+    @Test
     void shouldRejectCoreOutsideAllowedCpus() throws Exception {
         PinnedCoreLauncher launcher = launcher(() -> "0-1\n");
         TestImages.writeImage(programs(), "p", TestImages.script("exit 0\n"));

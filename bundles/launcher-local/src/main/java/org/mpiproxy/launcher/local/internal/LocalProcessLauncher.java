@@ -15,6 +15,7 @@ import org.mpiproxy.process.ProgramFiles;
 import org.mpiproxy.process.RankCommand;
 import org.mpiproxy.process.RankProcessStarter;
 import org.mpiproxy.process.RankUser;
+import org.mpiproxy.process.StagedFiles;
 
 /**
  * Starts programs of the program directory (and, for plain requests, of the program path) as
@@ -65,14 +66,19 @@ final class LocalProcessLauncher implements ProcessLauncher {
         return programDirectory;
     }
 
-    /** @return where a plain request's program is looked up after the program directory */
-    private List<Path> plainPath(String program) {
-        if (!program.startsWith(org.mpiproxy.process.StagedFiles.PREFIX)) {
+    /**
+     * @return where a plain request's program is looked up after the program directory
+     * @throws LaunchException when the job's user has a staged directory that must not be used
+     */
+    private List<Path> plainPath(LaunchRequest request) throws LaunchException {
+        if (!request.program().startsWith(StagedFiles.PREFIX)) {
             return programPath;
         }
-        // a staged program (docs/protocol-v2.md 5.8), named by its content's SHA-256
-        List<Path> path = new java.util.ArrayList<>(programPath.size() + 1);
-        path.add(org.mpiproxy.process.StagedFiles.directory(System::getProperty));
+        // a staged program (docs/protocol-v2.md 5.8), named by its content's SHA-256: a user's job
+        // finds hers first, then the shared ones, never another user's
+        List<Path> staged = StagedFiles.directories(StagedFiles.directory(System::getProperty), request.user());
+        List<Path> path = new java.util.ArrayList<>(programPath.size() + staged.size());
+        path.addAll(staged);
         path.addAll(programPath);
         return path;
     }
@@ -84,7 +90,7 @@ final class LocalProcessLauncher implements ProcessLauncher {
                     + request.coreId());
         }
         Path executable = request.plain()
-                ? ProgramFiles.executable(programDirectory, plainPath(request.program()), request.program())
+                ? ProgramFiles.executable(programDirectory, plainPath(request), request.program())
                 : ProgramFiles.executable(programDirectory, request.program());
         // a job's user (docs/protocol-v2.md 4.1) wins over rank.user
         RankIdentity user = RankUser.requested(request.user());

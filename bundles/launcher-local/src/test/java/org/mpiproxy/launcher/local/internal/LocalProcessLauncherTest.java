@@ -3,9 +3,11 @@ package org.mpiproxy.launcher.local.internal;
 import static org.junit.jupiter.api.Assertions.assertEquals;
 import static org.junit.jupiter.api.Assertions.assertThrows;
 import static org.junit.jupiter.api.Assertions.assertTrue;
+import static org.junit.jupiter.api.Assumptions.assumeTrue;
 
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.util.List;
 import java.util.Map;
 import java.util.concurrent.TimeUnit;
@@ -14,7 +16,10 @@ import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.api.LaunchException;
 import org.mpiproxy.api.LaunchRequest;
+import org.mpiproxy.api.RankIdentity;
 import org.mpiproxy.api.RankProcess;
+import org.mpiproxy.process.RankUser;
+import org.mpiproxy.process.StagedFiles;
 import org.mpiproxy.process.TestScripts;
 
 class LocalProcessLauncherTest {
@@ -135,5 +140,69 @@ class LocalProcessLauncherTest {
                 new LaunchRequest(1, 1, 2, 0, "absent", List.of(), temp.resolve("r.chan"), Map.of(),
                         temp.resolve("logs"), true)));
         assertEquals("no program 'absent' in " + programs + ", " + system, missing.getMessage());
+    }
+
+    /** Runs a plain staged program as {@code user} ({@code null}: a key holder's job); @return its standard output */
+    private String runStaged(LocalProcessLauncher launcher, String program, RankIdentity user, String logs)
+            throws Exception {
+        LaunchRequest request = new LaunchRequest(0x1234L, 2, 4, 0, program, List.of(), temp.resolve("rank-2.chan"),
+                Map.of(), temp.resolve(logs), true, user);
+        assertEquals(0, launcher.launch(request).onExit().get(60, TimeUnit.SECONDS));
+        return Files.readString(temp.resolve(logs).resolve("rank-2.out"));
+    }
+
+    /** A staged program as the proxy leaves it: in {@code directory}, {@code mode}, owned by {@code owner}. */
+    private static String staged(Path directory, String hex, String body, String mode, RankIdentity owner)
+            throws Exception {
+        String name = StagedFiles.PREFIX + hex.repeat(32);
+        Path file = TestScripts.write(directory, name, body);
+        Files.setPosixFilePermissions(file, PosixFilePermissions.fromString(mode));
+        Files.setAttribute(file, "unix:gid", (int) owner.gid());
+        Files.setAttribute(file, "unix:uid", (int) owner.uid());
+        return name;
+    }
+
+    @Test
+    void shouldRunAUsersStagedProgramForHerJobsOnlyAndTheSharedOnesForEveryone() throws Exception {
+        assumeTrue(RankUser.isRoot(), "running ranks as their jobs' users needs root");
+        RankIdentity nobody = new RankIdentity(65534, 65534);
+        RankIdentity daemon = new RankIdentity(1, 1);
+        Files.setPosixFilePermissions(temp, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Path staged = Files.createDirectories(temp.resolve("data").resolve("mpiproxy").resolve("staged"));
+        Files.setPosixFilePermissions(staged, PosixFilePermissions.fromString("rwx--x--x"));
+        Path own = Files.createDirectory(StagedFiles.userDirectory(staged, nobody.uid()));
+        Files.setPosixFilePermissions(own, PosixFilePermissions.fromString("rwx------"));
+        Files.setAttribute(own, "unix:gid", 65534);
+        Files.setAttribute(own, "unix:uid", 65534);
+        String hers = staged(own, "aa", "echo \"hers $(id -u)\"\n", "r-x------", nobody);
+        String shared = staged(staged, "bb", "echo \"shared $(id -u)\"\n", "rwxr-xr-x", new RankIdentity(0, 0));
+        LocalProcessLauncher launcher = launcher();
+        String karafData = System.getProperty("karaf.data");
+        System.setProperty("karaf.data", temp.resolve("data").toString());
+        try {
+            assertEquals("hers 65534\n", runStaged(launcher, hers, nobody, "logs-1"));
+            assertEquals("shared 1\n", runStaged(launcher, shared, daemon, "logs-2"), "an operator's, for a user");
+            assertEquals("shared 65534\n", runStaged(launcher, shared, nobody, "logs-3"));
+
+            LaunchException notHers = assertThrows(LaunchException.class,
+                    () -> runStaged(launcher, hers, daemon, "logs-4"));
+            assertEquals("no program '" + hers + "' in " + launcher.programDirectory() + ", "
+                    + staged.resolve("u1") + ", " + staged, notHers.getMessage());
+            LaunchException keyHolder = assertThrows(LaunchException.class,
+                    () -> runStaged(launcher, hers, null, "logs-5"));
+            assertEquals("no program '" + hers + "' in " + launcher.programDirectory() + ", " + staged,
+                    keyHolder.getMessage(), "a key holder's job sees the shared ones only");
+
+            Path link = Files.createSymbolicLink(staged.resolve("u1"), own);
+            LaunchException linked = assertThrows(LaunchException.class,
+                    () -> runStaged(launcher, hers, daemon, "logs-6"));
+            assertEquals("staged directory " + link + " is a symbolic link; refusing to use it", linked.getMessage());
+        } finally {
+            if (karafData == null) {
+                System.clearProperty("karaf.data");
+            } else {
+                System.setProperty("karaf.data", karafData);
+            }
+        }
     }
 }
