@@ -91,6 +91,28 @@ class IdentityIT {
     }
 
     @Test
+    void shouldStageAUsersProgramIntoHerOwnDirectoryOnEveryNode() throws Exception {
+        Path script = shared.resolve("whoami.sh");
+        Files.writeString(script, "#!/bin/sh\necho \"staged rank=$PMI_RANK uid=$(id -u)\"\n");
+        Files.setPosixFilePermissions(script, PosixFilePermissions.fromString("rwxr-xr-x"));
+        Run run = runAs(NOBODY, 120, "run", "--stage", "--hosts", "i1:2,i2:2", script.toString());
+        assertEquals(0, run.exit(), run.out() + run.err());
+        List<String> ranks = run.out().stream().filter(l -> l.contains("staged rank=")).toList();
+        assertEquals(4, ranks.size(), run.out().toString());
+        assertTrue(ranks.stream().allMatch(l -> l.endsWith("uid=" + NOBODY)), ranks.toString());
+        for (KarafNode node : cluster.nodes) {
+            Path mine = node.home.resolve("data/mpiproxy/staged/u" + NOBODY);
+            assertEquals(NOBODY, ((Number) Files.getAttribute(mine, "unix:uid")).longValue(), mine.toString());
+            assertEquals("rwx------", PosixFilePermissions.toString(Files.getPosixFilePermissions(mine)));
+            try (Stream<Path> files = Files.list(mine)) {
+                List<Path> programs = files.toList();
+                assertEquals(1, programs.size(), programs.toString());
+                assertEquals("r-x------", PosixFilePermissions.toString(Files.getPosixFilePermissions(programs.get(0))));
+            }
+        }
+    }
+
+    @Test
     void shouldRefuseARootJobAsShipped() {
         Run run = runAs(0, 120, "run", "--hosts", "i1:2,i2:1", "id");
         assertNotEquals(0, run.exit(), run.out() + run.err());
