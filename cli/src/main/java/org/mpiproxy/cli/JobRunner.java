@@ -19,10 +19,10 @@ import java.util.concurrent.TimeUnit;
  * nodes ({@link V2Session}: a plain EXEC each, from rank 0's port, so that rank 0 owns the job),
  * whose output then comes straight here, tagged; then rank 0 here with its world in the
  * environment ({@code MPIPROXY_HOSTS}, the port it sends from, where it writes the exit statuses,
- * the key file and the job id; a rank 0 of our library asks for the same ranks again, which the
- * proxies answer as already started). The job ends when rank 0 and every rank have ended (a
- * rank 0 of our library terminates its ranks itself when it finalizes); a rank that fails stops
- * the job, as with {@code mpiexec}. Afterwards the launcher terminates whatever rank is left, as
+ * the key file, or the job key and credential, and the job id; a rank 0 of our library asks for
+ * the same ranks again, which the proxies answer as already started). The job ends when rank 0
+ * and every rank have ended (a rank 0 of our library terminates its ranks itself when it
+ * finalizes); a rank that fails stops the job, as with {@code mpiexec}. Afterwards the launcher terminates whatever rank is left, as
  * the job's owner from rank 0's own port, by job id, signed with the cluster key. Over v1 rank 0
  * must start the ranks itself (our library's {@code Mpi.init}); a plain program runs as rank 0
  * only. SIGINT/SIGTERM/timeout stop rank 0 (SIGTERM, SIGKILL after the
@@ -206,6 +206,7 @@ final class JobRunner {
             }
             env.put("MPIPROXY_JOB_ID", Job.hex(jobId));
         }
+        V2Credential.toRankZero(env, credential);
         env.put("MPIPROXY_HOSTS", hosts.toString());
         env.put("MPIPROXY_HOST_PORT", Integer.toString(hostPort));
         env.put("MPIPROXY_STATUS_FILE", statusFile.toString());

@@ -10,8 +10,10 @@ import java.nio.charset.StandardCharsets;
 import java.time.Duration;
 import java.util.Collection;
 import java.util.HashSet;
+import java.util.HexFormat;
 import java.util.LinkedHashSet;
 import java.util.List;
+import java.util.Map;
 import java.util.Set;
 import java.util.concurrent.TimeUnit;
 
@@ -25,7 +27,9 @@ import org.mpiproxy.protocol.V2HeaderFlyweight;
  * launcher signs the job's datagrams with the job key (key id 0), and makes the key known to each
  * node with CREDENTIAL before its first request there, and again whenever the node refuses a
  * request with reason 6, no credential. A node that refuses the credential itself (202, 203)
- * ends the job: {@link #refusal} says which and why. Thread-safe.
+ * ends the job: {@link #refusal} says which and why. Rank 0, which runs here as the launching
+ * user, gets the job key and the credential in its environment ({@link #toRankZero}) to do the
+ * same itself; the other ranks never get them. Thread-safe.
  */
 final class V2Credential {
 
@@ -37,6 +41,10 @@ final class V2Credential {
     static final int ERR_PERMISSION = 202;
     /** CREDENTIAL refused: expired, or issued in the future. */
     static final int ERR_EXPIRED = 203;
+    /** Rank 0's environment variable with the job key, 64 hexadecimal digits (the MPI library signs with it). */
+    static final String JOB_KEY_ENV = "MPIPROXY_JOB_KEY";
+    /** Rank 0's environment variable with the credential, 176 hexadecimal digits (the MPI library presents it). */
+    static final String CREDENTIAL_ENV = "MPIPROXY_CREDENTIAL";
     /** How long a node gets to answer a credential presented again after a refusal. */
     static final Duration AGAIN_WAIT = Duration.ofSeconds(5);
 
@@ -150,6 +158,23 @@ final class V2Credential {
     synchronized void presentAgain(InetSocketAddress node) throws IOException {
         presented.remove(node);
         presentTo(List.of(node), AGAIN_WAIT);
+    }
+
+    /**
+     * Hands the job key and the credential to rank 0 in its environment, which only its user (the
+     * launching user) and root can read; without a credential (a cluster key), takes out any such
+     * variables, so that rank 0 signs as the launcher does. Never for the EXECs of other ranks.
+     *
+     * @param env        rank 0's environment
+     * @param credential the job's credential, or {@code null}
+     */
+    static void toRankZero(Map<String, String> env, V2Credential credential) {
+        env.remove(JOB_KEY_ENV);
+        env.remove(CREDENTIAL_ENV);
+        if (credential != null) {
+            env.put(JOB_KEY_ENV, HexFormat.of().formatHex(credential.keys.key(JobCredential.JOB_KEY_ID)));
+            env.put(CREDENTIAL_ENV, HexFormat.of().formatHex(credential.credential));
+        }
     }
 
     /** @return the name of a CREDENTIAL reply's result */

@@ -33,6 +33,8 @@ final class JobKeyNode implements AutoCloseable {
 
     /** What it took, in order: {@code CREDENTIAL}, {@code STATUS}, {@code EXEC 1}, ... and what it refused. */
     final List<String> log = new CopyOnWriteArrayList<>();
+    /** The payload of every EXEC taken (the plain form: program, arguments, environment). */
+    final List<String> execPayloads = new CopyOnWriteArrayList<>();
     /** The result of every CREDENTIAL (0: accepted) and its reason text. */
     volatile int credentialResult;
     volatile String credentialReason = "";
@@ -145,6 +147,9 @@ final class JobKeyNode implements AutoCloseable {
                 return false;
             }
             ranks.computeIfAbsent(job, j -> new CopyOnWriteArrayList<>()).add(h.rank());
+            byte[] payload = new byte[h.payloadLength()];
+            in.get(V2HeaderDescriptor.HEADER_LENGTH, payload);
+            execPayloads.add(new String(payload, StandardCharsets.UTF_8));
         } else if (h.operation() == V2HeaderDescriptor.OP_STATUS) {
             List<Long> mine = ranks.getOrDefault(job, List.of());
             if (mine.isEmpty()) {

@@ -2,12 +2,15 @@ package org.mpiproxy.mpi.internal;
 
 import java.io.IOException;
 import java.io.PrintStream;
+import java.nio.ByteBuffer;
+import java.nio.ByteOrder;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.time.Duration;
 import java.util.BitSet;
+import java.util.HexFormat;
 import java.util.List;
 import java.util.Properties;
 import java.util.function.Function;
@@ -19,6 +22,7 @@ import org.mpiproxy.mpi.internal.engine.Fabric;
 import org.mpiproxy.mpi.internal.engine.Link;
 import org.mpiproxy.mpi.internal.engine.ShmPairs;
 import org.mpiproxy.protocol.ClusterKeys;
+import org.mpiproxy.protocol.JobCredential;
 import org.mpiproxy.protocol.MpiErrors;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 
@@ -49,6 +53,13 @@ public final class Join {
     public static final String NODE_RANKS_ENV = "MPIPROXY_NODE_RANKS";
     /** Bytes of each ring of a pair of ranks on one node (a power of two). */
     public static final String PAIR_RING_BYTES_ENV = "MPIPROXY_PAIR_RING_BYTES";
+    /**
+     * The job key rank 0 signs with instead of a cluster key, 64 hexadecimal digits (docs/protocol-v2.md
+     * 4.1): {@code mpiproxy run} sets it for a user who holds no cluster key. It wins over the key files.
+     */
+    public static final String JOB_KEY_ENV = "MPIPROXY_JOB_KEY";
+    /** The job's credential that goes with {@value #JOB_KEY_ENV}, 176 hexadecimal digits, presented to the nodes. */
+    public static final String CREDENTIAL_ENV = "MPIPROXY_CREDENTIAL";
 
     private Join() {
     }
@@ -228,10 +239,11 @@ public final class Join {
                 mpi = new Joined(UdpHostTransport.start(nodes, program, programArgs, timeout, diagnostics, port), 0, 1,
                         programArgs, null);
             } else {
+                byte[] credential = credential(env);
                 V2HostTransport transport = V2HostTransport.start(nodes, program, programArgs, hostKeys(env),
                         datagramSize(env.apply(Mpi.DATAGRAM_SIZE_ENV)), timeout,
                         deadAfter(env.apply(Mpi.DEAD_AFTER_ENV), timeout), diagnostics, outputs.apply(env),
-                        jobId(env.apply(Mpi.JOB_ID_ENV)), port);
+                        jobId(env.apply(Mpi.JOB_ID_ENV), credential), port, System::currentTimeMillis, credential);
                 transport.restartWait(milliseconds(Mpi.RESTART_WAIT_ENV, env.apply(Mpi.RESTART_WAIT_ENV)));
                 mpi = new Joined(transport, 0, transport.size(), programArgs, null);
             }
@@ -290,7 +302,74 @@ public final class Join {
         throw new MpiException(MpiErrors.ERR_ARG, Mpi.HOST_PORT_ENV + "='" + text + "' is not a port number 0-65535");
     }
 
+    /**
+     * @param text      {@value Mpi#JOB_ID_ENV}
+     * @param credential the job's credential, or {@code null}
+     * @return the job id: the credential's (which {@value Mpi#JOB_ID_ENV} must name too, when set),
+     *         else as {@link #jobId(String)}
+     * @throws MpiException when the two name different jobs
+     */
+    public static long jobId(String text, byte[] credential) {
+        long id = jobId(text);
+        if (credential == null) {
+            return id;
+        }
+        long own = ByteBuffer.wrap(credential).order(ByteOrder.LITTLE_ENDIAN).getLong(16);
+        if (id != 0 && id != own) {
+            throw new MpiException(MpiErrors.ERR_ARG, Mpi.JOB_ID_ENV + "=" + text.strip() + " is not the job of "
+                    + CREDENTIAL_ENV + " (" + HexFormat.of().toHexDigits(own) + ")");
+        }
+        return own;
+    }
+
+    /**
+     * @param env the environment
+     * @return the job's credential ({@value #CREDENTIAL_ENV}) when {@value #JOB_KEY_ENV} is set, else {@code null}
+     * @throws MpiException when it is missing or not {@value JobCredential#LENGTH} bytes in hexadecimal
+     */
+    public static byte[] credential(Function<String, String> env) {
+        String jobKey = env.apply(JOB_KEY_ENV);
+        if (jobKey == null || jobKey.isBlank()) {
+            return null;
+        }
+        String text = env.apply(CREDENTIAL_ENV);
+        if (text == null || text.isBlank()) {
+            throw new MpiException(MpiErrors.ERR_ARG, JOB_KEY_ENV + " is set without " + CREDENTIAL_ENV
+                    + ", the job's credential that goes with it");
+        }
+        byte[] credential = hex(CREDENTIAL_ENV, text, JobCredential.LENGTH);
+        if (ByteBuffer.wrap(credential).order(ByteOrder.LITTLE_ENDIAN).getLong(16) == 0) {
+            throw new MpiException(MpiErrors.ERR_ARG, CREDENTIAL_ENV + " names job 0: it is no credential");
+        }
+        return credential;
+    }
+
+    /** @return {@code bytes} bytes from their hexadecimal digits, or an error naming the variable (not its value) */
+    private static byte[] hex(String name, String text, int bytes) {
+        String digits = text.strip();
+        if (digits.length() == 2 * bytes) {
+            try {
+                return HexFormat.of().parseHex(digits);
+            } catch (IllegalArgumentException e) {
+                // reported below with the variable's name
+            }
+        }
+        throw new MpiException(MpiErrors.ERR_ARG, name + " is not " + 2 * bytes + " hexadecimal digits");
+    }
+
+    /**
+     * The keys rank 0 signs with: the job key of {@value #JOB_KEY_ENV} when it is set (key id 0),
+     * else the cluster keys of {@value Mpi#KEY_FILE_ENV}, {@code ../etc/mpiproxy.key} or {@code ~/.mpiproxy/key}.
+     *
+     * @param env the environment
+     * @return the keys
+     * @throws MpiException when there are none or they are unusable
+     */
     public static ClusterKeys hostKeys(Function<String, String> env) {
+        String jobKey = env.apply(JOB_KEY_ENV);
+        if (jobKey != null && !jobKey.isBlank()) {
+            return ClusterKeys.ofJobKey(hex(JOB_KEY_ENV, jobKey, ClusterKeys.MIN_KEY_BYTES));
+        }
         String spec = env.apply(Mpi.KEY_FILE_ENV);
         Path base = Path.of("").toAbsolutePath();
         if (spec == null || spec.isBlank()) {

@@ -5,12 +5,14 @@ import static org.mpiproxy.mpi.internal.V2HostTransport.PROBE_NANOS;
 import static org.mpiproxy.mpi.internal.V2HostTransport.WAIT_GAP_NANOS;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.FLAG_REPLY;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_CREDENTIAL;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_EXEC;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_OUTPUT;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_RECV;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_SEND;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_STATUS;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_TERMINATE;
+import static org.mpiproxy.protocol.V2RefusalDescriptor.REASON_NO_CREDENTIAL;
 
 import java.io.IOException;
 import java.io.PrintStream;
@@ -19,7 +21,6 @@ import java.net.PortUnreachableException;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.channels.DatagramChannel;
-import java.nio.channels.SelectionKey;
 import java.nio.channels.Selector;
 import java.nio.charset.StandardCharsets;
 import java.security.SecureRandom;
@@ -34,6 +35,7 @@ import java.util.function.LongSupplier;
 
 import org.mpiproxy.mpi.MpiException;
 import org.mpiproxy.protocol.ClusterKeys;
+import org.mpiproxy.protocol.JobCredential;
 import org.mpiproxy.protocol.MpiErrors;
 import org.mpiproxy.protocol.NodeIds;
 import org.mpiproxy.protocol.V2Authenticator;
@@ -47,8 +49,10 @@ import org.mpiproxy.protocol.V2RefusalDescriptor;
  * answers ({@link V2SendStreams}, {@link V2RecvStreams}, {@link V2HostOutput}) or recorded on its
  * {@link V2Rank}, and the watch over the nodes a call waits for: probes (STATUS of job 0) from a
  * socket connected to a silent node, refusals matched to our nonces (busy ones back off, the
- * others fail the call), ICMP port unreachable and the dead-node silence. No allocation per datagram. Not thread-safe: every call holds the
- * transport's lock.
+ * others fail the call), ICMP port unreachable and the dead-node silence. Signing with a job key,
+ * it presents the job's credential ({@link V2HostCredential}) and probes with STATUS of its own job,
+ * since a job key cannot sign for job 0. No allocation per datagram. Not thread-safe: every call
+ * holds the transport's lock.
  */
 final class V2Exchange {
 
@@ -66,6 +70,10 @@ final class V2Exchange {
     final Map<InetSocketAddress, V2Node> nodes = new LinkedHashMap<>();
     final long jobId;
     final int keyId;
+    /** The job the probes ask about: 0, or this job when signing with its job key. */
+    private final long probeJobId;
+    /** The job's credential when signing with its job key, else null. */
+    final V2HostCredential credential;
     /** How long {@code finish} waits for TERMINATE replies beyond a proxy's own wait; {@link Long#MAX_VALUE} = forever. */
     final long timeoutNanos;
     final int datagramSize;
@@ -96,8 +104,9 @@ final class V2Exchange {
     /** Null when output is not streamed. */
     private V2HostOutput output;
 
-    V2Exchange(List<HostfileEntry> nodes, ClusterKeys keys, int datagramSize, Duration timeout,
-               PrintStream diagnostics, long jobId, int localPort, LongSupplier epochClock) throws IOException {
+    /** @param credential the job's credential when {@code keys} is its job key ({@code jobId} its job), else null */
+    V2Exchange(List<HostfileEntry> nodes, ClusterKeys keys, int datagramSize, Duration timeout, PrintStream diagnostics,
+               long jobId, int localPort, LongSupplier epochClock, byte[] credential) throws IOException {
         this.epochClock = epochClock;
         this.ranks = new V2Rank[nodes.size() + 1];
         this.probeOut = ByteBuffer.allocateDirect(V2HeaderDescriptor.MIN_DATAGRAM_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
@@ -119,6 +128,7 @@ final class V2Exchange {
         }
         this.jobId = id;
         this.keyId = keys.sendKeyId();
+        this.probeJobId = keyId == JobCredential.JOB_KEY_ID ? id : 0;
         this.timeoutNanos = timeout.isZero() ? Long.MAX_VALUE : timeout.toNanos();
         this.silenceNanos = timeoutNanos;
         this.datagramSize = datagramSize;
@@ -130,6 +140,7 @@ final class V2Exchange {
         HostSocket socket = HostSocket.open(localPort, SOCKET_BUFFER, true);
         this.channel = socket.channel();
         this.selector = socket.selector();
+        this.credential = credential == null ? null : new V2HostCredential(credential, id, channel, random, epochClock);
     }
 
     /** Where replies go; {@code output} is null when output is not streamed. */
@@ -317,23 +328,12 @@ final class V2Exchange {
     void probe(V2Node n, long now) {
         n.probeSentAt = now;
         try {
-            if (n.probe == null) {
-                DatagramChannel c = DatagramChannel.open();
-                try {
-                    c.configureBlocking(false);
-                    c.connect(n.address);
-                    c.register(selector, SelectionKey.OP_READ);
-                } catch (IOException | RuntimeException e) {
-                    c.close();
-                    throw e;
-                }
-                n.probe = c;
-            }
+            n.openProbe(selector);
             long nonce = random.nextLong();
             n.sent(nonce);
             probeOut.clear();
-            probeHeader.reset(OP_STATUS, 0).keyId(keyId).nodeId(n.auth.nodeId()).jobId(0).rank(0).sequence(nonce)
-                    .timestamp(epochClock.getAsLong()).nonce(nonce);
+            probeHeader.reset(OP_STATUS, 0).keyId(keyId).nodeId(n.auth.nodeId()).jobId(probeJobId).rank(0)
+                    .sequence(nonce).timestamp(epochClock.getAsLong()).nonce(nonce);
             int length = n.auth.sign(probeOut, 0);
             probeOut.limit(length).position(0);
             n.probe.write(probeOut);
@@ -372,7 +372,7 @@ final class V2Exchange {
                 } else if (length >= V2HeaderDescriptor.MIN_DATAGRAM_LENGTH
                         && n.auth.verifyReply(in, 0, length, epochClock.getAsLong()) == V2Authenticator.OK
                         && inHeader.wrap(in, 0).operation() == OP_STATUS && (inHeader.flags() & FLAG_REPLY) != 0
-                        && inHeader.jobId() == 0 && n.wasSent(inHeader.sequence())) {
+                        && inHeader.jobId() == probeJobId && n.wasSent(inHeader.sequence())) {
                     n.heard(now);
                 } else {
                     refused++;
@@ -385,6 +385,8 @@ final class V2Exchange {
     private void onRefusal(V2Node n) {
         if (n == null || !n.refused(in, System.nanoTime(), diagnostics)) {
             refused++;
+        } else if (credential != null && V2RefusalDescriptor.reason(in, 0) == REASON_NO_CREDENTIAL) {
+            credential.present(n, System.nanoTime()); // the refused request goes again with its retransmission
         }
     }
 
@@ -402,7 +404,7 @@ final class V2Exchange {
                 onRefusal(nodes.get(from));
                 continue;
             }
-            onDatagram(in.remaining());
+            onDatagram(in.remaining(), from);
             // while output keeps coming, acknowledge as we go, or the proxies would time out and send again
             if (output != null && ++handled % ACK_EVERY == 0) {
                 output.sendAcks();
@@ -413,13 +415,17 @@ final class V2Exchange {
         }
     }
 
-    private void onDatagram(int length) {
+    private void onDatagram(int length, InetSocketAddress from) {
         if (length < V2HeaderDescriptor.MIN_DATAGRAM_LENGTH) {
             refused++;
             return;
         }
         inHeader.wrap(in, 0);
         long rankId = inHeader.rank();
+        if (credential != null && rankId == 0 && inHeader.operation() == OP_CREDENTIAL) {
+            refused += credential.onReply(nodes.get(from), in, length, System.nanoTime()) ? 0 : 1;
+            return;
+        }
         if (inHeader.magic() != V2HeaderDescriptor.MAGIC || rankId < 1 || rankId >= ranks.length) {
             refused++;
             return;

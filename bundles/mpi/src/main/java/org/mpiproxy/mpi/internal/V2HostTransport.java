@@ -29,7 +29,8 @@ import org.mpiproxy.protocol.MpiErrors;
  * so that a port where nothing listens shows at once (ICMP port unreachable); a refusal
  * (docs/protocol-v2.md 3.5) that answers a request sent here tells that authentication failed,
  * or, when the proxy is busy (its replay cache full), holds that node's requests back for a
- * back-off after which they are sent again;
+ * back-off after which they are sent again, or, signing with a job key, has the job's credential
+ * presented to that node (5.9);
  * a node that answers nothing for the dead-node silence is declared dead. With a {@link RankOutputHandler}, every rank's
  * output lines are streamed here (OUTPUT): they are received and acknowledged during every call
  * and, between calls, by a daemon thread, so ranks never wait for the host program to call.
@@ -41,7 +42,6 @@ import org.mpiproxy.protocol.MpiErrors;
  * calls through it; the parts are not thread-safe and run only under it.
  */
 public final class V2HostTransport implements TaggedTransport {
-
 
     /** First retransmit timeout; doubled per retry up to {@link #MAX_RTO_NANOS}. */
     static final long INITIAL_RTO_NANOS = TimeUnit.MILLISECONDS.toNanos(20);
@@ -102,8 +102,9 @@ public final class V2HostTransport implements TaggedTransport {
 
     private V2HostTransport(List<HostfileEntry> nodes, ClusterKeys keys, int datagramSize, Duration timeout,
                             PrintStream diagnostics, RankOutputHandler output, long jobId, int localPort,
-                            LongSupplier epochClock) throws IOException {
-        this.exchange = new V2Exchange(nodes, keys, datagramSize, timeout, diagnostics, jobId, localPort, epochClock);
+                            LongSupplier epochClock, byte[] credential) throws IOException {
+        this.exchange = new V2Exchange(nodes, keys, datagramSize, timeout, diagnostics, jobId, localPort, epochClock,
+                credential);
         this.send = new V2SendStreams(exchange);
         this.recv = new V2RecvStreams(exchange);
         this.output = output == null ? null : new V2HostOutput(exchange, output);
@@ -213,6 +214,24 @@ public final class V2HostTransport implements TaggedTransport {
                                         int datagramSize, Duration timeout, Duration deadAfter,
                                         PrintStream diagnostics, RankOutputHandler output, long jobId,
                                         int localPort, LongSupplier epochClock) {
+        return start(nodes, program, args, keys, datagramSize, timeout, deadAfter, diagnostics, output, jobId, localPort,
+                epochClock, null);
+    }
+
+    /**
+     * As {@link #start(List, String, List, ClusterKeys, int, Duration, Duration, PrintStream, RankOutputHandler,
+     * long, int, LongSupplier)}, for a host that holds no cluster key (docs/protocol-v2.md 4.1): {@code keys}
+     * is the job key ({@link ClusterKeys#ofJobKey}), and the job's credential is presented to every node
+     * before the first EXEC and again to a node that refuses a request for want of it (5.9).
+     *
+     * @param jobId      the credential's job
+     * @param credential the job's credential, 88 bytes; {@code null} when {@code keys} are cluster keys
+     * @throws MpiException as the others, and when a node refuses the credential (with its reason)
+     */
+    public static V2HostTransport start(List<HostfileEntry> nodes, String program, List<String> args, ClusterKeys keys,
+                                        int datagramSize, Duration timeout, Duration deadAfter,
+                                        PrintStream diagnostics, RankOutputHandler output, long jobId,
+                                        int localPort, LongSupplier epochClock, byte[] credential) {
         String problem = ProgramNames.problem(program);
         if (problem != null) {
             throw new MpiException(MpiErrors.ERR_ARG, problem);
@@ -221,7 +240,7 @@ public final class V2HostTransport implements TaggedTransport {
         V2HostTransport t;
         try {
             t = new V2HostTransport(nodes, keys, datagramSize, timeout, diagnostics, output, jobId, localPort,
-                    epochClock);
+                    epochClock, credential);
         } catch (IOException e) {
             throw new MpiException(MpiErrors.ERR_IO, "cannot open a UDP socket: " + e.getMessage(), e);
         }

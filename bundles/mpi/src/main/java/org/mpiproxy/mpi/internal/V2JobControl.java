@@ -44,7 +44,8 @@ final class V2JobControl {
 
     /**
      * Sends every rank's EXEC at once (all nodes start in parallel) and a probe to every node
-     * (so that a port where nothing listens or a refusal shows within a second), repeats the
+     * (so that a port where nothing listens or a refusal shows within a second), after the job's
+     * credential when it signs with a job key (docs/protocol-v2.md 5.9), repeats the
      * unanswered EXECs with back-off, and, when the launch takes longer than
      * {@link V2HostTransport#PROGRESS_NANOS}, reports {@code mpi: k of n ranks started} to the
      * diagnostics stream: once, then whenever k changed (at most once a second) and every
@@ -56,6 +57,9 @@ final class V2JobControl {
             n.lastHeard = now;
             n.silentFrom = now;
             n.lastWatched = now;
+            if (exchange.credential != null) {
+                exchange.credential.present(n, now);
+            }
             exchange.probe(n, now);
         }
         exchange.launching(true);

@@ -4,19 +4,24 @@ import static org.mpiproxy.mpi.internal.V2HostTransport.NONCES;
 import static org.mpiproxy.mpi.internal.V2HostTransport.PROBE_NANOS;
 import static org.mpiproxy.mpi.internal.V2HostTransport.UNREACHABLE_NANOS;
 
+import java.io.IOException;
 import java.io.PrintStream;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.channels.DatagramChannel;
+import java.nio.channels.SelectionKey;
+import java.nio.channels.Selector;
 import java.util.concurrent.TimeUnit;
 
+import org.mpiproxy.protocol.JobCredential;
 import org.mpiproxy.protocol.V2Authenticator;
 import org.mpiproxy.protocol.V2RefusalDescriptor;
 
 /**
  * One proxy of a v2 job (address and port; its ranks share it): when it was last heard, the
  * nonces sent to it lately, its probe socket, its back-off while it refuses our requests as busy
- * (docs/protocol-v2.md 3.5) and what is known to be wrong with it.
+ * (docs/protocol-v2.md 3.5), the presentation of the job's credential to it (5.9) and what is known
+ * to be wrong with it.
  * Not thread-safe (the transport's lock).
  */
 final class V2Node {
@@ -56,11 +61,33 @@ final class V2Node {
     private long busyBackoffNanos;
     /** Requests to the node wait until then while it is busy. */
     private long holdOffUntil;
+    /** The job's credential was presented to it at {@link #presentedAt}, not answered yet ({@link V2HostCredential}). */
+    boolean presenting;
+    long presentedAt;
+    /** Why the node refused the job's credential (its CREDENTIAL reply), or null; no later reply clears it. */
+    String credentialRefusal;
 
     V2Node(HostfileEntry entry, InetSocketAddress address, V2Authenticator auth) {
         this.entry = entry;
         this.address = address;
         this.auth = auth;
+    }
+
+    /** Opens its probe socket, connected to it, in {@code selector}, unless it is open. */
+    void openProbe(Selector selector) throws IOException {
+        if (probe != null) {
+            return;
+        }
+        DatagramChannel c = DatagramChannel.open();
+        try {
+            c.configureBlocking(false);
+            c.connect(address);
+            c.register(selector, SelectionKey.OP_READ);
+        } catch (IOException | RuntimeException e) {
+            c.close();
+            throw e;
+        }
+        probe = c;
     }
 
     void sent(long nonce) {
@@ -83,14 +110,17 @@ final class V2Node {
         refusal = null;
         busy = false;
         busyBackoffNanos = 0;
+        presenting = false;
     }
 
     /**
      * A refusal (docs/protocol-v2.md 3.5) is not authenticated: it counts only when it names the
      * nonce of a request sent to the node lately. Forging one needs that nonce, i.e. seeing our
      * requests on their way, which already allows dropping them. A busy refusal holds the node's
-     * requests back ({@link #busy}; the first of a spell is reported to {@code diagnostics}); any
-     * other fails the calls that wait for the node, with the reason.
+     * requests back ({@link #busy}; the first of a spell is reported to {@code diagnostics}); no
+     * credential (reason 6) to a host that signs with a job key leaves them pending, for the job's
+     * credential to be presented ({@link V2HostCredential}); any other fails the calls that wait for
+     * the node, with the reason.
      *
      * @param in the refusal, from index 0 ({@link V2RefusalDescriptor#isRefusal} holds)
      * @return whether it answered a request sent to the node lately
@@ -100,6 +130,9 @@ final class V2Node {
             return false;
         }
         int reason = V2RefusalDescriptor.reason(in, 0);
+        if (reason == V2RefusalDescriptor.REASON_NO_CREDENTIAL && auth.sendKeyId() == JobCredential.JOB_KEY_ID) {
+            return true;
+        }
         String why = V2RefusalDescriptor.describe(reason, V2RefusalDescriptor.keyId(in, 0));
         if (!V2RefusalDescriptor.isRetryable(reason)) {
             refusal = why;
@@ -158,6 +191,9 @@ final class V2Node {
      * @return why the node fails the calls that wait for it, or null while it may still answer
      */
     String failure(long now, boolean launching, long silenceNanos, long restartWaitNanos) {
+        if (credentialRefusal != null) {
+            return credentialRefusal;
+        }
         if (refusal != null) {
             return refusal;
         }
