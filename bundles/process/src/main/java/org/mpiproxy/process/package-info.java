@@ -11,11 +11,11 @@
  * ({@link org.mpiproxy.process.AdoptedRankProcess}, {@link org.mpiproxy.process.RankFifos},
  * {@link org.mpiproxy.process.KeeperFiles}), process groups and their signals
  * ({@link org.mpiproxy.process.ProcessGroup}), {@code /proc} ({@link org.mpiproxy.process.ProcStat}) and the
- * unprivileged user ranks run as ({@link org.mpiproxy.process.RankUser}), and the ids of user and group
- * names ({@link org.mpiproxy.process.UnixIds}).
+ * unprivileged user ranks run as ({@link org.mpiproxy.process.RankUser}), the ids of user and group
+ * names ({@link org.mpiproxy.process.UnixIds}), and MUNGE credentials ({@link org.mpiproxy.process.Munge}).
  */
 @Export
-@Version("0.7.0")
+@Version("0.8.0")
 package org.mpiproxy.process;
 
 import org.osgi.annotation.bundle.Export;
