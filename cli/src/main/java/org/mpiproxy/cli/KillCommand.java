@@ -111,7 +111,8 @@ final class KillCommand implements Callable<Integer> {
             if (job.v2()) {
                 out.println("terminating job " + JobRunner.Job.hex(job.jobId()) + " over v2");
                 // without the cluster key: the job's own key, from the local proxy (docs/protocol-v2.md 4.2)
-                LauncherIdentity identity = LauncherIdentity.forJob(job.keySpec(), null, launch.env(), job.jobId());
+                LauncherIdentity identity = LauncherIdentity.forJob(job.keySpec(), null, launch.env(), job.jobId(),
+                        job.ranks().isEmpty() ? null : job.ranks().get(0));
                 String refused = identity.credential() == null ? null : identity.credential().presentTo(
                         job.ranks().stream().map(p -> new java.net.InetSocketAddress(p.address(), p.port())).toList(),
                         wait);

@@ -2,6 +2,7 @@ package org.mpiproxy.cli;
 
 import java.io.IOException;
 import java.net.InetAddress;
+import java.net.InetSocketAddress;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
@@ -25,7 +26,8 @@ import org.mpiproxy.protocol.NodeIds;
 /**
  * Whom the launcher acts as over v2 (docs/protocol-v2.md 4, 4.1, 4.2). A holder of the cluster
  * key signs with it, and may make a job credential itself for any user ({@code --user}); anyone
- * else asks the local proxy's socket for a credential of a job and signs that job's datagrams
+ * else asks the local proxy's socket for a credential of a job, or where none answers and MUNGE
+ * works, the job's first node ({@link MungeCredential}, 4.3), and signs that job's datagrams
  * with its job key, presenting the credential to the nodes first ({@link V2Credential}).
  *
  * @param keySpec    the cluster key file list read, {@code [id:]path[,...]}, or {@code null}: none
@@ -93,27 +95,30 @@ record LauncherIdentity(String keySpec, long jobId, ClusterKeys keys, V2Credenti
 
     /**
      * The identity of a new job: the cluster key when one can be read (with {@code user}: a
-     * credential it makes for that user), else a credential from the local proxy's socket.
+     * credential it makes for that user), else a credential from the local proxy's socket, else
+     * one MUNGE vouches for from the job's first node.
      *
      * @param keyFile {@code --key-file}, or {@code null}
      * @param env     the environment
      * @param user    {@code --user UID:GID}, or {@code null}
+     * @param first   the job's first node, asked with MUNGE; {@code null}: none
      * @return the identity
      * @throws IllegalArgumentException in one line, when there is none or a key file is unsafe
      */
-    static LauncherIdentity forNewJob(Path keyFile, Map<String, String> env, String user) {
-        return forNewJob(keyFile, env, user, defaultKeyFiles());
+    static LauncherIdentity forNewJob(Path keyFile, Map<String, String> env, String user, Placement first) {
+        return forNewJob(keyFile, env, user, defaultKeyFiles(), first);
     }
 
-    /** As {@link #forNewJob(Path, Map, String)}, with the key files to look at by default. */
-    static LauncherIdentity forNewJob(Path keyFile, Map<String, String> env, String user, List<Path> defaults) {
+    /** As {@link #forNewJob(Path, Map, String, Placement)}, with the key files to look at by default. */
+    static LauncherIdentity forNewJob(Path keyFile, Map<String, String> env, String user, List<Path> defaults,
+                                      Placement first) {
         String spec = keySpec(keyFile, env, defaults);
         if (spec == null && user != null) {
             throw new IllegalArgumentException("--user " + user + " makes the job's credential with the cluster key,"
                     + " and no key file was found: give --key-file FILE or set " + V2Control.KEY_FILE_ENV);
         }
         if (spec == null) {
-            return fromSocket(socket(env), 0);
+            return fromSocket(socket(env), 0, first);
         }
         ClusterKeys keys = V2Control.keys(spec);
         if (user == null) {
@@ -125,19 +130,44 @@ record LauncherIdentity(String keySpec, long jobId, ClusterKeys keys, V2Credenti
 
     /**
      * The identity to act on an existing job: the cluster key when one can be read, else the
-     * job's credential from the local proxy's socket ({@code CREDENTIAL <job id>}).
+     * job's credential from the local proxy's socket ({@code CREDENTIAL <job id>}), else one MUNGE
+     * vouches for from the job's first node.
      *
      * @param keySpec the key file list the job used (its job file), or {@code null}
      * @param keyFile {@code --key-file}, or {@code null}
      * @param env     the environment
      * @param jobId   the job
+     * @param first   the job's first node, asked with MUNGE; {@code null}: none
      * @return the identity
      * @throws IllegalArgumentException in one line, when there is none or a key file is unsafe
      */
-    static LauncherIdentity forJob(String keySpec, Path keyFile, Map<String, String> env, long jobId) {
+    static LauncherIdentity forJob(String keySpec, Path keyFile, Map<String, String> env, long jobId,
+                                   Placement first) {
         String spec = keySpec != null ? keySpec : keySpec(keyFile, env);
         return spec != null ? new LauncherIdentity(spec, jobId, V2Control.keys(spec), null)
-                : fromSocket(socket(env), jobId);
+                : fromSocket(socket(env), jobId, first);
+    }
+
+    /**
+     * A credential from the local proxy's socket, else, when MUNGE works here, from the job's first
+     * node (docs/protocol-v2.md 4.3).
+     *
+     * @param first the job's first node; {@code null}: the socket only
+     * @throws IllegalArgumentException in one line saying why neither gave one
+     */
+    static LauncherIdentity fromSocket(Path socket, long jobId, Placement first) {
+        try {
+            return fromSocket(socket, jobId);
+        } catch (IllegalArgumentException noSocket) {
+            if (first == null || !MungeCredential.works()) {
+                throw noSocket;
+            }
+            try {
+                return MungeCredential.ask(new InetSocketAddress(first.address(), first.port()), first.node(), jobId);
+            } catch (IOException e) {
+                throw new IllegalArgumentException(noSocket.getMessage() + "; nor did MUNGE: " + e.getMessage());
+            }
+        }
     }
 
     /**

@@ -221,16 +221,6 @@ final class RunCommand implements Callable<Integer> {
         if (user != null && protocol.equals("v1")) {
             throw new Usage("--user applies to --protocol v2 only; v1 has no credentials");
         }
-        LauncherIdentity identity = null;
-        String keySpec = null;
-        if (protocol.equals("v2")) {
-            try {
-                identity = LauncherIdentity.forNewJob(keyFile, launch.env(), user);
-                keySpec = LauncherIdentity.keySpec(keyFile, launch.env());
-            } catch (IllegalArgumentException e) {
-                throw new Usage(e.getMessage());
-            }
-        }
         boolean bindCores = bindCores();
         if (worldSize != null && worldSize < 1 || ranksPerNode != null && ranksPerNode < 1) {
             throw new Usage(worldSize != null && worldSize < 1 ? "-n " + worldSize + ": a world has at"
@@ -253,6 +243,18 @@ final class RunCommand implements Callable<Integer> {
             throw new Usage(e.getMessage());
         } catch (java.io.IOException e) {
             throw new Usage("cannot read " + e.getMessage());
+        }
+        LauncherIdentity identity = null;
+        String keySpec = null;
+        if (protocol.equals("v2")) {
+            try {
+                // without a key or a local proxy, MUNGE vouches for the user to the job's first node (4.3)
+                identity = LauncherIdentity.forNewJob(keyFile, launch.env(), user,
+                        ranks.isEmpty() ? null : ranks.get(0));
+                keySpec = LauncherIdentity.keySpec(keyFile, launch.env());
+            } catch (IllegalArgumentException e) {
+                throw new Usage(e.getMessage());
+            }
         }
         String executable = resolveProgram(program, launch.env());
         if (stage && (!protocol.equals("v2") || !Files.isRegularFile(Path.of(executable)))) {

@@ -112,7 +112,8 @@ final class StatusCommand implements Callable<Integer> {
         if (protocol.equals("v2") && jobId != 0) {
             try {
                 // without the cluster key: the job's own key, from the local proxy (docs/protocol-v2.md 4.2)
-                return ranks(out, nodes, jobId, LauncherIdentity.forJob(keySpec, keyFile, launch.env(), jobId));
+                return ranks(out, nodes, jobId, LauncherIdentity.forJob(keySpec, keyFile, launch.env(), jobId,
+                        ranks.isEmpty() ? null : ranks.get(0)));
             } catch (IllegalArgumentException e) {
                 launch.err().println("mpiproxy: " + e.getMessage());
                 return 2;

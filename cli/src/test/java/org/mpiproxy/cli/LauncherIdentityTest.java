@@ -108,7 +108,7 @@ class LauncherIdentityTest {
 
     @Test
     void shouldUseTheClusterKeyWhenOneCanBeRead() {
-        LauncherIdentity identity = LauncherIdentity.forNewJob(keyFile, socketEnv(), null);
+        LauncherIdentity identity = LauncherIdentity.forNewJob(keyFile, socketEnv(), null, null);
 
         assertEquals(keyFile.toAbsolutePath().toString(), identity.keySpec());
         assertNull(identity.credential());
@@ -121,7 +121,7 @@ class LauncherIdentityTest {
         serve(line -> line.equals("CREDENTIAL") ? ok(JOB) : "ERR not understood");
 
         LauncherIdentity identity = LauncherIdentity.forNewJob(null, socketEnv(), null,
-                List.of(dir.resolve("no-such.key")));
+                List.of(dir.resolve("no-such.key")), null);
 
         assertEquals("CREDENTIAL", requests.poll(5, TimeUnit.SECONDS));
         assertEquals(JOB, identity.jobId(), "the job's id is the one the proxy gave");
@@ -217,7 +217,7 @@ class LauncherIdentityTest {
     @Test
     void shouldMakeACredentialForTheUserThatDecodesUnderTheClusterKey() {
         long before = System.currentTimeMillis();
-        LauncherIdentity identity = LauncherIdentity.forNewJob(keyFile, Map.of(), "1000:100");
+        LauncherIdentity identity = LauncherIdentity.forNewJob(keyFile, Map.of(), "1000:100", null);
 
         JobCredential c = JobCredential.decode(cluster, identity.credential().bytes());
         assertEquals(1000, c.uid());
@@ -242,7 +242,7 @@ class LauncherIdentityTest {
         Files.delete(keyFile);
         IllegalArgumentException e = assertThrows(IllegalArgumentException.class,
                 () -> LauncherIdentity.forNewJob(null, Map.of(V2Control.KEY_FILE_ENV, ""), "1000:1000",
-                        List.of(keyFile)));
+                        List.of(keyFile), null));
         assertTrue(e.getMessage().startsWith("--user 1000:1000 makes the job's credential with the cluster key"),
                 e.getMessage());
     }

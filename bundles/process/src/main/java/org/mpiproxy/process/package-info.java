@@ -12,11 +12,11 @@
  * {@link org.mpiproxy.process.KeeperFiles}), process groups and their signals
  * ({@link org.mpiproxy.process.ProcessGroup}), {@code /proc} ({@link org.mpiproxy.process.ProcStat}) and the
  * unprivileged user ranks run as ({@link org.mpiproxy.process.RankUser}), the ids of user and group
- * names ({@link org.mpiproxy.process.UnixIds}), and where staged programs are, shared or a user's
- * own ({@link org.mpiproxy.process.StagedFiles}).
+ * names ({@link org.mpiproxy.process.UnixIds}), where staged programs are, shared or a user's
+ * own ({@link org.mpiproxy.process.StagedFiles}), and MUNGE credentials ({@link org.mpiproxy.process.Munge}).
  */
 @Export
-@Version("0.8.0")
+@Version("0.9.0")
 package org.mpiproxy.process;
 
 import org.osgi.annotation.bundle.Export;

@@ -3,6 +3,7 @@ package org.mpiproxy.protocol;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.HEADER_LENGTH;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.MAC_LENGTH;
 import static org.mpiproxy.protocol.V2HeaderDescriptor.MIN_DATAGRAM_LENGTH;
+import static org.mpiproxy.protocol.V2HeaderDescriptor.OP_CREDENTIAL;
 
 import java.nio.ByteBuffer;
 import java.security.MessageDigest;
@@ -59,6 +60,8 @@ public final class V2Authenticator {
     public static final int NO_CREDENTIAL = 12;
     /** A CREDENTIAL of key id 0 whose credential does not verify, or names another job than the header. */
     public static final int BAD_CREDENTIAL = 13;
+    /** Proxy: a CREDENTIAL of key id 0, MUNGE flag alone (4.3): no MAC, only length and magic were checked. */
+    public static final int MUNGE = 14;
 
     /** {@link #acceptCredential}: the job's key is known (it was, or is now), under that credential's user. */
     public static final int CREDENTIAL_ACCEPTED = 0;
@@ -71,7 +74,7 @@ public final class V2Authenticator {
 
     private static final String[] REASONS = {"ok", "too.short", "bad.magic", "bad.length", "unknown.key",
         "bad.mac", "wrong.node", "stale", "future", "replayed", "replay.cache.full", "replay.source.full",
-        "no.credential", "bad.credential"};
+        "no.credential", "bad.credential", "munge"};
 
     private final ClusterKeys keys;
     private final HmacSha256[] macs = new HmacSha256[256];
@@ -337,6 +340,9 @@ public final class V2Authenticator {
                 return UNKNOWN_KEY;
             }
             credential = null;
+            if (header.flags() == V2HeaderDescriptor.FLAG_MUNGE && header.operation() == OP_CREDENTIAL) {
+                return MUNGE;
+            }
             if (header.operation() == V2HeaderDescriptor.OP_CREDENTIAL) {
                 mac = credentialKey(buffer);
                 if (mac == null) {

@@ -120,7 +120,16 @@ public final class V2HeaderDescriptor {
      * receives the job's OUTPUT (0: the owner's own).
      */
     public static final int FLAG_PLAIN = 0x08;
-    /** Flags a receiver must understand; others make the datagram invalid. */
+    /**
+     * CREDENTIAL of key id 0 (request and reply): authenticated by a MUNGE credential in the payload
+     * instead of a MAC (docs/protocol-v2.md 4.3). Not in {@link #KNOWN_FLAGS}: it is valid on nothing
+     * else, and {@link V2Authenticator} tells such a request apart before the MAC ({@link V2Authenticator#MUNGE}).
+     */
+    public static final int FLAG_MUNGE = 0x10;
+    /**
+     * Flags a receiver must understand on an authenticated datagram; others make it invalid. A
+     * MUNGE request ({@link #FLAG_MUNGE}) never gets this far: it is not authenticated by a MAC.
+     */
     public static final int KNOWN_FLAGS = FLAG_REPLY | FLAG_END_OF_MESSAGE | FLAG_OUTPUT | FLAG_PLAIN;
 
     /** OUTPUT tag of a rank's standard output stream. */

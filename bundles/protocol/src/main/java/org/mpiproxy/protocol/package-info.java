@@ -4,7 +4,7 @@
  * node ids, the replay cache), and the EXEC command parser. Shared by the proxy and the MPI library.
  */
 @Export
-@Version("0.11.0")
+@Version("0.12.0")
 package org.mpiproxy.protocol;
 
 import org.osgi.annotation.bundle.Export;

@@ -57,6 +57,37 @@ class V2AuthenticatorTest {
         }
     }
 
+    /** A datagram of {@code op}, {@code flags} and {@code keyId} whose MAC field is zero, as a MUNGE request's. */
+    private static ByteBuffer unsigned(int op, int flags, int keyId) {
+        ByteBuffer b = ByteBuffer.allocate(V2HeaderDescriptor.HEADER_LENGTH + 8 + V2HeaderDescriptor.MAC_LENGTH)
+                .order(ByteOrder.LITTLE_ENDIAN);
+        new V2HeaderFlyweight().wrap(b, 0).reset(op, flags).keyId(keyId).nodeId(NodeIds.of("node-a")).jobId(7)
+                .timestamp(NOW).nonce(5).payloadLength(8);
+        return b;
+    }
+
+    @Test
+    void shouldPassOnlyACredentialRequestOfKeyIdZeroWithTheMungeFlagAloneWithoutItsMac() {
+        V2Authenticator a = proxy();
+        assertEquals(V2Authenticator.MUNGE, verify(a, unsigned(V2HeaderDescriptor.OP_CREDENTIAL,
+                V2HeaderDescriptor.FLAG_MUNGE, 0), NOW));
+        assertEquals("munge", V2Authenticator.reason(V2Authenticator.MUNGE));
+        // another operation, a reply, more flags, a cluster key: checked as ever, and their MAC fails
+        assertEquals(V2Authenticator.NO_CREDENTIAL, verify(a, unsigned(V2HeaderDescriptor.OP_EXEC,
+                V2HeaderDescriptor.FLAG_MUNGE, 0), NOW));
+        assertEquals(V2Authenticator.BAD_CREDENTIAL, verify(a, unsigned(V2HeaderDescriptor.OP_CREDENTIAL,
+                V2HeaderDescriptor.FLAG_MUNGE | V2HeaderDescriptor.FLAG_REPLY, 0), NOW));
+        assertEquals(V2Authenticator.BAD_CREDENTIAL, verify(a, unsigned(V2HeaderDescriptor.OP_CREDENTIAL,
+                V2HeaderDescriptor.FLAG_MUNGE | V2HeaderDescriptor.FLAG_OUTPUT, 0), NOW));
+        assertEquals(V2Authenticator.BAD_MAC, verify(a, unsigned(V2HeaderDescriptor.OP_CREDENTIAL,
+                V2HeaderDescriptor.FLAG_MUNGE, 1), NOW));
+        // a host, which holds a job key, checks the MAC of every datagram of key id 0
+        V2Authenticator host = new V2Authenticator(JobCredential.hostKeys(new byte[32]), NodeIds.of("node-a"),
+                30_000, 16);
+        assertEquals(V2Authenticator.BAD_MAC, verify(host, unsigned(V2HeaderDescriptor.OP_CREDENTIAL,
+                V2HeaderDescriptor.FLAG_MUNGE, 0), NOW));
+    }
+
     @Test
     void shouldRefuseADatagramMadeWithAnotherKey() {
         byte[] other = HexFormat.of().parseHex(V2Examples.KEY_HEX);

@@ -10,7 +10,7 @@ import org.mpiproxy.protocol.JobCredential;
 /**
  * Answers the requests of the local socket (docs/protocol-v2.md 4.2): a job credential (4.1) of
  * the caller's uid and gid, as the kernel named them, for a new random job id or a given one,
- * with its job key. Signed with the cluster key that signs what this node sends. Thread-safe.
+ * with its job key; and {@link #issue issues} those MUNGE vouches for (4.3). Signed with the cluster key that signs what this node sends. Thread-safe.
  */
 final class CredentialIssuer {
 
@@ -88,16 +88,27 @@ final class CredentialIssuer {
         } else {
             return "ERR unknown request; send " + REQUEST + " or " + REQUEST + " <job id, 16 hexadecimal digits>";
         }
-        long now = clockMillis.getAsLong();
         JobCredential credential;
         try {
-            credential = new JobCredential(keys.sendKeyId(), uid, gid, jobId, now, now + lifetimeMillis, nodeId,
-                    random.nextLong());
+            credential = issue(jobId, uid, gid);
         } catch (IllegalArgumentException e) {
             return "ERR " + e.getMessage();
         }
         return "OK " + credential.jobIdHex() + " " + HEX.formatHex(credential.encode(keys)) + " "
                 + HEX.formatHex(credential.jobKey(keys));
+    }
+
+    /**
+     * @param jobId the job, or 0 for a new random one
+     * @param uid   the user, as something trusted named her (the kernel, MUNGE)
+     * @param gid   her group
+     * @return her credential for that job, valid from now for the lifetime
+     * @throws IllegalArgumentException when uid or gid is not an unsigned 32-bit number
+     */
+    JobCredential issue(long jobId, long uid, long gid) {
+        long now = clockMillis.getAsLong();
+        return new JobCredential(keys.sendKeyId(), uid, gid, jobId == 0 ? newJobId() : jobId, now,
+                now + lifetimeMillis, nodeId, random.nextLong());
     }
 
     private long newJobId() {

@@ -6,6 +6,7 @@ import java.util.List;
 import java.util.Map;
 import java.util.concurrent.ConcurrentHashMap;
 import java.util.function.Consumer;
+import java.util.function.Supplier;
 
 import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.DatagramTransport;
@@ -15,6 +16,7 @@ import org.mpiproxy.api.ProxyStatus;
 import org.mpiproxy.api.config.CheckedConfiguration;
 import org.mpiproxy.api.config.ConfigurationReports;
 import org.mpiproxy.api.config.RejectedConfigurationException;
+import org.mpiproxy.process.Munge;
 import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Modified;
@@ -30,8 +32,8 @@ import org.slf4j.LoggerFactory;
 
 /**
  * Runs the node's health checks on demand: the UDP transport listens, each launcher's
- * program directory is usable, the v2 key (when configured) is usable, the local socket is open, the channel
- * directory's file system has room, the receive thread serves (it runs and is not stuck in
+ * program directory is usable, the v2 key (when configured) is usable, the local socket is open and
+ * MUNGE works, the channel directory's file system has room, the receive thread serves (it runs and is not stuck in
  * the handler), the log, state and staged directories have room, and no component refused a
  * configuration value or holds an unknown key (the line it logged, until the value is fixed).
  */
@@ -120,6 +122,8 @@ public class HealthCheckComponent {
     private volatile Settings settings;
     /** Why these checks do not start, {@code null} when they run. */
     private final RejectedConfigurationException rejected;
+    /** Why MUNGE does not work on this node, {@code null} when it does; {@link Munge#problem()} but in tests. */
+    volatile Supplier<String> munge = Munge::problem;
     /** Reads the free space of a file system; the file system's own count but in tests. */
     volatile NodeHealth.FreeSpace freeSpace = NodeHealth.FILE_STORE;
     /** What the components refused of their configuration; the node's record but in tests. */
@@ -282,7 +286,7 @@ public class HealthCheckComponent {
         ProxyStatus p = proxy;
         results.add(NodeHealth.key(s.keyFile(), p instanceof ProxyComponent ? ((ProxyComponent) p).v2Keys() : null));
         LocalSocketComponent socket = identity;
-        results.add(NodeHealth.identity(socket == null ? null : socket.state()));
+        results.add(NodeHealth.identity(socket == null ? null : socket.state(), munge.get()));
         ChannelManager c = channels;
         NodeHealth.FreeSpace free = freeSpace;
         results.add(NodeHealth.sharedMemory(c != null ? c.baseDirectory() : null, s.shmMinFreeBytes(), free));

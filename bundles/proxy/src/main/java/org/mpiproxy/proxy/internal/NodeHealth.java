@@ -191,6 +191,22 @@ final class NodeHealth {
     }
 
     /**
+     * The local socket (docs/protocol-v2.md 4.2) and MUNGE (4.3), which give users job credentials.
+     *
+     * @param socket       what {@link LocalSocketComponent#state()} tells, {@code null} when it does not run
+     * @param mungeProblem why MUNGE does not work on this node ({@link org.mpiproxy.process.Munge#problem()}),
+     *                     {@code null} when it does
+     */
+    static HealthResult identity(LocalSocketComponent.State socket, String mungeProblem) {
+        HealthResult local = identity(socket);
+        if (mungeProblem == null) {
+            return new HealthResult(IDENTITY, local.status(), local.message() + "; munge: ok");
+        }
+        return new HealthResult(IDENTITY, Status.WARN, local.message() + "; munge: not available (" + mungeProblem
+                + ")");
+    }
+
+    /**
      * @param base         the channel manager's base directory (or {@code null} when none runs);
      *                     its nearest existing ancestor is measured when it does not exist yet;
      *                     critical when it exists as another user's, writable by others, or a link

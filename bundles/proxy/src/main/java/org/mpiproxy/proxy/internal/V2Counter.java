@@ -64,6 +64,14 @@ enum V2Counter implements CounterKey {
     CREDENTIAL_REFUSED("v2.credential.refused"),
     /** Credentials of jobs the node does not have, refused busy: it keeps {@code v2.credentials.max} such keys. */
     CREDENTIAL_TABLE_FULL("v2.credential.table.full"),
+    /** CREDENTIAL requests with the MUNGE flag (docs/protocol-v2.md 4.3), within the rate limit or not. */
+    MUNGE_REQUESTS("v2.munge.requests"),
+    /** MUNGE requests answered with a job credential. */
+    MUNGE_ANSWERED("v2.munge.answered"),
+    /** MUNGE requests refused, unanswered: munged refused the credential, or its line names another request. */
+    MUNGE_REFUSED("v2.munge.refused"),
+    /** MUNGE requests dropped unread: more than 64 a second, or too many waiting for munged. */
+    MUNGE_DROPPED("v2.munge.dropped"),
     /** Refusals sent to the source of a request that did not verify (docs/protocol-v2.md 3.5). */
     REFUSALS_SENT("v2.refusals.sent"),
     /** Refusals not sent: the per-source or global rate limit was reached. */

@@ -88,6 +88,7 @@ final class V2Dispatcher {
     private final V2NodeServices services;
     private final V2OutputStreams output;
     private final V2Credentials credentials;
+    private final V2MungeRequests munge;
     private final V2OutputSender outputSender = this::sendOutput;
     private DatagramTransport outputReplies;
     private final V2StatusReport statusReport = new V2StatusReport();
@@ -151,6 +152,7 @@ final class V2Dispatcher {
                 RankLifecycle.counting(V2Counter.class, this::count, V2Counter.TERMINATE_FORCED), relay);
         this.services = new V2NodeServices(answers, output::onPmiLine, clock, () -> this.v2.stageMaxBytes(), LOG);
         this.credentials = new V2Credentials(LOG, jobs, answers, () -> this.v2, clock, counters, log);
+        this.munge = new V2MungeRequests(answers, relay, () -> this.v2, clock, counters, log, LOG);
         this.ranks = new V2RankRequests(new V2RankRequests.Parts(LOG, jobs, channels, launchers, () -> this.settings,
                 () -> this.v2, launchExecutor, relay, lifecycle, output, answers, services, statusReport, counters, log,
                 this::activate, credentials));
@@ -212,6 +214,10 @@ final class V2Dispatcher {
         }
         // the replay cache (and the source's share of it) is V2Replies.verify's; a full one is refused busy
         int result = answers.verify(datagram, offset, length, clock.getAsLong(), source);
+        if (result == V2Authenticator.MUNGE) {
+            munge.onRequest(datagram, offset, length, source); // no MAC: MUNGE vouches (docs/protocol-v2.md 4.3)
+            return;
+        }
         if (result != V2Authenticator.OK) {
             invalid(V2Counter.ofAuthResult(result), source, length);
             answers.refuseUnverified(datagram, offset, result, source, replies);
@@ -381,9 +387,7 @@ final class V2Dispatcher {
     }
 
     boolean hasPendingWork() {
-        synchronized (lock) {
-            return !active.isEmpty() || sends.hasStalled() || output.hasPendingWork();
-        }
+        synchronized (lock) { return !active.isEmpty() || sends.hasStalled() || output.hasPendingWork(); }
     }
 
     private void activate(V2Rank rank) {
@@ -395,9 +399,7 @@ final class V2Dispatcher {
 
     // ------------------------------------------------------------------ counters and logs
 
-    private void count(V2Counter counter) {
-        counters.increment(counter);
-    }
+    private void count(V2Counter counter) { counters.increment(counter); }
 
     private void invalid(V2Counter reason, InetSocketAddress source, int length) {
         count(reason);
@@ -425,9 +427,7 @@ final class V2Dispatcher {
     }
 
     long counter(V2Counter counter) {
-        synchronized (lock) {
-            return counters.get(counter);
-        }
+        synchronized (lock) { return counters.get(counter); }
     }
 
     /** @return the authenticator in force: its replay caches' sizes show how full they are */
@@ -443,6 +443,7 @@ final class V2Dispatcher {
     /** Stops handling datagrams and completions: the first step of a {@link #handOver()}, before launches end. */
     void closeRelay() {
         relay.close();
+        munge.close();
     }
 
     /**
@@ -463,9 +464,7 @@ final class V2Dispatcher {
 
     /** Takes the output streams of a previous revision's {@link #handOver()}; before any output line. */
     void adoptOutput(Map<String, Object> state) {
-        synchronized (lock) {
-            ranks.adoptOutput(state);
-        }
+        synchronized (lock) { ranks.adoptOutput(state); }
     }
 
     /** @return the ids of the jobs taken over from what {@link #handOver()} gave; before the first datagram */
@@ -479,6 +478,7 @@ final class V2Dispatcher {
     /** Stops every rank and removes the channels. Launch and timer executors belong to the caller. */
     void close() {
         relay.close();
+        munge.close();
         synchronized (lock) {
             output.closeAll();
             for (V2Job job : jobs.values()) {

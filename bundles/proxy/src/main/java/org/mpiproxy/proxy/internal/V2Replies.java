@@ -145,8 +145,16 @@ final class V2Replies {
 
     /** Completes and signs the reply header in the buffer and sends it; nothing when {@code replies} is null. */
     void send(DatagramTransport replies, int payloadLength, InetSocketAddress target) {
+        send(replies, payloadLength, target, null);
+    }
+
+    /**
+     * As {@link #send(DatagramTransport, int, InetSocketAddress)}, signed by {@code signer} when not
+     * {@code null}: a job key this node issued but does not hold (a MUNGE reply, docs/protocol-v2.md 4.3).
+     */
+    void send(DatagramTransport replies, int payloadLength, InetSocketAddress target, V2Authenticator signer) {
         reply.payloadLength(payloadLength).timestamp(clock.getAsLong()).nonce(random.nextLong());
-        int length = sign(buffer, 0);
+        int length = signer == null ? sign(buffer, 0) : signer.sign(buffer, 0);
         if (length < 0 || replies == null) {
             buffer.clear();
             return;

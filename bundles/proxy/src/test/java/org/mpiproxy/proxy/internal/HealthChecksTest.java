@@ -198,4 +198,15 @@ class HealthChecksTest {
                 "a directory changed in place is seen without a new binding");
         assertEquals(Map.of("local", dir.resolve("moved")), component.programDirectories());
     }
+
+    @Test
+    void shouldSayWhetherMungeWorksWithTheLocalSocket() {
+        LocalSocketComponent.State open = new LocalSocketComponent.State(Path.of("/run/p.sock"), null);
+        assertEquals(new HealthResult("identity", Status.OK, "local socket /run/p.sock; munge: ok"),
+                NodeHealth.identity(open, null));
+        assertEquals(new HealthResult("identity", Status.WARN, "local socket /run/p.sock; munge: not available"
+                + " (munge: Failed to access socket)"), NodeHealth.identity(open, "munge: Failed to access socket"));
+        assertEquals(Status.WARN, NodeHealth.identity(new LocalSocketComponent.State(Path.of("/run/p.sock"), "no"),
+                null).status(), "the socket's problem stays a warning");
+    }
 }
