@@ -22,6 +22,10 @@ final class PmiConnection implements Pmi2Session.Job {
     int barriers;
     long pidWaitStart;
     String pendingHandshake;
+    /** The uid the connection proved to be of, -1 until its handshake completed. */
+    long uid = -1;
+    /** When it last sent or was sent something, on the server's clock. */
+    long active;
 
     /**
      * @param server   its server
@@ -32,6 +36,7 @@ final class PmiConnection implements Pmi2Session.Job {
         this.server = server;
         this.channel = channel;
         this.accepted = accepted;
+        this.active = accepted;
     }
 
     @Override

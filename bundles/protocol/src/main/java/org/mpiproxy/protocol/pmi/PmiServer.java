@@ -18,6 +18,8 @@ import java.util.concurrent.ConcurrentHashMap;
 import java.util.concurrent.ConcurrentLinkedQueue;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.function.Predicate;
+import java.util.function.Supplier;
 
 import org.mpiproxy.protocol.MpiErrors;
 
@@ -88,6 +90,8 @@ public final class PmiServer implements AutoCloseable {
     };
 
     private volatile Relay relay;
+    /** What one job and one uid may hold ({@link PmiLimits}), read at each handshake and idle check. */
+    private volatile Supplier<PmiLimits> limits = () -> PmiLimits.DEFAULT;
     private final Consumer<String> problems;
     private final Identity identity;
     /** The time the handshake's limits are counted in, {@link System#nanoTime()}'s. */
@@ -160,6 +164,15 @@ public final class PmiServer implements AutoCloseable {
      */
     public void relay(Relay relay) {
         this.relay = java.util.Objects.requireNonNull(relay, "relay");
+    }
+
+    /**
+     * Bounds what one job and one uid may hold from now on; read anew at each handshake.
+     *
+     * @param limits the limits in force, {@link PmiLimits#DEFAULT} until called
+     */
+    public void limits(Supplier<PmiLimits> limits) {
+        this.limits = java.util.Objects.requireNonNull(limits, "limits");
     }
 
     /**
@@ -332,9 +345,14 @@ public final class PmiServer implements AutoCloseable {
 
     /** @return the open connections that have not completed their handshake */
     private int unidentified() {
+        return count(c -> c.session == null);
+    }
+
+    /** @return the open connections that {@code which} holds for */
+    private int count(Predicate<PmiConnection> which) {
         int n = 0;
         for (SelectionKey k : selector.keys()) {
-            if (k.attachment() instanceof PmiConnection c && c.session == null && c.channel.isOpen()) {
+            if (k.attachment() instanceof PmiConnection c && c.channel.isOpen() && which.test(c)) {
                 n++;
             }
         }
@@ -348,6 +366,7 @@ public final class PmiServer implements AutoCloseable {
         } catch (IOException e) {
             n = -1;
         }
+        c.active = clock.getAsLong();
         if (n < 0) {
             if (c.session != null && !c.session.finalized()) {
                 problems.accept("PMI: rank " + c.who.rank + " of job " + hex(c.who.jobId)
@@ -480,9 +499,19 @@ public final class PmiServer implements AutoCloseable {
             refuse(c, "job " + hex(e.jobId) + " is gone");
             return;
         }
+        String over;
+        synchronized (job) {
+            over = limits.get().refusal(e.jobId, job.connections.size(), peer,
+                    count(other -> other.session != null && other.uid == peer));
+        }
+        if (over != null) {
+            refuse(c, "rank " + e.rank + " of job " + hex(e.jobId) + " refused: " + over);
+            return;
+        }
         String first = c.pendingHandshake;
         c.pendingHandshake = null;
         c.job = job;
+        c.uid = peer;
         String reply;
         if (c.in.isFramed()) {
             Pmi2Session session = new Pmi2Session(e.rank, c);
@@ -500,6 +529,7 @@ public final class PmiServer implements AutoCloseable {
     }
 
     private void checkWaiting() {
+        PmiLimits bounds = limits.get();
         for (SelectionKey k : selector.keys()) {
             if (k.attachment() instanceof PmiConnection) {
                 PmiConnection c = (PmiConnection) k.attachment();
@@ -508,6 +538,9 @@ public final class PmiServer implements AutoCloseable {
                 } else if (c.session == null && clock.getAsLong() - c.accepted > HANDSHAKE_NANOS) {
                     refuse(c, "no " + (c.in.isFramed() ? "cmd=fullinit" : "cmd=initack") + " within "
                             + HANDSHAKE_NANOS / 1_000_000_000L + " s");
+                } else if (c.session != null && bounds.idle(clock.getAsLong() - c.active, c.session.inBarrier())) {
+                    refuse(c, who(c) + " was idle for more than pmi.idle.seconds="
+                            + bounds.idleNanos() / 1_000_000_000L);
                 }
             }
         }
@@ -548,6 +581,7 @@ public final class PmiServer implements AutoCloseable {
             return;
         }
         c.out.add(ByteBuffer.wrap(text.getBytes(StandardCharsets.UTF_8)));
+        c.active = clock.getAsLong();
         flush(c);
     }
 

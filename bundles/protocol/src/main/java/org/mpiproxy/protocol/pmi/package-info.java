@@ -8,7 +8,7 @@
  * ({@link org.mpiproxy.protocol.pmi.PmiServer}). Used by the node proxies and the launcher.
  */
 @Export
-@Version("0.2.0")
+@Version("0.3.0")
 package org.mpiproxy.protocol.pmi;
 
 import org.osgi.annotation.bundle.Export;

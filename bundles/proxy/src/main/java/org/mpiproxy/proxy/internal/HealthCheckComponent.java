@@ -33,8 +33,9 @@ import org.slf4j.LoggerFactory;
 /**
  * Runs the node's health checks on demand: the UDP transport listens, each launcher's
  * program directory is usable, the v2 key (when configured) is usable, the local socket is open and
- * MUNGE works, the channel directory's file system has room, the receive thread serves (it runs and is not stuck in
- * the handler), the log, state and staged directories have room, and no component refused a
+ * MUNGE works, the channel directory's file system has room, the receive thread serves (it runs and is not
+ * stuck in the handler), the log, state and staged directories have room, the heap has room after the last
+ * garbage collection, and no component refused a
  * configuration value or holds an unknown key (the line it logged, until the value is fixed).
  */
 @Component(name = HealthCheckComponent.PID, enabled = false, service = HealthCheckComponent.class)
@@ -78,11 +79,22 @@ public class HealthCheckComponent {
                 description = "Seconds the UDP receive thread may spend in one pass through the proxy's handler;"
                         + " longer, the udp.serving check is CRITICAL and names where it is stuck.", min = "1")
         int serving_stuck_seconds() default 10;
+
+        @AttributeDefinition(name = "Heap warning",
+                description = "Percent of the most the heap may grow to that may stay in use after a garbage"
+                        + " collection; above it the heap check WARNs.", min = "1", max = "100")
+        int heap_warn_percent() default 85;
+
+        @AttributeDefinition(name = "Heap maximum",
+                description = "Percent of the most the heap may grow to that may stay in use after a garbage"
+                        + " collection; above it the heap check is CRITICAL. At least heap.warn.percent.",
+                min = "1", max = "100")
+        int heap_critical_percent() default 95;
     }
 
     /** Validated settings. */
     record Settings(long shmMinFreeBytes, Path keyFile, long diskWarnFreeBytes, long diskMinFreeBytes,
-                    long servingStuckMillis) {
+                    long servingStuckMillis, int heapWarnPercent, int heapCriticalPercent) {
     }
 
     /** A launcher and the program directory of its service properties (for launchers that do not tell). */
@@ -130,6 +142,8 @@ public class HealthCheckComponent {
     volatile ConfigurationReports reports = ConfigurationReports.node();
     /** Reads the receive thread's state from the transport; the transport's bean but in tests. */
     volatile ReceiveThreadProbe.Reader receiveThread = ReceiveThreadProbe.platform();
+    /** Reads the heap's figures; the JVM's but in tests. */
+    volatile NodeHealth.HeapUsage heap = NodeHealth.JVM_HEAP;
 
     /**
      * Checks the raw configuration: bad values are logged in one line, and the checks then run
@@ -225,9 +239,17 @@ public class HealthCheckComponent {
             throw new IllegalArgumentException("serving.stuck.seconds=" + config.serving_stuck_seconds()
                     + " must be >= 1");
         }
+        if (config.heap_warn_percent() < 1 || config.heap_warn_percent() > 100) {
+            throw new IllegalArgumentException("heap.warn.percent=" + config.heap_warn_percent()
+                    + " must be in 1..100");
+        }
+        if (config.heap_critical_percent() < config.heap_warn_percent() || config.heap_critical_percent() > 100) {
+            throw new IllegalArgumentException("heap.critical.percent=" + config.heap_critical_percent()
+                    + " must be in heap.warn.percent=" + config.heap_warn_percent() + "..100");
+        }
         return new Settings(config.shm_min_free_bytes(), key.isEmpty() ? null : Path.of(key),
                 config.disk_warn_free_bytes(), config.disk_min_free_bytes(),
-                config.serving_stuck_seconds() * 1000L);
+                config.serving_stuck_seconds() * 1000L, config.heap_warn_percent(), config.heap_critical_percent());
     }
 
     Settings settings() {
@@ -301,8 +323,19 @@ public class HealthCheckComponent {
         results.add(NodeHealth.freeSpace("staged", "staged directory",
                 org.mpiproxy.process.StagedFiles.directory(System::getProperty),
                 s.diskWarnFreeBytes(), s.diskMinFreeBytes(), free));
+        results.add(heap(s));
         results.addAll(NodeHealth.configuration(reports.reports()));
         return results;
+    }
+
+    private HealthResult heap(Settings s) {
+        NodeHealth.Heap figures;
+        try {
+            figures = heap.read();
+        } catch (RuntimeException e) {
+            figures = null;
+        }
+        return NodeHealth.heap(figures, s.heapWarnPercent(), s.heapCriticalPercent());
     }
 
     private HealthResult serving(DatagramTransport t) {

@@ -24,12 +24,52 @@ final class NodeHealth {
     static final String DISK = "disk.";
     static final String CONFIG = "config";
     static final String IDENTITY = "identity";
+    static final String HEAP = "heap";
 
     /** Reads the usable bytes of the file system holding an existing path. */
     @FunctionalInterface
     interface FreeSpace {
         long usableBytes(Path existing) throws IOException;
     }
+
+    /**
+     * The JVM's heap after its last garbage collection.
+     *
+     * @param used     bytes in use after the last collection (what a collection could not free)
+     * @param max      the most the heap may grow to, -1 when it has no maximum
+     * @param measured how {@code used} was measured, for the message
+     */
+    record Heap(long used, long max, String measured) {
+    }
+
+    /** Reads the heap's figures. */
+    @FunctionalInterface
+    interface HeapUsage {
+        Heap read();
+    }
+
+    /**
+     * The JVM's own figures: the heap pools' usage after their last collection, or, before any
+     * collection (or where no pool tells), the heap in use now.
+     */
+    static final HeapUsage JVM_HEAP = () -> {
+        long max = java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getMax();
+        long used = 0;
+        boolean told = false;
+        for (java.lang.management.MemoryPoolMXBean pool : java.lang.management.ManagementFactory.getMemoryPoolMXBeans()) {
+            java.lang.management.MemoryUsage after = pool.getType() == java.lang.management.MemoryType.HEAP
+                    ? pool.getCollectionUsage() : null;
+            if (after != null) {
+                used += after.getUsed();
+                told = true;
+            }
+        }
+        boolean collected = told && java.lang.management.ManagementFactory.getGarbageCollectorMXBeans().stream()
+                .anyMatch(gc -> gc.getCollectionCount() > 0);
+        return collected ? new Heap(used, max, "after the last collection")
+                : new Heap(java.lang.management.ManagementFactory.getMemoryMXBean().getHeapMemoryUsage().getUsed(),
+                max, "now (no collection yet)");
+    };
 
     /** The file system's own count. */
     static final FreeSpace FILE_STORE = existing -> Files.getFileStore(existing).getUsableSpace();
@@ -298,6 +338,36 @@ final class NodeHealth {
             return new HealthResult(check, Status.WARN, "filling up: " + text);
         }
         return new HealthResult(check, Status.OK, text);
+    }
+
+    /**
+     * The heap has room: what the last garbage collection could not free, as a share of the most
+     * the heap may grow to. A proxy short of heap stalls in collections, then fails with
+     * {@code OutOfMemoryError}.
+     *
+     * @param heap            the figures, {@code null} when they cannot be read
+     * @param warnPercent     above this share the check warns
+     * @param criticalPercent above this share it is critical
+     */
+    static HealthResult heap(Heap heap, int warnPercent, int criticalPercent) {
+        if (heap == null) {
+            return new HealthResult(HEAP, Status.WARN, "cannot read the heap's usage");
+        }
+        long mib = 1L << 20;
+        if (heap.max() <= 0) {
+            return new HealthResult(HEAP, Status.OK, heap.used() / mib + " MiB used " + heap.measured()
+                    + "; the heap has no maximum");
+        }
+        long percent = Math.round(heap.used() * 100.0 / heap.max());
+        String text = heap.used() / mib + " MiB of " + heap.max() / mib + " MiB used " + heap.measured() + " ("
+                + percent + "%; warn above " + warnPercent + "%, critical above " + criticalPercent + "%)";
+        if (heap.used() * 100.0 > (double) criticalPercent * heap.max()) {
+            return new HealthResult(HEAP, Status.CRITICAL, "nearly full: " + text);
+        }
+        if (heap.used() * 100.0 > (double) warnPercent * heap.max()) {
+            return new HealthResult(HEAP, Status.WARN, "filling up: " + text);
+        }
+        return new HealthResult(HEAP, Status.OK, text);
     }
 
     /**

@@ -161,6 +161,34 @@ public @interface ProxyConfig {
                     + " 0 refuses every program.", min = "0")
     long stage_max_bytes() default StagedPrograms.MAX_FILE_BYTES;
 
+    @AttributeDefinition(name = "Ranks of a job",
+            description = "Most live ranks of one v2 job on this node (each holds a channel of the ring capacity in"
+                    + " shared memory, two output FIFOs and two log files, from its EXEC until its TERMINATE is"
+                    + " answered); one more EXEC is refused with MPI_ERR_NO_MEM (39) naming this limit.", min = "1")
+    int job_max_ranks() default NodeLimits.DEFAULT_JOB_MAX_RANKS;
+
+    @AttributeDefinition(name = "Ranks of a user",
+            description = "Most live ranks of all v2 jobs of one user (the uid of their job credentials) on this"
+                    + " node together; one more EXEC is refused with MPI_ERR_NO_MEM (39) naming this limit. Jobs"
+                    + " of cluster-key holders are no user's: only job.max.ranks bounds them.", min = "1")
+    int user_max_ranks() default NodeLimits.DEFAULT_USER_MAX_RANKS;
+
+    @AttributeDefinition(name = "PMI connections of a job",
+            description = "Most PMI connections of one job's ranks to this node's PMI server; one more is closed"
+                    + " when it names its PMI_ID, with a line in the log.", min = "1")
+    int pmi_max_connections_per_job() default org.mpiproxy.protocol.pmi.PmiLimits.DEFAULT_PER_JOB;
+
+    @AttributeDefinition(name = "PMI connections of a uid",
+            description = "Most PMI connections of one uid's ranks (all its jobs) to this node's PMI server; one"
+                    + " more is closed when it names its PMI_ID, with a line in the log.", min = "1")
+    int pmi_max_connections_per_uid() default org.mpiproxy.protocol.pmi.PmiLimits.DEFAULT_PER_UID;
+
+    @AttributeDefinition(name = "PMI idle close",
+            description = "Seconds a rank's PMI connection may stay silent (not waiting in a fence) before it is"
+                    + " closed; 0 means never: MPI ranks sit idle between fences for hours. A connection that"
+                    + " does not name its rank within 10 s is closed whatever this says.", min = "0")
+    int pmi_idle_seconds() default 0;
+
     @AttributeDefinition(name = "Log group",
             description = "Group (name or number) that may read the ranks' output: the log directory becomes"
                     + " rwxr-x--- of that group, and jobs' directories and files rwxr-x--- and rw-r----- of it."

@@ -45,6 +45,7 @@ final class ProxyConfigs {
         ProxyDirectories.check(config);
         localSocket(config);
         CredentialIssuer.lifetime(config.identity_credential_seconds());
+        NodeLimits.of(config);
         return config;
     }
 

@@ -48,7 +48,7 @@ final class V2Config {
                 config.v2_replay_cache_size(), config.v2_datagram_size(),
                 Duration.ofSeconds(config.v2_job_linger_seconds()), config.v2_max_message_bytes(),
                 config.stage_max_bytes(), config.v2_replay_source_share(), config.v2_credentials_max(),
-                config.rank_root_allowed());
+                config.rank_root_allowed(), NodeLimits.of(config));
     }
 
     /**

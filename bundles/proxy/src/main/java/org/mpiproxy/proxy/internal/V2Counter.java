@@ -31,6 +31,10 @@ enum V2Counter implements CounterKey {
     EXEC_FAILED("v2.exec.failed"),
     EXEC_REJECTED("v2.exec.rejected"),
     EXEC_DUPLICATE("v2.exec.duplicate"),
+    /** EXECs refused because their job has {@code job.max.ranks} live ranks on this node. */
+    EXEC_JOB_MAX_RANKS("v2.exec.refused.job.max.ranks"),
+    /** EXECs refused because their user's jobs have {@code user.max.ranks} live ranks on this node. */
+    EXEC_USER_MAX_RANKS("v2.exec.refused.user.max.ranks"),
     SEND_FRAGMENTS("v2.send.fragments"),
     SEND_STORED("v2.send.stored"),
     DOORBELLS_RUNG("v2.doorbells.rung"),

@@ -90,6 +90,11 @@ final class V2Job {
         return ranks.isEmpty();
     }
 
+    /** @return the live ranks: from their EXEC until their TERMINATE was answered */
+    int rankCount() {
+        return ranks.size();
+    }
+
     List<V2Rank> ranks() {
         List<V2Rank> list = new ArrayList<>(ranks.values());
         list.sort(Comparator.comparingInt(r -> r.rankId));

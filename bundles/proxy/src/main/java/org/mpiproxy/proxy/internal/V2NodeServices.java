@@ -5,6 +5,7 @@ import java.net.InetSocketAddress;
 import java.util.LinkedHashMap;
 import java.util.Map;
 import java.util.function.LongSupplier;
+import java.util.function.Supplier;
 
 import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.api.LaunchRequest;
@@ -15,6 +16,7 @@ import org.mpiproxy.process.StagedFiles;
 import org.mpiproxy.protocol.JobCredential;
 import org.mpiproxy.protocol.MpiErrors;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
+import org.mpiproxy.protocol.pmi.PmiLimits;
 import org.mpiproxy.protocol.pmi.PmiServer;
 import org.slf4j.Logger;
 
@@ -35,6 +37,8 @@ final class V2NodeServices {
     private final LongSupplier stageMaxBytes;
     private final Logger log;
     private PmiServer pmi;
+    /** The PMI server's bounds in force; {@link PmiLimits#DEFAULT} until {@link #pmiLimits} is called. */
+    private volatile Supplier<PmiLimits> pmiLimits = () -> PmiLimits.DEFAULT;
     private StagedPrograms staged;
 
     /**
@@ -58,12 +62,24 @@ final class V2NodeServices {
         if (pmi == null) {
             try {
                 pmi = new PmiServer(pmiLines, log::warn);
+                pmi.limits(pmiLimits);
                 log.info("PMI server for MPICH programs on 127.0.0.1:{}", pmi.port());
             } catch (IOException e) {
                 log.warn("cannot open the PMI server ({}): MPICH programs start as singletons", e.toString());
             }
         }
         return pmi;
+    }
+
+    /**
+     * Bounds the PMI server's connections by what is in force when each one is checked
+     * ({@code pmi.max.connections.per.job}, {@code .per.uid}, {@code pmi.idle.seconds}).
+     */
+    void pmiLimits(Supplier<PmiLimits> limits) {
+        this.pmiLimits = limits;
+        if (pmi != null) {
+            pmi.limits(limits);
+        }
     }
 
     /** The environment and the launcher of a plain program's rank. */
@@ -186,6 +202,7 @@ final class V2NodeServices {
         if (handedOver instanceof PmiServer) {
             pmi = (PmiServer) handedOver;
             pmi.relay(pmiLines);
+            pmi.limits(pmiLimits);
             log.info("PMI server on 127.0.0.1:{} taken over from the previous revision of the proxy", pmi.port());
             return true;
         }

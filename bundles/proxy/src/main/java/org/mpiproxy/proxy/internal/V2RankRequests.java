@@ -91,6 +91,7 @@ final class V2RankRequests {
         this.lines = p.lines();
         this.credentials = p.credentials();
         this.steps = new Steps(p.activate());
+        p.services().pmiLimits(() -> v2.get().limits().pmi());
     }
 
     // ------------------------------------------------------------------ EXEC
@@ -130,6 +131,12 @@ final class V2RankRequests {
                 replies.about(OP_EXEC, 0, job, (int) rankId, f.core()).result(f.result());
                 replies.send(transport, 0, job.owner);
             }
+            return;
+        }
+        NodeLimits.Refusal over = v2.get().limits().refusal(jobs, job, job != null ? job.user
+                : credentials.userOfNewJob(header));
+        if (over != null) {
+            rejectExec(header, transport, source, MpiErrors.ERR_NO_MEM, over.reason(), over.counter());
             return;
         }
         boolean plain = (header.flags() & FLAG_PLAIN) != 0;
@@ -205,20 +212,26 @@ final class V2RankRequests {
 
     private void replyExec(DatagramTransport transport, V2Rank rank) {
         replies.about(OP_EXEC, 0, rank.job, rank.rankId, rank.coreId).result(rank.execResult);
-        int length = 0;
-        if (rank.execResult != MpiErrors.SUCCESS && rank.execReason != null) {
-            length = replies.putReason(rank.execReason);
-        }
-        replies.send(transport, length, rank.job.owner);
+        replies.send(transport, rank.execResult != MpiErrors.SUCCESS && rank.execReason != null
+                ? replies.putReason(rank.execReason) : 0, rank.job.owner);
     }
 
     private void rejectExec(V2HeaderFlyweight header, DatagramTransport transport, InetSocketAddress source,
                             int result, String reason) {
+        rejectExec(header, transport, source, result, reason, V2Counter.EXEC_REJECTED);
+    }
+
+    /** @param kind counted besides {@code v2.exec.rejected}; its lines are rate-limited apart */
+    private void rejectExec(V2HeaderFlyweight header, DatagramTransport transport, InetSocketAddress source,
+                            int result, String reason, V2Counter kind) {
         counters.increment(V2Counter.EXEC_REJECTED);
-        if (lines.permit(V2Counter.EXEC_REJECTED)) {
+        if (kind != V2Counter.EXEC_REJECTED) {
+            counters.increment(kind);
+        }
+        if (lines.permit(kind)) {
             log.warn("v2 EXEC of job {} rank {} from {} refused with {}: {} ({} similar lines suppressed)",
                     Job.hex(header.jobId()), header.rank(), Job.ownerText(source), MpiErrors.name(result), reason,
-                    lines.takeSuppressed(V2Counter.EXEC_REJECTED));
+                    lines.takeSuppressed(kind));
         }
         replies.to(header).rank(header.rank()).core(header.core()).result(result);
         replies.send(transport, replies.putReason(reason), source);

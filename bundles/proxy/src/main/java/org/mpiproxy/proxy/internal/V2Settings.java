@@ -22,10 +22,11 @@ import org.mpiproxy.protocol.V2HeaderDescriptor;
  *                         most {@code replayCacheSize} count
  * @param credentialsMax   job keys kept of jobs the node does not have yet (docs/protocol-v2.md 5.9)
  * @param rankRootAllowed  whether a credential of uid 0 is accepted: ranks may then run as root
+ * @param limits           what one job and one user may hold of the node
  */
 record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
                   Duration jobLinger, long maxMessageBytes, long stageMaxBytes, int replaySourceShare,
-                  int credentialsMax, boolean rankRootAllowed) {
+                  int credentialsMax, boolean rankRootAllowed, NodeLimits limits) {
 
     /** Default of {@code v2.credentials.max}. */
     static final int DEFAULT_CREDENTIALS_MAX = 4096;
@@ -63,8 +64,17 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
                 replaySourceShare, DEFAULT_CREDENTIALS_MAX, false);
     }
 
+    /** Settings with the default limits of jobs and users ({@link NodeLimits#DEFAULT}). */
+    V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
+               Duration jobLinger, long maxMessageBytes, long stageMaxBytes, int replaySourceShare,
+               int credentialsMax, boolean rankRootAllowed) {
+        this(keys, nodeName, skew, replayCacheSize, datagramSize, jobLinger, maxMessageBytes, stageMaxBytes,
+                replaySourceShare, credentialsMax, rankRootAllowed, NodeLimits.DEFAULT);
+    }
+
     V2Settings {
         Objects.requireNonNull(keys, "keys");
+        Objects.requireNonNull(limits, "limits");
         if (nodeName == null || nodeName.isBlank()) {
             throw new IllegalArgumentException("node.name must not be empty");
         }
@@ -107,13 +117,13 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
     /**
      * @param next changed settings
      * @return these settings with what takes effect while jobs run taken from {@code next}: keys,
-     *         node name, job linger, maximum message size, largest staged program and whether ranks
-     *         may run as root
+     *         node name, job linger, maximum message size, largest staged program, whether ranks
+     *         may run as root, and the limits of jobs and users (from their next EXEC, PMI handshake)
      */
     V2Settings applyLive(V2Settings next) {
         return new V2Settings(next.keys(), next.nodeName(), skew, replayCacheSize, datagramSize, next.jobLinger(),
                 next.maxMessageBytes(), next.stageMaxBytes(), replaySourceShare, credentialsMax,
-                next.rankRootAllowed());
+                next.rankRootAllowed(), next.limits());
     }
 
     /**

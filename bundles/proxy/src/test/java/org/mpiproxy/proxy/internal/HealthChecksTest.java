@@ -151,12 +151,64 @@ class HealthChecksTest {
                 dir.resolve("missing").toString()));
         List<HealthResult> results = component.check();
         assertEquals(List.of("udp.listening", "programs.local", "programs.core", "v2.key", "identity", "shm.free",
-                "udp.serving", "disk.logs", "disk.state", "disk.staged", "config"),
+                "udp.serving", "disk.logs", "disk.state", "disk.staged", "heap", "config"),
                 results.stream().map(HealthResult::check).toList());
         assertEquals(dir.resolve("missing") + " is not a directory", results.get(1).message());
         assertEquals("the core launcher is not running", results.get(2).message());
         component.removeLauncher(local, Map.of("mpiproxy.launcher", "local"));
         assertEquals("the local launcher is not running", component.check().get(1).message());
+    }
+
+    @Test
+    void shouldWarnAboveTheWarningShareOfTheHeapAfterACollectionAndBeCriticalAboveTheMaximumShare() {
+        long mib = 1L << 20;
+        HealthResult ok = NodeHealth.heap(new NodeHealth.Heap(850 * mib, 1000 * mib, "after the last collection"),
+                85, 95);
+        assertEquals(new HealthResult("heap", Status.OK, "850 MiB of 1000 MiB used after the last collection (85%;"
+                + " warn above 85%, critical above 95%)"), ok);
+        HealthResult warn = NodeHealth.heap(new NodeHealth.Heap(850 * mib + 1, 1000 * mib, "after the last collection"),
+                85, 95);
+        assertEquals(Status.WARN, warn.status());
+        assertTrue(warn.message().startsWith("filling up: 850 MiB of 1000 MiB used"), warn.message());
+        assertEquals(Status.WARN, NodeHealth.heap(new NodeHealth.Heap(950 * mib, 1000 * mib, "now"), 85, 95).status());
+        HealthResult critical = NodeHealth.heap(new NodeHealth.Heap(951 * mib, 1000 * mib, "now (no collection yet)"),
+                85, 95);
+        assertEquals(new HealthResult("heap", Status.CRITICAL, "nearly full: 951 MiB of 1000 MiB used now (no"
+                + " collection yet) (95%; warn above 85%, critical above 95%)"), critical);
+        assertEquals(Status.OK, NodeHealth.heap(new NodeHealth.Heap(999 * mib, -1, "now"), 85, 95).status(),
+                "no maximum");
+        assertEquals(Status.WARN, NodeHealth.heap(null, 85, 95).status());
+    }
+
+    @Test
+    void shouldCheckTheHeapWithTheConfiguredThresholds() {
+        HealthCheckComponent component = new HealthCheckComponent(config(Map.of("heap.warn.percent", 50,
+                "heap.critical.percent", 60)));
+        component.heap = () -> new NodeHealth.Heap(55, 100, "after the last collection");
+        assertEquals(Status.WARN, heapCheck(component).status());
+        component.heap = () -> new NodeHealth.Heap(61, 100, "after the last collection");
+        assertEquals(Status.CRITICAL, heapCheck(component).status());
+        component.modified(Map.of("heap.warn.percent", 70, "heap.critical.percent", 80));
+        assertEquals(Status.OK, heapCheck(component).status(), heapCheck(component).message());
+        component.heap = () -> {
+            throw new IllegalStateException("no bean");
+        };
+        assertEquals(new HealthResult("heap", Status.WARN, "cannot read the heap's usage"), heapCheck(component));
+        component.heap = NodeHealth.JVM_HEAP;
+        assertTrue(heapCheck(component).message().contains(" MiB used "), heapCheck(component).message());
+
+        assertEquals("heap.warn.percent=0 must be in 1..100", assertThrows(IllegalArgumentException.class,
+                () -> HealthCheckComponent.settings(config(Map.of("heap.warn.percent", 0)))).getMessage());
+        assertEquals("heap.critical.percent=80 must be in heap.warn.percent=90..100",
+                assertThrows(IllegalArgumentException.class, () -> HealthCheckComponent.settings(config(Map.of(
+                        "heap.warn.percent", 90, "heap.critical.percent", 80)))).getMessage());
+        HealthCheckComponent.Settings defaults = HealthCheckComponent.settings(config(Map.of()));
+        assertEquals(85, defaults.heapWarnPercent());
+        assertEquals(95, defaults.heapCriticalPercent());
+    }
+
+    private static HealthResult heapCheck(HealthCheckComponent component) {
+        return component.check().stream().filter(r -> r.check().equals("heap")).findFirst().orElseThrow();
     }
 
     @Test
