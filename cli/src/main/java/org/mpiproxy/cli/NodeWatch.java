@@ -22,7 +22,7 @@ import org.mpiproxy.protocol.V2HeaderFlyweight;
 /**
  * The dead-node rule of a running job in the launcher (docs/protocol-v2.md 7, "Dead"), as the
  * host library applies it: every valid datagram from a node resets its silence; a node silent for
- * a second gets a probe (STATUS of job 0) every second from a socket connected to it, so that a
+ * a second gets a probe (STATUS of job 0, or of its own job under a job key) every second from a socket connected to it, so that a
  * closed port shows as ICMP port unreachable. A node the job still needs (one of its ranks has not
  * ended) is lost after {@value #DEAD_AFTER_ENV} of silence (5 s), or 3 s after its port was found
  * closed with nothing valid heard since; {@value #RESTART_WAIT_ENV} lengthens both to itself, so a
@@ -244,7 +244,8 @@ final class NodeWatch implements AutoCloseable {
         }
         long token = signer.random.nextLong();
         try {
-            n.probe.write(signer.request(n.address, OP_STATUS, 0, 0, 0, h -> h.sequence(token), null));
+            n.probe.write(signer.request(n.address, OP_STATUS, V2Credential.probeJob(signer.credential), 0, 0,
+                    h -> h.sequence(token), null));
         } catch (PortUnreachableException e) {
             unreachable(n, now);
         }
@@ -269,7 +270,7 @@ final class NodeWatch implements AutoCloseable {
                     }
                     continue;
                 }
-                V2HeaderFlyweight h = signer.verify(n.address, 0);
+                V2HeaderFlyweight h = signer.verify(n.address, V2Credential.probeJob(signer.credential));
                 if (h != null && h.operation() == OP_STATUS) {
                     heard(n.address);
                 }

@@ -90,7 +90,7 @@ final class V2Control {
     static Map<InetSocketAddress, Prober.Answer> probe(List<InetSocketAddress> proxies, ClusterKeys keys,
                                                        V2Credential credential, Duration wait) throws IOException {
         Signer signer = new Signer(keys, credential);
-        long jobId = credential == null ? 0 : credential.jobId();
+        long jobId = V2Credential.probeJob(credential);
         Map<InetSocketAddress, List<Long>> sent = new HashMap<>();
         Prober.Exchange exchange = new Prober.Exchange() {
             @Override

@@ -72,6 +72,15 @@ final class V2Credential {
     }
 
     /** @return the job the credential is for */
+    /**
+     * @param credential a host's credential, or {@code null} under a cluster key
+     * @return the job a probe asks STATUS of: job 0 under a cluster key, the credential's own job
+     *         under a job key (which cannot sign for job 0)
+     */
+    static long probeJob(V2Credential credential) {
+        return credential == null ? 0 : credential.jobId();
+    }
+
     long jobId() {
         return jobId;
     }
