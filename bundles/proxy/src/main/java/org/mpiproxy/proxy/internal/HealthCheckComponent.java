@@ -90,11 +90,16 @@ public class HealthCheckComponent {
                         + " collection; above it the heap check is CRITICAL. At least heap.warn.percent.",
                 min = "1", max = "100")
         int heap_critical_percent() default 95;
+
+        @AttributeDefinition(name = "MUNGE required",
+                description = "Whether users launch from machines without a proxy through MUNGE (protocol-v2.md"
+                        + " 4.3): then a node where MUNGE does not work WARNs (identity); otherwise it only says so.")
+        boolean munge_required() default false;
     }
 
     /** Validated settings. */
     record Settings(long shmMinFreeBytes, Path keyFile, long diskWarnFreeBytes, long diskMinFreeBytes,
-                    long servingStuckMillis, int heapWarnPercent, int heapCriticalPercent) {
+                    long servingStuckMillis, int heapWarnPercent, int heapCriticalPercent, boolean mungeRequired) {
     }
 
     /** A launcher and the program directory of its service properties (for launchers that do not tell). */
@@ -249,7 +254,8 @@ public class HealthCheckComponent {
         }
         return new Settings(config.shm_min_free_bytes(), key.isEmpty() ? null : Path.of(key),
                 config.disk_warn_free_bytes(), config.disk_min_free_bytes(),
-                config.serving_stuck_seconds() * 1000L, config.heap_warn_percent(), config.heap_critical_percent());
+                config.serving_stuck_seconds() * 1000L, config.heap_warn_percent(), config.heap_critical_percent(),
+                config.munge_required());
     }
 
     Settings settings() {
@@ -308,7 +314,7 @@ public class HealthCheckComponent {
         ProxyStatus p = proxy;
         results.add(NodeHealth.key(s.keyFile(), p instanceof ProxyComponent ? ((ProxyComponent) p).v2Keys() : null));
         LocalSocketComponent socket = identity;
-        results.add(NodeHealth.identity(socket == null ? null : socket.state(), munge.get()));
+        results.add(NodeHealth.identity(socket == null ? null : socket.state(), munge.get(), s.mungeRequired()));
         ChannelManager c = channels;
         NodeHealth.FreeSpace free = freeSpace;
         results.add(NodeHealth.sharedMemory(c != null ? c.baseDirectory() : null, s.shmMinFreeBytes(), free));

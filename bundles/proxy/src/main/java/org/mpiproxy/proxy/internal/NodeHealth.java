@@ -236,14 +236,15 @@ final class NodeHealth {
      * @param socket       what {@link LocalSocketComponent#state()} tells, {@code null} when it does not run
      * @param mungeProblem why MUNGE does not work on this node ({@link org.mpiproxy.process.Munge#problem()}),
      *                     {@code null} when it does
+     * @param mungeRequired whether users rely on MUNGE here ({@code munge.required}): then its absence WARNs
      */
-    static HealthResult identity(LocalSocketComponent.State socket, String mungeProblem) {
+    static HealthResult identity(LocalSocketComponent.State socket, String mungeProblem, boolean mungeRequired) {
         HealthResult local = identity(socket);
         if (mungeProblem == null) {
             return new HealthResult(IDENTITY, local.status(), local.message() + "; munge: ok");
         }
-        return new HealthResult(IDENTITY, Status.WARN, local.message() + "; munge: not available (" + mungeProblem
-                + ")");
+        return new HealthResult(IDENTITY, mungeRequired ? Status.WARN : local.status(), local.message()
+                + "; munge: not available (" + mungeProblem + ")");
     }
 
     /**

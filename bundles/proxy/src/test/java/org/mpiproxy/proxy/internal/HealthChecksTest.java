@@ -252,13 +252,17 @@ class HealthChecksTest {
     }
 
     @Test
-    void shouldSayWhetherMungeWorksWithTheLocalSocket() {
+    void shouldSayWhetherMungeWorksWithTheLocalSocketAndWarnOnlyWhereItIsRequired() {
         LocalSocketComponent.State open = new LocalSocketComponent.State(Path.of("/run/p.sock"), null);
         assertEquals(new HealthResult("identity", Status.OK, "local socket /run/p.sock; munge: ok"),
-                NodeHealth.identity(open, null));
+                NodeHealth.identity(open, null, true));
         assertEquals(new HealthResult("identity", Status.WARN, "local socket /run/p.sock; munge: not available"
-                + " (munge: Failed to access socket)"), NodeHealth.identity(open, "munge: Failed to access socket"));
+                + " (munge: Failed to access socket)"), NodeHealth.identity(open, "munge: Failed to access socket",
+                true));
+        assertEquals(new HealthResult("identity", Status.OK, "local socket /run/p.sock; munge: not available"
+                + " (munge: Failed to access socket)"), NodeHealth.identity(open, "munge: Failed to access socket",
+                false));
         assertEquals(Status.WARN, NodeHealth.identity(new LocalSocketComponent.State(Path.of("/run/p.sock"), "no"),
-                null).status(), "the socket's problem stays a warning");
+                null, false).status(), "the socket's problem stays a warning");
     }
 }
