@@ -33,23 +33,8 @@ for f in "$RUN"/pid.*; do
   [ -e "$f" ] && kill -0 "$(cat "$f")" 2>/dev/null && die "already running ($f); run down.sh first"
 done
 
-# munge: Slurm's authentication. Reuse a running munged; else create a key if needed and start one.
-if ! { munge -n 2>/dev/null | unmunge >/dev/null 2>&1; }; then
-  if [ ! -s /etc/munge/munge.key ]; then
-    install -d -o munge -g munge -m 0700 /etc/munge
-    mungekey --create --keyfile=/etc/munge/munge.key
-    chown munge:munge /etc/munge/munge.key
-    chmod 0400 /etc/munge/munge.key
-  fi
-  install -d -o munge -g munge -m 0755 /run/munge
-  install -d -o munge -g munge -m 0700 /var/log/munge /var/lib/munge
-  rm -f /run/munge/munge.socket.2 /run/munge/munge.socket.2.lock
-  setsid setpriv --reuid=munge --regid=munge --clear-groups "$(command -v munged)" -F \
-    >"$LOG/munged.out" 2>&1 </dev/null &
-  echo $! >"$RUN/pid.munged"
-  for _ in $(seq 1 100); do munge -n 2>/dev/null | unmunge >/dev/null 2>&1 && break; sleep 0.05; done
-  munge -n | unmunge >/dev/null || die "munged did not start (see $LOG/munged.out)"
-fi
+# munge: Slurm's authentication. Reuse a running munged; else start one (its pid in $RUN/pid.munged).
+RUN=$RUN LOG=$LOG "$(dirname "$0")/munge-up.sh"
 
 rm -rf "$STATE"
 mkdir -p "$STATE/ctld"

@@ -163,7 +163,9 @@ record LauncherIdentity(String keySpec, long jobId, ClusterKeys keys, V2Credenti
                 throw noSocket;
             }
             try {
-                return MungeCredential.ask(new InetSocketAddress(first.address(), first.port()), first.node(), jobId);
+                InetSocketAddress node = new InetSocketAddress(first.address(), first.port());
+                // the node id every request names: of the address, as the signer's (V2Control.Signer.auth)
+                return MungeCredential.ask(node, node.getAddress().getHostAddress(), jobId);
             } catch (IOException e) {
                 throw new IllegalArgumentException(noSocket.getMessage() + "; nor did MUNGE: " + e.getMessage());
             }

@@ -145,7 +145,8 @@ class LauncherIdentityMungeTest {
         assertArrayEquals(c.jobKey(cluster), identity.keys().key(JobCredential.JOB_KEY_ID), "signs with the job key");
         String firstLine = lines.poll(5, TimeUnit.SECONDS);
         String secondLine = lines.poll(5, TimeUnit.SECONDS);
-        String prefix = String.format("mpiproxy-credential-request-1 %016x %016x ", NodeIds.of(NODE), 0L);
+        // the node id of the node's address, as every other request of the launcher names it, not of its name
+        String prefix = String.format("mpiproxy-credential-request-1 %016x %016x ", NodeIds.of("127.0.0.1"), 0L);
         assertTrue(firstLine.startsWith(prefix) && secondLine.startsWith(prefix), firstLine + " / " + secondLine);
         assertNotEquals(firstLine, secondLine, "a new nonce when sent again");
         assertNotEquals(credentials.poll(), credentials.poll(), "a fresh MUNGE credential when sent again");

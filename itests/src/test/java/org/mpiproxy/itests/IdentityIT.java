@@ -29,7 +29,8 @@ import org.mpiproxy.itests.TestCluster.Run;
  * launcher, run as an unprivileged user, gets a job credential from the local proxy's socket
  * (the kernel names the user), and every node runs that job's ranks as that uid/gid, their logs
  * that user's only; two users at once each see their own ids; a root job is refused as shipped;
- * one user can neither stop nor list another's job. Real Karaf nodes run as root here, as a system
+ * one user can neither stop nor list another's job; a user with neither key nor local socket (as
+ * on a login node) runs her job through MUNGE (4.3; munged started for the test when none runs). Real Karaf nodes run as root here, as a system
  * service would; the users are the system's {@code nobody} (65534) and {@code daemon} (1).
  */
 @TestInstance(TestInstance.Lifecycle.PER_CLASS)
@@ -113,6 +114,34 @@ class IdentityIT {
     }
 
     @Test
+    void shouldRunAUsersJobFromAMachineWithoutAProxyThroughMunge() throws Exception {
+        Path run = cluster.work.resolve("munge-run");
+        Path up = Paths.get(System.getProperty("mpiproxy.itest.slurm")).resolve("munge-up.sh");
+        ProcessBuilder starter = new ProcessBuilder("bash", up.toString()).redirectErrorStream(true)
+                .redirectOutput(cluster.work.resolve("munge-up.out").toFile());
+        starter.environment().put("RUN", run.toString());
+        starter.environment().put("LOG", run.toString());
+        Process munge = starter.start();
+        assertTrue(munge.waitFor(120, TimeUnit.SECONDS), "munge-up.sh did not end");
+        Assumptions.assumeTrue(munge.exitValue() == 0, "no munged: " + Files.readString(
+                cluster.work.resolve("munge-up.out")));
+        try {
+            // no key, no local socket here: the launcher asks node i1 with a MUNGE credential
+            Run job = runAs(NOBODY, cluster.work.resolve("no-proxy-here.sock"), 120, "run", "--hosts", "i1:2,i2:2",
+                    "sh", "-c", "echo \"munge rank=$PMI_RANK uid=$(id -u) gid=$(id -g)\"");
+            assertEquals(0, job.exit(), job.out() + job.err());
+            List<String> ranks = job.out().stream().filter(l -> l.contains("munge rank=")).toList();
+            assertEquals(4, ranks.size(), job.out() + job.err());
+            assertTrue(ranks.stream().allMatch(l -> l.endsWith("uid=" + NOBODY + " gid=" + NOBODY)), ranks.toString());
+        } finally {
+            Path pid = run.resolve("pid.munged");
+            if (Files.exists(pid)) {
+                ProcessHandle.of(Long.parseLong(Files.readString(pid).strip())).ifPresent(ProcessHandle::destroy);
+            }
+        }
+    }
+
+    @Test
     void shouldRefuseARootJobAsShipped() {
         Run run = runAs(0, 120, "run", "--hosts", "i1:2,i2:1", "id");
         assertNotEquals(0, run.exit(), run.out() + run.err());
@@ -169,6 +198,11 @@ class IdentityIT {
 
     /** Runs the launcher as {@code uid} (group the same number) with no key but the local socket of node i1. */
     private Run runAs(long uid, long timeoutSeconds, String... args) {
+        return runAs(uid, cluster.nodes.get(0).home.resolve("run/proxy.sock"), timeoutSeconds, args);
+    }
+
+    /** As {@link #runAs(long, long, String...)}, with the local socket at {@code socket}. */
+    private Run runAs(long uid, Path socket, long timeoutSeconds, String... args) {
         try {
             Path home = Files.createDirectories(cluster.work.resolve("home-" + uid));
             Files.setPosixFilePermissions(home, PosixFilePermissions.fromString("rwxrwxrwx"));
@@ -181,7 +215,7 @@ class IdentityIT {
             }
             Map<String, String> environment = new java.util.HashMap<>();
             environment.put("HOME", home.toString());
-            environment.put("MPIPROXY_SOCKET", cluster.nodes.get(0).home.resolve("run/proxy.sock").toString());
+            environment.put("MPIPROXY_SOCKET", socket.toString());
             environment.put("MPIPROXY_KEY_FILE", null);
             return TestCluster.run(command, environment, home,
                     cluster.work.resolve("launcher-" + uid + "-" + System.nanoTime() + ".err"), timeoutSeconds);
