@@ -1,4 +1,4 @@
-package org.mpiproxy.cli;
+package org.mpiproxy.testing;
 
 import java.io.IOException;
 import java.nio.file.FileSystems;
@@ -14,7 +14,7 @@ import java.util.concurrent.TimeUnit;
  * {@code up.sh} does (as root, as the user {@code munge}), stopped by {@link #stop()}. {@link #start()}
  * says why there is none when it cannot be had, so tests skip with that message.
  */
-final class MungeDaemon {
+public final class MungeDaemon {
 
     private static final Path RUN = Path.of("/run/munge");
     private static final Path SOCKET = RUN.resolve("munge.socket.2");
@@ -27,7 +27,7 @@ final class MungeDaemon {
     }
 
     /** @return {@code null} when munged answers (already, or started now), else why not */
-    static synchronized String start() {
+    public static synchronized String start() {
         if (works()) {
             return null;
         }
@@ -71,7 +71,7 @@ final class MungeDaemon {
     }
 
     /** Stops the munged {@link #start()} started, if it did. */
-    static synchronized void stop() {
+    public static synchronized void stop() {
         if (started != null) {
             started.destroy();
             try {
