@@ -77,8 +77,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
     /** Jobs a previous revision handed over: running, so the ledger's sweep leaves them. */
     private final Set<Long> adopted;
     /** What a previous revision handed over, until it is taken over (once a channel manager is bound). */
-    private final java.util.concurrent.atomic.AtomicReference<Map<String, Object>> handedOver =
-            new java.util.concurrent.atomic.AtomicReference<>();
+    private final PendingHandOver handedOver = new PendingHandOver();
     private final ProtocolFront front;
     private volatile String v2Problem;
     /** The key files v2 serves with, the signing key first. */
@@ -234,11 +233,10 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
      * ended without one.
      */
     private void takeOver() {
-        Map<String, Object> state = handedOver.getAndSet(null);
-        if (state != null) {
+        handedOver.takeOver(state -> {
             dispatcher.adopt(state);
             HandOver.takeV2(state, front.v2(), java.time.Duration.ofSeconds(inForce.stop_grace_seconds()));
-        }
+        });
     }
 
     /**
@@ -429,12 +427,15 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
 
     @Override
     public void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
-        if (handedOver.get() != null) {
-            if (!startup.waitedLongEnough()) {
+        if (handedOver.pending()) {
+            if (startup.waitedLongEnough()) {
+                takeOver();
+            }
+            if (handedOver.pending()) {
+                // not taken over yet, or under way on the thread that bound the channel manager
                 startup.dropped();
                 return;
             }
-            takeOver();
         }
         if (startup.admits()) {
             front.onDatagram(datagram, source, replies);
