@@ -280,8 +280,8 @@ public final class Mpi implements AutoCloseable {
      * Sends {@code MPI_INT} elements ({@code MPI_Send}). Returns when the elements are handed
      * to the network (rank 0) or written to the channel (other ranks). Over protocol v2 rank 0
      * keeps a message of one datagram until its node acknowledges it, and a refusal of it (the
-     * rank has ended) is thrown by the next send to that rank; a larger message returns once its
-     * node has stored all of it.
+     * rank has ended) is thrown by the next send to that rank, or by a receive that waits for
+     * that rank first; a larger message returns once its node has stored all of it.
      *
      * @param buf    the elements
      * @param offset index of the first element

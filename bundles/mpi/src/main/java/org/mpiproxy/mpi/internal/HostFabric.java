@@ -97,7 +97,13 @@ public final class HostFabric implements Fabric {
 
     @Override
     public void idle(long idleNanos) {
-        transport.checkNodes();
+        transport.checkNodes(0);
+    }
+
+    /** Checks the nodes, and fails the wait when {@code awaited} refused a message sent to it (any rank: every one). */
+    @Override
+    public void idle(long idleNanos, int awaited) {
+        transport.checkNodes(awaited);
     }
 
     @Override

@@ -12,6 +12,7 @@ import java.util.concurrent.TimeUnit;
 import java.util.concurrent.locks.ReentrantLock;
 import java.util.function.Consumer;
 import java.util.function.LongSupplier;
+import java.util.stream.IntStream;
 
 import org.mpiproxy.api.ProgramNames;
 import org.mpiproxy.mpi.MpiException;
@@ -23,17 +24,16 @@ import org.mpiproxy.protocol.MpiErrors;
 /**
  * Rank 0 over protocol v2 (docs/protocol-v2.md): a random job id, authenticated datagrams,
  * SEND fragments sent eagerly within a window, kept until acknowledged and sent again from a hole
- * the proxy's replies show or after a timeout with back-off, RECV pulled by
- * sequence number, idempotent EXEC and TERMINATE repeated until answered. A node that stays
- * silent while a call waits for it gets a probe (STATUS of job 0) from a socket connected to it,
- * so that a port where nothing listens shows at once (ICMP port unreachable); a refusal
- * (docs/protocol-v2.md 3.5) that answers a request sent here tells that authentication failed,
- * or, when the proxy is busy (its replay cache full), holds that node's requests back for a
- * back-off after which they are sent again, or, signing with a job key, has the job's credential
- * presented to that node (5.9);
- * a node that answers nothing for the dead-node silence is declared dead. With a {@link RankOutputHandler}, every rank's
- * output lines are streamed here (OUTPUT): they are received and acknowledged during every call
- * and, between calls, by a daemon thread, so ranks never wait for the host program to call.
+ * the proxy's replies show or after a timeout with back-off, RECV pulled by sequence number,
+ * idempotent EXEC and TERMINATE repeated until answered. A node that stays silent while a call
+ * waits for it gets a probe (STATUS of job 0) from a socket connected to it, so that a port where
+ * nothing listens shows at once (ICMP port unreachable); a refusal (docs/protocol-v2.md 3.5) that
+ * answers a request sent here tells that authentication failed, or, when the proxy is busy (its
+ * replay cache full), holds that node's requests back for a back-off after which they are sent
+ * again, or, signing with a job key, has the job's credential presented to that node (5.9); a node
+ * that answers nothing for the dead-node silence is declared dead. With a {@link RankOutputHandler},
+ * every rank's output lines are streamed here (OUTPUT): they are received and acknowledged during
+ * every call and, between calls, by a daemon thread, so ranks never wait for the host program to call.
  *
  * <p>A façade over its parts, which share one socket: {@link V2Exchange} (requests, replies and
  * the watch over silent nodes), {@link V2JobControl} (EXEC, TERMINATE), {@link V2SendStreams},
@@ -106,7 +106,7 @@ public final class V2HostTransport implements TaggedTransport {
         this.exchange = new V2Exchange(nodes, keys, datagramSize, timeout, diagnostics, jobId, localPort, epochClock,
                 credential);
         this.send = new V2SendStreams(exchange);
-        this.recv = new V2RecvStreams(exchange);
+        this.recv = new V2RecvStreams(exchange, send);
         this.output = output == null ? null : new V2HostOutput(exchange, output);
         this.job = new V2JobControl(exchange, send, output != null);
         exchange.handTo(send, recv, this.output);
@@ -364,9 +364,9 @@ public final class V2HostTransport implements TaggedTransport {
      * Sends one message of any size, eagerly: every fragment is sent and a copy kept for
      * retransmission, and {@code send} returns once the last one is; it waits only while the
      * window or the kept copies ({@link #EAGER_BYTES_PER_RANK}) are full, so a message larger
-     * than they are streams through them. The proxy's acknowledgements come during later calls,
-     * and a refusal is thrown by the next call to that rank ({@link #flush} waits for it).
-     * {@link #finish} waits for every acknowledgement before it terminates ranks.
+     * than they are streams through them. The proxy's acknowledgements come during later calls;
+     * a refusal is thrown by the next call to that rank or by a wait for data from it, whichever
+     * comes first ({@link #flush} waits for it). {@link #finish} waits for every acknowledgement.
      *
      * @param datatype MPI datatype code
      * @param tag      the message's tag, &gt;= 0
@@ -411,11 +411,7 @@ public final class V2HostTransport implements TaggedTransport {
 
     @Override
     public int[] sources() {
-        int[] sources = new int[exchange.ranks.length - 1];
-        for (int r = 1; r < exchange.ranks.length; r++) {
-            sources[r - 1] = r;
-        }
-        return sources;
+        return IntStream.range(1, exchange.ranks.length).toArray();
     }
 
     @Override
@@ -448,14 +444,17 @@ public final class V2HostTransport implements TaggedTransport {
     }
 
     /**
-     * Checks the nodes of every rank that may still send, probing a silent one.
+     * Checks the nodes of every rank that may still send, probing a silent one, for a caller that
+     * waits for data from rank {@code awaited}: a refusal of a message sent to it is thrown now.
      *
-     * @throws MpiException when one stopped answering
+     * @param awaited the rank waited for; negative: any rank; 0: none
+     * @throws MpiException when one stopped answering, or when rank {@code awaited} refused a message
      */
-    public void checkNodes() {
+    public void checkNodes(int awaited) {
         io.lock();
         try {
             exchange.awaitReplies(0, V2Exchange.WATCH_RUNNING);
+            send.throwRefusalTo(awaited);
         } finally {
             io.unlock();
         }

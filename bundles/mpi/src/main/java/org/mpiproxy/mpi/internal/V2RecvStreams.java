@@ -53,11 +53,14 @@ final class V2RecvStreams {
     }
 
     private final V2Exchange exchange;
+    /** Whose refusals of a message to a rank fail a wait for data from that rank. */
+    private final V2SendStreams send;
     private final int datagramSize;
     private final Stream[] streams;
 
-    V2RecvStreams(V2Exchange exchange) {
+    V2RecvStreams(V2Exchange exchange, V2SendStreams send) {
         this.exchange = exchange;
+        this.send = send;
         this.datagramSize = exchange.datagramSize;
         this.streams = new Stream[exchange.ranks.length];
         for (int r = 1; r < streams.length; r++) {
@@ -104,6 +107,8 @@ final class V2RecvStreams {
                 throw new MpiException(result, "rank " + source + " ended before sending " + count + " elements ("
                         + MpiErrors.name(result) + ")");
             }
+            // a rank that never got a message may never answer: its refusal ends the wait
+            send.throwRefusalTo(source);
             // the queue is empty here: a new window cannot overflow it
             boolean drained = asked && drained(s);
             if (!asked || s.recvNext >= s.recvEnd || drained || System.nanoTime() - lastProgress >= rto) {
@@ -149,6 +154,7 @@ final class V2RecvStreams {
                 throw new MpiException(s.recvResult, "rank " + source + " ended before sending a whole message ("
                         + MpiErrors.name(s.recvResult) + ")");
             }
+            send.throwRefusalTo(source);
             long now = System.nanoTime();
             if (now >= deadline) {
                 return null;
@@ -214,6 +220,7 @@ final class V2RecvStreams {
         if (waitNanos <= 0) {
             exchange.poll();
         } else {
+            send.throwRefusalTo(V2Exchange.WATCH_RUNNING); // a wait for any rank
             exchange.awaitData(waitNanos, V2Exchange.WATCH_RUNNING);
         }
         return drainQueued(sink);

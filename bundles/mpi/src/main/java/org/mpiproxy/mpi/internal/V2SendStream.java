@@ -6,6 +6,8 @@ import static org.mpiproxy.mpi.internal.V2HostTransport.MAX_RTO_NANOS;
 import static org.mpiproxy.mpi.internal.V2HostTransport.MIN_SEND_RTO_NANOS;
 import static org.mpiproxy.mpi.internal.V2SendStreams.MIN_HOLE_PROBE_NANOS;
 
+import org.mpiproxy.protocol.MpiErrors;
+
 /**
  * The SEND stream to one rank (docs/protocol-v2.md 5.2): its positions, window, kept copies,
  * retransmit timer and the hole being recovered, and when it is next due for a resend.
@@ -83,5 +85,30 @@ final class V2SendStream {
     /** @return whether fragments sent to the rank wait for the proxy's acknowledgement */
     boolean unacknowledged() {
         return retained != null && sendAcked < retained.end();
+    }
+
+    /**
+     * Forgets the refusal once it is thrown: the fragments from the refused one on were not
+     * stored and are dropped, and the next message starts from the refused fragment's sequence.
+     *
+     * @return the refused message's size in bytes as its first fragment stated it, or -1
+     */
+    long dropRefused() {
+        sendResult = MpiErrors.SUCCESS;
+        // the refused fragment is the first not acknowledged; its kept copy states its message's size
+        long bytes = -1;
+        if (retained != null) {
+            if (retained.holds(sendAcked)) {
+                bytes = retained.statedSize(sendAcked);
+            }
+            retained.dropFrom(sendAcked);
+        }
+        sendNext = sendAcked;
+        resentFrom = sendAcked;
+        hole = -1;
+        holeResent = -1;
+        sentEnd = sendAcked;
+        timedSequence = -1;
+        return bytes;
     }
 }

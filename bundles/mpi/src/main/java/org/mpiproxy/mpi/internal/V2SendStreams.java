@@ -22,7 +22,8 @@ import org.mpiproxy.protocol.V2HeaderFlyweight;
  * The SEND stream to every rank of a v2 job (docs/protocol-v2.md 5.2): fragments sent eagerly
  * within the proxy's window, a copy kept until acknowledged, sent again from a hole the proxy's
  * replies show or after a measured retransmit timeout with back-off, refusals thrown by the next
- * call to that rank. No allocation per fragment. Not thread-safe: every call holds the
+ * call to that rank or by a wait for data from it ({@link #throwRefusalTo}). No allocation per
+ * fragment. Not thread-safe: every call holds the
  * transport's lock.
  */
 final class V2SendStreams {
@@ -306,21 +307,7 @@ final class V2SendStreams {
         if (result == MpiErrors.SUCCESS) {
             return;
         }
-        s.sendResult = MpiErrors.SUCCESS;
-        // the refused fragment is the first not acknowledged; its kept copy states its message's size
-        long bytes = -1;
-        if (s.retained != null) {
-            if (s.retained.holds(s.sendAcked)) {
-                bytes = s.retained.statedSize(s.sendAcked);
-            }
-            s.retained.dropFrom(s.sendAcked);
-        }
-        s.sendNext = s.sendAcked;
-        s.resentFrom = s.sendAcked;
-        s.hole = -1;
-        s.holeResent = -1;
-        s.sentEnd = s.sendAcked;
-        s.timedSequence = -1;
+        long bytes = s.dropRefused();
         if (result == MpiErrors.ERR_MESSAGE_TOO_LARGE) {
             throw new MpiException(result, "rank " + dest + " on " + ranks[dest].node + " refused a message"
                     + (bytes > 0 ? " of " + bytes + " bytes" : "")
@@ -329,6 +316,42 @@ final class V2SendStreams {
         }
         throw new MpiException(result, "rank " + dest + " refused data: " + MpiErrors.name(result)
                 + "; the messages sent after it were dropped");
+    }
+
+    /**
+     * Throws the refusal of a SEND to the rank a call waits for data from (once; the next send to
+     * that rank then throws nothing): a rank that never got a message may never answer, and the
+     * call would wait for its timeout. Allocates nothing unless it throws.
+     *
+     * @param awaited the rank; negative: every rank (a receive from any source); 0: none
+     */
+    void throwRefusalTo(int awaited) {
+        for (int r = awaited < 0 ? 1 : awaited; r > 0 && r < ranks.length && (awaited < 0 || r == awaited); r++) {
+            V2SendStream s = streams[r];
+            int result = s.sendResult;
+            if (result != MpiErrors.SUCCESS) {
+                long bytes = s.dropRefused();
+                throw new MpiException(result, "rank " + r + " on " + ranks[r].node + " refused a message"
+                        + (bytes > 0 ? " of " + bytes + " bytes" : "") + " to it (" + MpiErrors.name(result) + ": "
+                        + meaning(result, s.sendRefusalArgument) + "); the messages sent to it after that one"
+                        + " were dropped");
+            }
+        }
+    }
+
+    /** What a SEND refusal says (docs/protocol-v2.md 5.2). */
+    private static String meaning(int result, long argument) {
+        switch (result) {
+            case MpiErrors.ERR_COMM: return "unknown job";
+            case MpiErrors.ERR_RANK: return "unknown rank";
+            case MpiErrors.ERR_TYPE: return "unknown datatype";
+            case MpiErrors.ERR_COUNT: return "count and payload disagree";
+            case MpiErrors.ERR_TAG: return "negative tag";
+            case MpiErrors.ERR_TRUNCATE: return "the rank has ended";
+            case MpiErrors.ERR_MESSAGE_TOO_LARGE:
+                return "the proxy's maximum message size (v2.max.message.bytes) is " + argument + " bytes";
+            default: return "refused";
+        }
     }
 
     /** @return the counters by name, as {@link V2HostTransport#sendCounters} describes them */

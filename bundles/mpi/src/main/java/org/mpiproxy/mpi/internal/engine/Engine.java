@@ -193,7 +193,8 @@ public final class Engine implements AutoCloseable {
                 idler.reset();
                 return a;
             }
-            idle(start, () -> "no message from " + who(source) + tagText(tag) + " arrived");
+            int awaited = source == ANY_SOURCE ? Fabric.EVERY_PEER : source;
+            idle(start, awaited, () -> "no message from " + who(source) + tagText(tag) + " arrived");
         }
     }
 
@@ -235,7 +236,7 @@ public final class Engine implements AutoCloseable {
                 idler.reset();
                 return;
             }
-            idle(start, () -> describe(op));
+            idle(start, awaited(op), () -> describe(op));
         }
     }
 
@@ -253,7 +254,7 @@ public final class Engine implements AutoCloseable {
             }
             if (!progress()) {
                 final int at = from;
-                idle(start, () -> describe(ops[at]));
+                idle(start, awaited(ops[at]), () -> describe(ops[at]));
             }
         }
     }
@@ -280,7 +281,7 @@ public final class Engine implements AutoCloseable {
                 return -1;
             }
             if (!progress()) {
-                idle(start, () -> "none of " + ops.length + " requests completed");
+                idle(start, Fabric.EVERY_PEER, () -> "none of " + ops.length + " requests completed");
             }
         }
     }
@@ -338,14 +339,23 @@ public final class Engine implements AutoCloseable {
         return unexpected.size();
     }
 
-    private void idle(long start, java.util.function.Supplier<String> what) {
+    /** @param awaited the rank whose message the wait needs, or {@link Fabric#EVERY_PEER} ({@link Fabric#idle}) */
+    private void idle(long start, int awaited, java.util.function.Supplier<String> what) {
         long waited = System.nanoTime() - start;
         if (timeoutNanos > 0 && waited > timeoutNanos) {
             throw new CommFailure(MpiErrors.ERR_OTHER, "rank " + rank + ": " + what.get() + " within "
                     + java.util.concurrent.TimeUnit.NANOSECONDS.toSeconds(timeoutNanos) + " s");
         }
-        fabric.idle(waited);
+        fabric.idle(waited, awaited);
         idler.idle(0);
+    }
+
+    /** @return the rank {@code op} waits for: a receive's source ({@link #ANY_SOURCE}: any), a send's destination */
+    private static int awaited(Operation op) {
+        if (op instanceof Operation.Recv r) {
+            return r.wantSource == ANY_SOURCE ? Fabric.EVERY_PEER : r.wantSource;
+        }
+        return op instanceof Operation.Send s ? s.dest : Fabric.EVERY_PEER;
     }
 
     private String describe(Operation op) {
@@ -440,7 +450,7 @@ public final class Engine implements AutoCloseable {
             long start = System.nanoTime();
             while (sendingCount > 0) {
                 if (!progress()) {
-                    idle(start, () -> sendingCount + " ranks did not take their messages");
+                    idle(start, Fabric.EVERY_PEER, () -> sendingCount + " ranks did not take their messages");
                 }
             }
         } finally {

@@ -42,6 +42,18 @@ public interface Fabric extends AutoCloseable {
     default void idle(long idleNanos) {
     }
 
+    /**
+     * As {@link #idle(long)}, for an engine that waits for messages from {@code awaited}: a fabric
+     * that knows that the peer cannot answer (it refused a message sent to it) fails the wait now.
+     *
+     * @param idleNanos how long the engine has waited without progress
+     * @param awaited   the peer waited for, or {@link #EVERY_PEER} when it may be any
+     * @throws CommFailure when a peer or the proxy is gone
+     */
+    default void idle(long idleNanos, int awaited) {
+        idle(idleNanos);
+    }
+
     /** Releases every link. Idempotent. */
     @Override
     void close();
