@@ -179,8 +179,9 @@ public final class RefusingProxy implements AutoCloseable {
                     refused = 0;
                     long s = lastSilentSend.get(q);
                     reply(h).rank(q).operation(OP_SEND).sequence(s).ack(s).argument(0).result(refusal);
-                    send(from);
+                    // logged before it goes: the host may act on it before this thread logs anything after
                     log("refused SEND " + q + " " + s);
+                    send(from);
                 }
                 int[] ints = message;
                 if (rank == deliverRank && n >= deliverAtRecv && h.sequence() == 0 && ints != null) {
@@ -189,8 +190,8 @@ public final class RefusingProxy implements AutoCloseable {
                     for (int i = 0; i < ints.length; i++) {
                         out.putInt(HEADER_LENGTH + i * Integer.BYTES, ints[i]);
                     }
-                    send(from);
                     log("data RECV " + rank);
+                    send(from);
                 } else {
                     reply(h).sequence(h.sequence());
                     send(from);
