@@ -157,7 +157,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         Map<String, Object> state = NodeRestart.takeAny(config, adoptedOutput);
         this.adopted = state != null ? HandOver.jobIds(state) : Set.of();
         handedOver.set(state);
-        // the node was serving a moment ago: no start-up wait once the jobs are taken over
+        // the node was serving a moment ago: taken-over jobs are served at once, EXECs wait for a launcher
         this.startup = new StartupGate(TimeUnit.SECONDS.toNanos(config.startup_wait_seconds()), () -> channels != null,
                 () -> launchers.forCore(0) != null, !adopted.isEmpty());
         this.front = new ProtocolFront(dispatcher, config.v1_enabled(), null);
@@ -437,7 +437,7 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
                 return;
             }
         }
-        if (startup.admits()) {
+        if (startup.admits(datagram)) {
             front.onDatagram(datagram, source, replies);
         }
     }

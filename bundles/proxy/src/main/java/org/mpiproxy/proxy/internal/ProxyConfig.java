@@ -95,7 +95,8 @@ public @interface ProxyConfig {
             description = "Seconds the proxy, once started, waits for its channel manager and a launcher for core 0"
                     + " before it answers requests without them. Datagrams that arrive meanwhile are dropped"
                     + " and counted (datagrams.before.ready), as if the port were not open yet: an EXEC is"
-                    + " never refused only because the node is still booting.", min = "0")
+                    + " never refused only because the node is still booting. A proxy that took over running jobs serves them at"
+                    + " once and holds back only EXECs until a launcher for core 0 is bound.", min = "0")
     int startup_wait_seconds() default 60;
 
     @AttributeDefinition(name = "Launch threads",

@@ -120,6 +120,56 @@ class ProxyTakeOverTest {
         assertEquals(2, next.jobs().size());
     }
 
+    @Test
+    void shouldHoldBackAnExecUntilALauncherIsBoundAgainAfterATakeOver(@TempDir Path dir) throws Exception {
+        V2Dispatcher v2 = new V2Dispatcher(channels, SETTINGS, new V2Settings(V2Datagrams.KEYS, V2Datagrams.NODE,
+                Duration.ofSeconds(30), 1024, 1448, Duration.ofSeconds(300)), core -> launcher, transport::wakeup,
+                Runnable::run, timer, System::currentTimeMillis);
+        closing.add(v2::close);
+        V2Datagrams host = new V2Datagrams(System.currentTimeMillis());
+        v2.onDatagram(host.exec(JOB, 1, 0, 2, "prog"), V2_HOST, transport);
+        v2.doWork(transport);
+        assertEquals(1, transport.take().size());
+        v2.closeRelay();
+        V1Dispatcher v1 = new V1Dispatcher(channels, SETTINGS, core -> launcher, transport::wakeup, Runnable::run,
+                timer);
+        closing.add(v1::close);
+        Map<String, Object> state = v1.handOver();
+        state.put("v2", v2.handOver());
+        assertTrue(HandOver.offer(state, Duration.ofMinutes(5), () -> { }));
+
+        // a refreshed node: the proxy comes back, takes the job over, and its launcher binds later
+        ProxyComponent next = new ProxyComponent(TestConfigs.of(ProxyConfig.class, Map.of(
+                "v2.key.files", "1:" + privateKey(dir.resolve("key")), "node.name", V2Datagrams.NODE,
+                "startup.wait.seconds", 3600, "log.directory", dir.resolve("logs").toString(),
+                "state.directory", dir.resolve("state").toString())));
+        closing.add(0, next::deactivate);
+        next.bindChannels(channels);
+
+        next.onDatagram(host.sendInts(JOB, 1, 0, 5, true, 10), V2_HOST, transport);
+        List<V2HeaderFlyweight> served = v2Replies();
+        assertEquals(1, served.size(), "the taken-over job is served at once");
+        assertEquals(MpiErrors.SUCCESS, served.get(0).result());
+        assertEquals(1, next.jobs().size(), "taken over");
+        long other = JOB + 1;
+        next.onDatagram(host.exec(other, 1, 0, 2, "prog"), V2_HOST, transport);
+        assertEquals(List.of(), v2Replies(), "no launcher yet: no answer (the host resends), not 'no launcher'");
+
+        next.bindLauncher(launcher, Map.of(ProcessLauncher.KIND, "local", ProcessLauncher.CORES, "0"));
+        next.onDatagram(host.exec(other, 1, 0, 2, "prog"), V2_HOST, transport);
+        // the rank starts on the component's launch thread; its acknowledgement leaves with the work loop
+        List<V2HeaderFlyweight> started = new ArrayList<>();
+        long ceiling = System.nanoTime() + TimeUnit.MINUTES.toNanos(1);
+        while (started.isEmpty() && System.nanoTime() < ceiling) {
+            next.doWork(transport);
+            started.addAll(v2Replies());
+            Thread.yield();
+        }
+        assertEquals(1, started.size());
+        assertEquals(MpiErrors.SUCCESS, started.get(0).result(), "the resent EXEC starts its rank");
+        assertEquals(2, next.jobs().size());
+    }
+
     /** The channel manager, but the first mapping of {@code jobId}'s channels waits for {@code goOn}. */
     private ChannelManager pausing(long jobId, CountDownLatch mapping, CountDownLatch goOn) {
         return new ChannelManager() {
