@@ -3,16 +3,24 @@ package org.mpiproxy.protocol.pmi;
 import java.io.IOException;
 import java.nio.file.Files;
 import java.nio.file.Path;
+import java.util.HashMap;
 import java.util.List;
 import java.util.Locale;
+import java.util.Map;
+import java.util.Set;
 
 /**
  * Who is at the other end of a loopback TCP connection: the kernel lists every socket with its
  * owner's uid in {@code /proc/net/tcp} (and {@code tcp6}); the client's socket is the one whose
  * local port is the connection's remote port and whose remote port is ours. And which uid a
- * process runs as ({@code /proc/<pid>/status}). Linux only; stateless.
+ * process runs as ({@code /proc/<pid>/status}). Linux only; stateless. Each look-up reads the
+ * table whole, in time linear in the node's TCP sockets.
  */
 final class PeerCredentials {
+
+    /** 127.0.0.1 and ::ffff:127.0.0.1 as the tables print them, in either byte order of the kernel. */
+    private static final Set<String> LOOPBACK = Set.of("0100007F", "7F000001", "0000000000000000FFFF00000100007F",
+            "00000000000000000000FFFF7F000001");
 
     private PeerCredentials() {
     }
@@ -45,6 +53,38 @@ final class PeerCredentials {
             }
         }
         return -1;
+    }
+
+    /**
+     * One reading of the kernel's tables for every client of a loopback server.
+     *
+     * @param serverPort our listening port, on 127.0.0.1
+     * @return the uid owning each client socket connected to it from 127.0.0.1, by the client's port
+     */
+    static Map<Integer, Long> uidsOfClients(int serverPort) {
+        String remote = String.format(Locale.ROOT, ":%04X", serverPort);
+        Map<Integer, Long> uids = new HashMap<>();
+        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
+            List<String> lines;
+            try {
+                lines = Files.readAllLines(Path.of(table));
+            } catch (IOException e) {
+                continue;
+            }
+            for (int i = 1; i < lines.size(); i++) {
+                String[] f = lines.get(i).trim().split("\\s+");
+                if (f.length > 7 && f[2].endsWith(remote)
+                        && LOOPBACK.contains(f[2].substring(0, f[2].indexOf(':')))) {
+                    try {
+                        uids.putIfAbsent(Integer.parseInt(f[1].substring(f[1].lastIndexOf(':') + 1), 16),
+                                Long.parseLong(f[7]));
+                    } catch (NumberFormatException e) {
+                        // a line of another form: not a client of ours
+                    }
+                }
+            }
+        }
+        return uids;
     }
 
     /** @return the real uid of a process, or -1 when it is gone */

@@ -26,17 +26,26 @@ final class PmiConnection implements Pmi2Session.Job {
     long uid = -1;
     /** When it last sent or was sent something, on the server's clock. */
     long active;
+    /** The client's port. */
+    final int peerPort;
+    /**
+     * The uid owning the client's socket as the kernel's table lists it ({@link PmiWaitingPool}), -1
+     * when it does not; {@link PmiWaitingPool#NOT_LOOKED_UP} until the pool of waiting ones is full.
+     */
+    long peerUid = PmiWaitingPool.NOT_LOOKED_UP;
 
     /**
      * @param server   its server
      * @param channel  the accepted socket
      * @param accepted when, on the server's clock
+     * @param peerPort the client's port
      */
-    PmiConnection(PmiServer server, SocketChannel channel, long accepted) {
+    PmiConnection(PmiServer server, SocketChannel channel, long accepted, int peerPort) {
         this.server = server;
         this.channel = channel;
         this.accepted = accepted;
         this.active = accepted;
+        this.peerPort = peerPort;
     }
 
     @Override

@@ -6,7 +6,8 @@ import java.util.concurrent.TimeUnit;
  * How much of a node's PMI server one job and one user may hold (docs/protocol-v2.md 5.7): the
  * connections of one job, those of one uid (all its jobs together), and how long an identified
  * connection may stay idle. A connection that has not named its rank yet is bounded apart: it
- * has {@code 10 s} to do so, and at most {@code 256} such wait at once.
+ * has {@code 10 s} to do so, and at most {@code 256} such wait at once, shared fairly among the
+ * uids that own them ({@link PmiWaitingPool}).
  *
  * @param perJob    most identified connections of one job; one more is closed when it names its id
  * @param perUid    most identified connections of one uid

@@ -64,7 +64,8 @@ public final class PmiServer implements AutoCloseable {
     private static final long HANDSHAKE_NANOS = 10_000_000_000L;
     /**
      * Most connections that have not named their rank yet: beyond it new ones are closed at once,
-     * so a local user cannot use up the node's descriptors (each waits the handshake limit).
+     * so a local user cannot use up the node's descriptors (each waits the handshake limit), or take
+     * the place of another uid's ({@link PmiWaitingPool}).
      */
     static final int MAX_UNIDENTIFIED = 256;
     /** How long a connection that came before its rank's pid was known waits for it. */
@@ -75,12 +76,25 @@ public final class PmiServer implements AutoCloseable {
         long uidOfClient(int clientPort, int serverPort);
 
         long uidOfProcess(long pid);
+
+        /**
+         * @return the uids of every client connected to {@code serverPort}, by client port, from one
+         *         reading of a table; {@code null} when there is none: {@link #uidOfClient} is asked
+         */
+        default Map<Integer, Long> uidsOfClients(int serverPort) {
+            return null;
+        }
     }
 
     private static final Identity PROC = new Identity() {
         @Override
         public long uidOfClient(int clientPort, int serverPort) {
             return PeerCredentials.uidOfClient(clientPort, serverPort);
+        }
+
+        @Override
+        public Map<Integer, Long> uidsOfClients(int serverPort) {
+            return PeerCredentials.uidsOfClients(serverPort);
         }
 
         @Override
@@ -104,9 +118,8 @@ public final class PmiServer implements AutoCloseable {
     private final Thread thread;
     private final int port;
     private volatile boolean closed;
-    /** Connections closed at accept by {@link #MAX_UNIDENTIFIED}, and when that was last logged. */
-    private long refusedFlood;
-    private long floodLogged;
+    /** The connections that have not named their rank, shared fairly among uids. */
+    private final PmiWaitingPool waiting;
 
     /**
      * Opens the server on 127.0.0.1 and starts its thread.
@@ -130,6 +143,7 @@ public final class PmiServer implements AutoCloseable {
         this.problems = problems;
         this.identity = identity;
         this.clock = clock;
+        this.waiting = new PmiWaitingPool(MAX_UNIDENTIFIED, problems, clock, HANDSHAKE_NANOS);
         server = ServerSocketChannel.open();
         server.bind(new InetSocketAddress(InetAddress.getLoopbackAddress(), 0), 256);
         server.configureBlocking(false);
@@ -323,29 +337,35 @@ public final class PmiServer implements AutoCloseable {
 
     private void accept() throws IOException {
         SocketChannel channel;
+        PmiWaitingPool.Owners owners = null;
         while ((channel = server.accept()) != null) {
-            if (unidentified() >= MAX_UNIDENTIFIED) {
+            PmiConnection c = new PmiConnection(this, channel, clock.getAsLong(), channel.socket().getPort());
+            List<PmiConnection> unidentified = unidentified();
+            if (owners == null && unidentified.size() >= MAX_UNIDENTIFIED) {
+                // the kernel's table is read only when the pool is full, at most twice per batch
+                owners = new PmiWaitingPool.Owners(() -> identity.uidsOfClients(port),
+                        client -> identity.uidOfClient(client, port));
+            }
+            if (!waiting.admit(unidentified, c, owners, this::close)) {
                 // a flood of connections that never say who they are: the ranks' own still get in
-                // as those time out; one line per handshake limit, not one per connection
+                // as those time out, and the connections of other uids take the flood's places
                 channel.close();
-                refusedFlood++;
-                long now = clock.getAsLong();
-                if (refusedFlood == 1 || now - floodLogged > HANDSHAKE_NANOS) {
-                    problems.accept("PMI: " + MAX_UNIDENTIFIED + " connections have not named their rank yet;"
-                            + " refused " + refusedFlood + " more");
-                    floodLogged = now;
-                }
                 continue;
             }
             channel.configureBlocking(false);
-            PmiConnection c = new PmiConnection(this, channel, clock.getAsLong());
             channel.register(selector, SelectionKey.OP_READ, c);
         }
     }
 
     /** @return the open connections that have not completed their handshake */
-    private int unidentified() {
-        return count(c -> c.session == null);
+    private List<PmiConnection> unidentified() {
+        List<PmiConnection> found = new ArrayList<>();
+        for (SelectionKey k : selector.keys()) {
+            if (k.attachment() instanceof PmiConnection c && c.channel.isOpen() && c.session == null) {
+                found.add(c);
+            }
+        }
+        return found;
     }
 
     /** @return the open connections that {@code which} holds for */

@@ -168,7 +168,8 @@ class PmiServerTest {
             }
             await(() -> !problems.isEmpty(), "the refusal said");
             assertEquals("PMI: " + PmiServer.MAX_UNIDENTIFIED + " connections have not named their rank yet;"
-                    + " refused 1 more", problems.get(0));
+                    + " refused 1 more, the last of uid 1000, which has " + PmiServer.MAX_UNIDENTIFIED
+                    + " of them waiting", problems.get(0));
             assertEquals(1, problems.size(), problems.toString());
 
             // the nameless ones reach the handshake limit and go; the rank gets in

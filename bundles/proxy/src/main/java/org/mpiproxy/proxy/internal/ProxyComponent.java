@@ -143,9 +143,8 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         this.problems = problems;
         this.inForce = config;
         ProxyDirectories.applyLogAccess(config, LOG);
-        this.launches = LaunchPool.create(
-                LaunchPool.threads(config.launch_threads(), Runtime.getRuntime().availableProcessors()),
-                "mpiproxy-launch-");
+        this.launches = LaunchPool.create(LaunchPool.threads(config.launch_threads(),
+                Runtime.getRuntime().availableProcessors()), "mpiproxy-launch-");
         this.timer = LaunchPool.timer("mpiproxy-terminate-");
         this.current = new CurrentChannelManager(() -> channels);
         this.dispatcher = new V1Dispatcher(current, ProxyConfigs.settings(config), this::launcher, this::wakeup, launches,
@@ -187,13 +186,14 @@ public class ProxyComponent implements DatagramHandler, ProxyStatus {
         }
     }
 
-    /** Deletes finished jobs' output beyond the retention limits, on the timer; a failure waits for the next sweep. */
+    /** Deletes finished jobs' output and users' staged programs beyond the retention limits, on the timer. */
     void sweepLogs() {
         ProxyConfig config = inForce;
         ProtocolFront f = front;
         if (config != null && f != null) {
             LogRetention.sweepFinished(dispatcher.settingsInForce().getKey().logDirectory(),
                     LogRetention.Limits.of(config.log_retention_days(), config.log_retention_megabytes()), f::jobs);
+            StagedRetention.sweepUsers(StagedRetention.Limits.of(config), f::jobs);
         }
     }
 

@@ -162,6 +162,18 @@ public @interface ProxyConfig {
                     + " 0 refuses every program.", min = "0")
     long stage_max_bytes() default StagedPrograms.MAX_FILE_BYTES;
 
+    @AttributeDefinition(name = "Users' staged programs: retention days",
+            description = "Days a program a user staged (staged/u<uid>) is kept after it was last staged or run; 0"
+                    + " means no age limit. A program a live rank runs is kept; a user's directory left empty is"
+                    + " removed. Checked with the log retention. The shared programs are not swept.", min = "0")
+    int stage_user_retention_days() default 14;
+
+    @AttributeDefinition(name = "Users' staged programs: megabytes",
+            description = "Megabytes the programs of one user may take in staged/u<uid>; beyond it her least"
+                    + " recently used ones are deleted (not one a live rank runs). 0 means no size limit.",
+            min = "0")
+    long stage_user_retention_megabytes() default 0;
+
     @AttributeDefinition(name = "Ranks of a job",
             description = "Most live ranks of one v2 job on this node (each holds a channel of the ring capacity in"
                     + " shared memory, two output FIFOs and two log files, from its EXEC until its TERMINATE is"
@@ -203,7 +215,7 @@ public @interface ProxyConfig {
     String local_socket() default LocalSocketComponent.DEFAULT_SOCKET;
 
     @AttributeDefinition(name = "Credential lifetime",
-            description = "Seconds a job credential issued on the local socket is valid, 1.."
+            description = "Seconds a job credential issued on the local socket, or for a MUNGE request, is valid, 1.."
                     + CredentialIssuer.MAX_LIFETIME_SECONDS + ".", min = "1", max = "604800")
     int identity_credential_seconds() default (int) CredentialIssuer.DEFAULT_LIFETIME_SECONDS;
 }

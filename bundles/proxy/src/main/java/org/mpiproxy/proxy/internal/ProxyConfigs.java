@@ -38,6 +38,7 @@ final class ProxyConfigs {
         LaunchPool.threads(config.launch_threads(), 1);
         stateDirectory(config);
         LogRetention.Limits.of(config.log_retention_days(), config.log_retention_megabytes());
+        StagedRetention.Limits.of(config);
         if (config.stage_max_bytes() < 0) {
             throw new IllegalArgumentException("stage.max.bytes=" + config.stage_max_bytes()
                     + " must be >= 0 (0: no staging)");

@@ -9,6 +9,7 @@ import java.nio.file.AtomicMoveNotSupportedException;
 import java.nio.file.FileStore;
 import java.nio.file.Files;
 import java.nio.file.LinkOption;
+import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.StandardCopyOption;
 import java.nio.file.StandardOpenOption;
@@ -43,7 +44,8 @@ import org.mpiproxy.protocol.MpiErrors;
  * {@code u<uid>} ({@link StagedFiles#userDirectory}, made hers with {@code rwx------}, refused when
  * it is a link, another's or others may write it), owned by her with {@code r-x------}, renamed
  * there from its partial file; the cache is per directory, so another user's copy of the same
- * content is hers again. The limits count every directory's files together. Relay thread only.
+ * content is hers again. The limits count every directory's files together; {@link StagedRetention}
+ * deletes users' programs not used for a while, and their directories left empty. Relay thread only.
  */
 final class StagedPrograms {
 
@@ -163,6 +165,9 @@ final class StagedPrograms {
             return new Outcome(MpiErrors.ERR_IO, false, "cannot store " + name + ": " + refused);
         }
         if (Files.isRegularFile(file, LinkOption.NOFOLLOW_LINKS)) {
+            if (user != null) {
+                StagedRetention.used(file); // asked for: its launcher's EXEC follows, no sweep takes it meanwhile
+            }
             return new Outcome(MpiErrors.SUCCESS, true, null);
         }
         if (count == 0) {
@@ -321,15 +326,28 @@ final class StagedPrograms {
                 giveAway(p.file, user);
             }
             try {
-                Files.move(p.file, file, StandardCopyOption.ATOMIC_MOVE);
-            } catch (AtomicMoveNotSupportedException e) {
-                Files.move(p.file, file, StandardCopyOption.REPLACE_EXISTING);
+                move(p.file, file);
+            } catch (NoSuchFileException e) {
+                if (user == null) {
+                    throw e;
+                }
+                // the retention sweep removed her directory, empty, in between: made again
+                userDirectory(user);
+                move(p.file, file);
             }
         } catch (IOException e) {
             deleteQuietly(p.file);
             return new Outcome(MpiErrors.ERR_IO, false, "cannot store " + file + ": " + e.getMessage());
         }
         return new Outcome(MpiErrors.SUCCESS, true, null);
+    }
+
+    private static void move(Path from, Path to) throws IOException {
+        try {
+            Files.move(from, to, StandardCopyOption.ATOMIC_MOVE);
+        } catch (AtomicMoveNotSupportedException e) {
+            Files.move(from, to, StandardCopyOption.REPLACE_EXISTING);
+        }
     }
 
     /**

@@ -9,7 +9,10 @@ import org.mpiproxy.protocol.ClusterKeys;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
-/** Turns the proxy's configuration into {@link V2Settings}: node name, key files (generating the default one). */
+/**
+ * Turns the proxy's configuration into {@link V2Settings}: node name, key files (generating the default one),
+ * the limits and the lifetime of the credentials it issues.
+ */
 final class V2Config {
 
     /** Node name when none is configured: the address of the demo hostfile. */
@@ -48,7 +51,7 @@ final class V2Config {
                 config.v2_replay_cache_size(), config.v2_datagram_size(),
                 Duration.ofSeconds(config.v2_job_linger_seconds()), config.v2_max_message_bytes(),
                 config.stage_max_bytes(), config.v2_replay_source_share(), config.v2_credentials_max(),
-                config.rank_root_allowed(), NodeLimits.of(config));
+                config.rank_root_allowed(), NodeLimits.of(config), config.identity_credential_seconds());
     }
 
     /**

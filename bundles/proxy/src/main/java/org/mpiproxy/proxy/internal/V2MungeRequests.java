@@ -65,7 +65,8 @@ final class V2MungeRequests {
     /**
      * @param replies  the dispatcher's replies: node id, reply buffer, sending
      * @param relay    runs the answers on the receive thread
-     * @param v2       the v2 settings in force: the cluster keys sign the credentials
+     * @param v2       the v2 settings in force: the cluster keys sign the credentials, valid for their
+     *                 {@code identity.credential.seconds}
      * @param clock    milliseconds since the epoch
      * @param counters the dispatcher's counters
      * @param lines    the dispatcher's rate-limited log
@@ -121,7 +122,7 @@ final class V2MungeRequests {
         String expected = LINE + " " + hex(header.nodeId()) + " " + hex(header.jobId()) + " " + hex(header.nonce());
         V2Settings settings = v2.get();
         CredentialIssuer issuer = new CredentialIssuer(settings.keys(), settings.nodeId(), clock, random,
-                CredentialIssuer.DEFAULT_LIFETIME_SECONDS);
+                settings.credentialSeconds());
         long jobId = header.jobId();
         try {
             decoder.execute(() -> decode(new String(text, StandardCharsets.US_ASCII), expected, jobId, issuer, source));

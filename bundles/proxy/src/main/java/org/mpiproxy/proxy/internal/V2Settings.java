@@ -23,10 +23,12 @@ import org.mpiproxy.protocol.V2HeaderDescriptor;
  * @param credentialsMax   job keys kept of jobs the node does not have yet (docs/protocol-v2.md 5.9)
  * @param rankRootAllowed  whether a credential of uid 0 is accepted: ranks may then run as root
  * @param limits           what one job and one user may hold of the node
+ * @param credentialSeconds how long a credential this node issues for a MUNGE request is valid
+ *                         ({@code identity.credential.seconds}, as over the local socket)
  */
 record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
                   Duration jobLinger, long maxMessageBytes, long stageMaxBytes, int replaySourceShare,
-                  int credentialsMax, boolean rankRootAllowed, NodeLimits limits) {
+                  int credentialsMax, boolean rankRootAllowed, NodeLimits limits, long credentialSeconds) {
 
     /** Default of {@code v2.credentials.max}. */
     static final int DEFAULT_CREDENTIALS_MAX = 4096;
@@ -72,6 +74,14 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
                 replaySourceShare, credentialsMax, rankRootAllowed, NodeLimits.DEFAULT);
     }
 
+    /** Settings whose issued credentials have the default lifetime. */
+    V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCacheSize, int datagramSize,
+               Duration jobLinger, long maxMessageBytes, long stageMaxBytes, int replaySourceShare,
+               int credentialsMax, boolean rankRootAllowed, NodeLimits limits) {
+        this(keys, nodeName, skew, replayCacheSize, datagramSize, jobLinger, maxMessageBytes, stageMaxBytes,
+                replaySourceShare, credentialsMax, rankRootAllowed, limits, CredentialIssuer.DEFAULT_LIFETIME_SECONDS);
+    }
+
     V2Settings {
         Objects.requireNonNull(keys, "keys");
         Objects.requireNonNull(limits, "limits");
@@ -104,6 +114,7 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
         if (credentialsMax < 0) {
             throw new IllegalArgumentException("v2.credentials.max=" + credentialsMax + " must be >= 0");
         }
+        CredentialIssuer.lifetime(credentialSeconds);
     }
 
     long nodeId() {
@@ -118,12 +129,13 @@ record V2Settings(ClusterKeys keys, String nodeName, Duration skew, int replayCa
      * @param next changed settings
      * @return these settings with what takes effect while jobs run taken from {@code next}: keys,
      *         node name, job linger, maximum message size, largest staged program, whether ranks
-     *         may run as root, and the limits of jobs and users (from their next EXEC, PMI handshake)
+     *         may run as root, the limits of jobs and users (from their next EXEC, PMI handshake) and
+     *         the lifetime of credentials issued (from the next MUNGE request)
      */
     V2Settings applyLive(V2Settings next) {
         return new V2Settings(next.keys(), next.nodeName(), skew, replayCacheSize, datagramSize, next.jobLinger(),
                 next.maxMessageBytes(), next.stageMaxBytes(), replaySourceShare, credentialsMax,
-                next.rankRootAllowed(), next.limits());
+                next.rankRootAllowed(), next.limits(), next.credentialSeconds());
     }
 
     /**

@@ -9,10 +9,14 @@ import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 import java.nio.charset.StandardCharsets;
+import java.nio.file.Files;
 import java.nio.file.Path;
+import java.nio.file.attribute.PosixFilePermissions;
 import java.time.Duration;
 import java.util.Arrays;
+import java.util.HexFormat;
 import java.util.List;
+import java.util.Map;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
 import java.util.concurrent.Semaphore;
 import java.util.concurrent.TimeUnit;
@@ -25,6 +29,7 @@ import org.junit.jupiter.api.Assumptions;
 import org.junit.jupiter.api.BeforeAll;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
+import org.junit.jupiter.api.io.TempDir;
 import org.mpiproxy.protocol.JobCredential;
 import org.mpiproxy.protocol.NodeIds;
 import org.mpiproxy.protocol.V2Authenticator;
@@ -36,7 +41,8 @@ import org.mpiproxy.process.Munge;
  * MUNGE vouches for a user on a machine without a proxy (docs/protocol-v2.md 4.3), with the node's
  * real {@code munged}: the answer names this process's uid and gid and verifies; a replayed
  * request, one whose MUNGE line names another node or nonce, and a garbage credential get no answer,
- * and the receive thread goes on serving.
+ * and the receive thread goes on serving. The credentials it issues are valid for
+ * {@code identity.credential.seconds}, as those of the local socket.
  */
 class V2MungeRequestsTest {
 
@@ -188,5 +194,27 @@ class V2MungeRequestsTest {
 
         answer(deliver(request(JOB)));
         assertEquals(1, proxy.counter(V2Counter.MUNGE_ANSWERED), "the next request is answered");
+    }
+
+    /** @return v2 settings as the proxy's configuration makes them, with {@code identity.credential.seconds} */
+    private static V2Settings configured(Path keyFile, int credentialSeconds) {
+        ProxyConfig config = TestConfigs.of(ProxyConfig.class, Map.of("node.name", V2Datagrams.NODE,
+                "identity.credential.seconds", credentialSeconds));
+        return V2Config.settings(config, Map.of(1, keyFile));
+    }
+
+    @Test
+    void shouldIssueCredentialsValidForTheConfiguredLifetimeAndFollowAChange(@TempDir Path dir) throws Exception {
+        Path keyFile = dir.resolve("mpiproxy.key");
+        Files.writeString(keyFile, HexFormat.of().formatHex(V2Datagrams.KEY) + "\n");
+        Files.setPosixFilePermissions(keyFile, PosixFilePermissions.fromString("rw-------"));
+
+        proxy.reconfigure(configured(keyFile, 120));
+        JobCredential first = answer(deliver(request(JOB)));
+        assertEquals(120_000, first.expiresMillis() - first.issuedMillis(), "identity.credential.seconds=120");
+
+        proxy.reconfigure(configured(keyFile, 60));
+        JobCredential second = answer(deliver(request(0)));
+        assertEquals(60_000, second.expiresMillis() - second.issuedMillis(), "the changed lifetime, at once");
     }
 }
