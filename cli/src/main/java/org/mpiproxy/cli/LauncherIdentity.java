@@ -159,7 +159,7 @@ record LauncherIdentity(String keySpec, long jobId, ClusterKeys keys, V2Credenti
         try {
             return fromSocket(socket, jobId);
         } catch (IllegalArgumentException noSocket) {
-            if (first == null || !MungeCredential.works()) {
+            if (first == null) {
                 throw noSocket;
             }
             try {

@@ -56,16 +56,6 @@ final class MungeCredential {
     private MungeCredential() {
     }
 
-    /** @return whether MUNGE works here: {@code munge -n} makes a credential */
-    static boolean works() {
-        try {
-            run(List.of("munge", "-n"), new byte[0]);
-            return true;
-        } catch (IOException e) {
-            return false;
-        }
-    }
-
     /**
      * Asks a node for a job credential.
      *

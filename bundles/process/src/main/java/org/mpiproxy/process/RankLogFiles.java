@@ -97,12 +97,17 @@ public final class RankLogFiles {
         if (!absolute.getFileSystem().supportedFileAttributeViews().contains("posix") || !UserFiles.available()) {
             throw new IOException(what + " cannot be given to " + user + " here (no POSIX file system or no JNA)");
         }
-        PosixFileAttributes existing;
-        try {
-            existing = Files.readAttributes(absolute, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-        } catch (NoSuchFileException e) {
-            PrivateDirectories.ensure(jobDirectory, PrivateDirectories.OWNER_ONLY, what);
-            existing = null;
+        PosixFileAttributes existing = attributesOrNull(absolute);
+        if (existing == null) {
+            try {
+                PrivateDirectories.ensure(jobDirectory, PrivateDirectories.OWNER_ONLY, what);
+            } catch (IOException e) {
+                // the job's ranks start at once: another one made it meanwhile and gave it to the user
+                existing = attributesOrNull(absolute);
+                if (existing == null) {
+                    throw e;
+                }
+            }
         }
         if (existing != null) {
             if (existing.isSymbolicLink() || !existing.isDirectory()) {
@@ -118,6 +123,15 @@ public final class RankLogFiles {
         }
         UserFiles.give(absolute, "log directory", true, 0700, user);
         return jobDirectory;
+    }
+
+    /** @return the path's own attributes (a link's, not its target's), or {@code null} when there is nothing */
+    private static PosixFileAttributes attributesOrNull(Path absolute) throws IOException {
+        try {
+            return Files.readAttributes(absolute, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
+        } catch (NoSuchFileException e) {
+            return null;
+        }
     }
 
     /**

@@ -198,6 +198,33 @@ class JobUserTest {
     }
 
     @Test
+    void shouldLetEveryRankOfAJobStartingAtOnceUseTheUsersNewLogDirectory() throws Exception {
+        int ranks = 8;
+        java.util.concurrent.ExecutorService pool = java.util.concurrent.Executors.newFixedThreadPool(ranks);
+        try {
+            for (int round = 0; round < 40; round++) {
+                Path job = temp.resolve("logs").resolve("job-" + round);
+                java.util.concurrent.CyclicBarrier together = new java.util.concurrent.CyclicBarrier(ranks);
+                List<java.util.concurrent.Future<Path>> made = new java.util.ArrayList<>();
+                for (int r = 0; r < ranks; r++) {
+                    made.add(pool.submit(() -> {
+                        together.await(CEILING_SECONDS, java.util.concurrent.TimeUnit.SECONDS);
+                        return RankLogFiles.directory(job, NOBODY);
+                    }));
+                }
+                for (java.util.concurrent.Future<Path> f : made) {
+                    assertEquals(job, f.get(CEILING_SECONDS, java.util.concurrent.TimeUnit.SECONDS),
+                            "round " + round);
+                }
+                assertEquals("65534:65534", owner(job));
+                assertEquals("rwx------", mode(job));
+            }
+        } finally {
+            pool.shutdownNow();
+        }
+    }
+
+    @Test
     void shouldGiveANewLogFileInTheUsersDirectoryToTheUser() throws Exception {
         Path logs = RankLogFiles.directory(temp.resolve("logs").resolve("job-0000000000000001"), NOBODY);
         Path out = RankProcessStarter.outputFile(logs, 1);
