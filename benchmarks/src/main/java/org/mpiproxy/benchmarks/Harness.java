@@ -114,6 +114,7 @@ public final class Harness {
         phase("launch", Duration.ofMinutes(5), this::launch);
         phase("8-rank job vs mpiexec", Duration.ofMinutes(5), this::job8);
         phase("MPICH programs", Duration.ofMinutes(10), this::mpich);
+        phase("user without a cluster key", Duration.ofMinutes(5), this::user);
         phase("Java programs of the mpi package", Duration.ofMinutes(10), this::javaMpi);
         phase("packet loss", Duration.ofMinutes(5), this::loss);
         phase("idle CPU", Duration.ofMinutes(3), this::idle);
@@ -570,6 +571,13 @@ public final class Harness {
             }
             report.mpich(mpiexec, start, parts, pingpong, bandwidth);
         }
+        return null;
+    }
+
+    // ------------------------------------------------------------------ a user without the cluster key
+
+    private Void user() throws Exception {
+        report.userLaunch(UserLaunch.measure(work, quick ? 5 : 15));
         return null;
     }
 

@@ -551,6 +551,78 @@ final class Report {
                 ">= 0.95x mpiexec", bw >= 0.95));
     }
 
+    /**
+     * A launch as a user who holds no cluster key against the key holder's, and the goal that it
+     * costs at most one MUNGE credential more: ratio of medians {@code <= 1 + credential / key holder}.
+     * A row with a failed launch does not meet it.
+     */
+    void userLaunch(UserLaunch.Figures fig) {
+        body.append("\n## Launching as a user who holds no cluster key\n\n");
+        body.append(f("`mpiproxy run --node-map NODES --hosts 127.0.0.1:%d -n %d /bin/true` (the distribution's "
+                + "`bin/mpiproxy` and launcher jar) against one embedded proxy (protocol v2), start to exit, in "
+                + "interleaved rounds: the key holder (the harness's user, `--key-file`); the key holder with "
+                + "`--user`, making the user's credential with the key, so that the job runs as a user's does "
+                + "(credential presented, ranks as the user) but no credential is asked for; a user (%s) who "
+                + "asks the proxy's local socket for her job credential (docs/protocol-v2.md 4.2); the same user when MUNGE "
+                + "vouches for her (4.3: the socket named does not exist, so the launcher asks the node over UDP, "
+                + "as on a login node); and the anchor, one MUNGE credential made and decoded as the launcher has "
+                + "it done (`munge`, then `unmunge`). A user's job presents its credential to the node and its "
+                + "ranks run as her (`setpriv`), so both are in her figures. Each launch was checked against the "
+                + "proxy's counters (credentials presented, MUNGE requests answered) to have taken its row's path; "
+                + "a launch that failed is counted, not timed. Milliseconds.%n%n", UserLaunch.RANKS, UserLaunch.RANKS,
+                fig.user()));
+        body.append("| | median | p90 | min | max | rounds | failed |\n| --- | --- | --- | --- | --- | --- | --- |\n");
+        userRow("key holder: `mpiproxy run -n 8 /bin/true --key-file`", fig.keyHolder(), null);
+        userRow("key holder with `--user` (the user's job, no credential asked for)", fig.forUser(), null);
+        userRow("user, credential from the local socket", fig.socket(), fig.socketWhy());
+        userRow("user, credential MUNGE vouches for", fig.munge(), fig.mungeWhy());
+        Samples c = fig.credential();
+        body.append(c == null ? f("| one MUNGE credential (`munge` + `unmunge`) | not measured: %s | | | | | |%n",
+                fig.mungeWhy()) : f("| one MUNGE credential (`munge` + `unmunge`) | %.1f | %.1f | %.1f | %.1f | %d | 0 |%n",
+                c.median(), c.percentile(90), c.min(), c.max(), c.size()));
+        String[] names = {"key holder", "key holder with `--user`", "user, local socket", "user, MUNGE"};
+        UserLaunch.Row[] rows = {fig.keyHolder(), fig.forUser(), fig.socket(), fig.munge()};
+        for (int i = 0; i < rows.length; i++) {
+            if (rows[i] != null && rows[i].firstFailure != null) {
+                body.append(f("%nThe first failed launch of the row \"%s\": %s%n", names[i], rows[i].firstFailure));
+            }
+        }
+        UserLaunch.Row k = fig.keyHolder();
+        double holder = k.millis.size() == 0 ? Double.NaN : k.millis.median();
+        double bound = c == null ? Double.NaN : 1 + c.median() / holder;
+        String anchor = f("key holder %s; one MUNGE credential %s (this run)", Double.isNaN(holder) ? "failed"
+                : f("%.0f ms", holder), c == null ? "not measured: " + fig.mungeWhy() : f("%.1f ms", c.median()));
+        String goal = Double.isNaN(bound) ? "<= 1 + (one MUNGE credential / key-holder median): not computed"
+                : f("<= 1 + (one MUNGE credential / key-holder median) = %.3fx", bound);
+        boolean holderOk = k.failed == 0 && !Double.isNaN(holder);
+        userGoal("launch as a user (local socket)", anchor, fig.socket(), fig.socketWhy(), holder, bound, goal, holderOk);
+        userGoal("launch as a user (MUNGE)", anchor, fig.munge(), fig.mungeWhy(), holder, bound, goal, holderOk);
+    }
+
+    private void userRow(String name, UserLaunch.Row row, String why) {
+        Samples s = row == null ? null : row.millis;
+        body.append(row == null ? f("| %s | not measured: %s | | | | | |%n", name, why)
+                : s.size() == 0 ? f("| %s | every launch failed | | | | 0 | %d |%n", name, row.failed)
+                : f("| %s | %.1f | %.1f | %.1f | %.1f | %d | %d |%n", name, s.median(), s.percentile(90), s.min(),
+                s.max(), s.size(), row.failed));
+    }
+
+    private void userGoal(String what, String anchor, UserLaunch.Row user, String why, double holder, double bound,
+                          String goal, boolean holderOk) {
+        if (user == null) {
+            goals.add(new Goal(what, anchor, "not measured: " + why, "-", goal, false));
+            return;
+        }
+        if (user.millis.size() == 0) {
+            goals.add(new Goal(what, anchor, f("every launch failed (%d)", user.failed), "-", goal, false));
+            return;
+        }
+        double ratio = user.millis.median() / holder;
+        String failed = user.failed == 0 ? "" : f("; %d of %d launches failed", user.failed, user.attempts());
+        goals.add(new Goal(what, anchor, f("%.0f ms%s", user.millis.median(), failed), f("%.3fx key holder", ratio),
+                goal, holderOk && user.failed == 0 && !Double.isNaN(bound) && ratio <= bound));
+    }
+
     private static final String[] JAVA_MPI_GOALS = {
         "Java mpi ping-pong, one int, 2 ranks on one node", "Java mpi bandwidth, 64 KiB, 2 ranks on one node",
         "Java mpi ping-pong, one int, 2 ranks on two nodes", "Java mpi bandwidth, 64 KiB, 2 ranks on two nodes",
@@ -768,7 +840,7 @@ final class Report {
                 + "`--only` takes a comma-separated list; a phase runs when its name contains one of the entries. "
                 + "Phases: `UDP streams`, `1448-byte streams over protocol v2`, `64 KiB messages host to rank over "
                 + "protocol v1`, `64 KiB messages host to rank over protocol v2`, `round trip`, `launch`, `8-rank job "
-                + "vs mpiexec`, `MPICH programs`, `Java programs of the mpi package`, `packet loss`, `idle CPU`, `growth`, `rings (JMH)`, `dispatch allocation (JMH -prof "
+                + "vs mpiexec`, `MPICH programs`, `user without a cluster key`, `Java programs of the mpi package`, `packet loss`, `idle CPU`, `growth`, `rings (JMH)`, `dispatch allocation (JMH -prof "
                 + "gc)`, `MACs (JMH)`, `spawn (JMH)`. A partial run should write elsewhere than docs/benchmarks.md (`--out`).\n\n"
                 + "It builds with `mvn -B -q package -DskipTests -pl benchmarks,cli,examples -am`, installs `mpich`, "
                 + "`libmpich-dev` and `nftables` with apt-get when they are missing and it runs as root, and starts "

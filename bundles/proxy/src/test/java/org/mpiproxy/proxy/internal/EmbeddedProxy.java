@@ -1,9 +1,12 @@
 package org.mpiproxy.proxy.internal;
 
+import java.io.Closeable;
+import java.io.IOException;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
 import java.time.Duration;
+import java.util.HashMap;
 import java.util.Map;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledThreadPoolExecutor;
@@ -12,6 +15,7 @@ import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.DatagramHandler;
 import org.mpiproxy.api.DatagramTransport;
 import org.mpiproxy.api.ProcessLauncher;
+import org.mpiproxy.api.config.CheckedConfiguration;
 import org.mpiproxy.protocol.ClusterKeys;
 
 /**
@@ -115,6 +119,34 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
     /** @return the dispatchers' counters by name (v2's start with {@code v2.}); any thread */
     public Map<String, Long> counters() {
         return front.counters();
+    }
+
+    /**
+     * The proxy's local socket (docs/protocol-v2.md 4.2) as {@link LocalSocketComponent} runs it,
+     * giving local users job credentials signed with the cluster key of {@code v2}.
+     *
+     * @param v2        the v2 settings of the proxy: its key file and node name
+     * @param socket    {@code local.socket}, absolute; its directory is made as the proxy makes it
+     * @param directory where the proxy's log and state directories go
+     * @return the open socket; closing it closes the socket
+     * @throws IOException with the component's one line when the socket could not be opened
+     */
+    public static Closeable localSocket(V2 v2, Path socket, Path directory) throws IOException {
+        Map<String, Object> config = new HashMap<>();
+        config.put("log.directory", directory.resolve("logs").toString());
+        config.put("state.directory", directory.resolve("state").toString());
+        config.put("v2.key.files", v2.keyFile().toString());
+        config.put("node.name", v2.nodeName());
+        config.put("local.socket", socket.toString());
+        LocalSocketComponent component = new LocalSocketComponent(config, new CheckedConfiguration<>(ProxyConfig.class),
+                System::currentTimeMillis, () -> System.nanoTime() / 1_000_000);
+        component.activate();
+        String problem = component.state().problem();
+        if (problem != null) {
+            component.deactivate();
+            throw new IOException(problem);
+        }
+        return component::deactivate;
     }
 
     /** Stops every rank and removes the channels. */
