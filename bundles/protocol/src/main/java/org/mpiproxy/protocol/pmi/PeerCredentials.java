@@ -8,6 +8,7 @@ import java.util.List;
 import java.util.Locale;
 import java.util.Map;
 import java.util.Set;
+import java.util.function.Consumer;
 
 /**
  * Who is at the other end of a loopback TCP connection: the kernel lists every socket with its
@@ -33,26 +34,13 @@ final class PeerCredentials {
     static long uidOfClient(int clientPort, int serverPort) {
         String local = String.format(Locale.ROOT, ":%04X", clientPort);
         String remote = String.format(Locale.ROOT, ":%04X", serverPort);
-        for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
-            List<String> lines;
-            try {
-                lines = Files.readAllLines(Path.of(table));
-            } catch (IOException e) {
-                continue;
+        long[] uid = {-1};
+        forEachSocket(f -> {
+            if (uid[0] < 0 && f[1].endsWith(local) && f[2].endsWith(remote)) {
+                uid[0] = Long.parseLong(f[7]);
             }
-            for (int i = 1; i < lines.size(); i++) {
-                String[] f = lines.get(i).trim().split("\\s+");
-                // sl local_address rem_address st tx:rx tr:when retrnsmt uid ...
-                if (f.length > 7 && f[1].endsWith(local) && f[2].endsWith(remote)) {
-                    try {
-                        return Long.parseLong(f[7]);
-                    } catch (NumberFormatException e) {
-                        return -1;
-                    }
-                }
-            }
-        }
-        return -1;
+        });
+        return uid[0];
     }
 
     /**
@@ -64,6 +52,20 @@ final class PeerCredentials {
     static Map<Integer, Long> uidsOfClients(int serverPort) {
         String remote = String.format(Locale.ROOT, ":%04X", serverPort);
         Map<Integer, Long> uids = new HashMap<>();
+        forEachSocket(f -> {
+            if (f[2].endsWith(remote) && LOOPBACK.contains(f[2].substring(0, f[2].indexOf(':')))) {
+                uids.putIfAbsent(Integer.parseInt(f[1].substring(f[1].lastIndexOf(':') + 1), 16), Long.parseLong(f[7]));
+            }
+        });
+        return uids;
+    }
+
+    /**
+     * Hands every socket line of {@code /proc/net/tcp} and {@code tcp6} to {@code row}, split into its
+     * fields ({@code sl local_address rem_address st tx:rx tr:when retrnsmt uid ...}); a table that
+     * cannot be read and a line of another form (a field that does not parse) are skipped.
+     */
+    private static void forEachSocket(Consumer<String[]> row) {
         for (String table : List.of("/proc/net/tcp", "/proc/net/tcp6")) {
             List<String> lines;
             try {
@@ -73,18 +75,15 @@ final class PeerCredentials {
             }
             for (int i = 1; i < lines.size(); i++) {
                 String[] f = lines.get(i).trim().split("\\s+");
-                if (f.length > 7 && f[2].endsWith(remote)
-                        && LOOPBACK.contains(f[2].substring(0, f[2].indexOf(':')))) {
+                if (f.length > 7) {
                     try {
-                        uids.putIfAbsent(Integer.parseInt(f[1].substring(f[1].lastIndexOf(':') + 1), 16),
-                                Long.parseLong(f[7]));
-                    } catch (NumberFormatException e) {
-                        // a line of another form: not a client of ours
+                        row.accept(f);
+                    } catch (RuntimeException e) {
+                        // a line of another form: not a socket of ours
                     }
                 }
             }
         }
-        return uids;
     }
 
     /** @return the real uid of a process, or -1 when it is gone */

@@ -58,13 +58,8 @@ class ProxyTakeOverTest {
     @Test
     void shouldServeNoDatagramOfAHandedOverJobBeforeEveryJobIsTakenOver(@TempDir Path dir) throws Exception {
         // the previous revision: a v1 job and a v2 job beside it, handed over
-        V1Dispatcher v1 = new V1Dispatcher(channels, SETTINGS, core -> launcher, transport::wakeup, Runnable::run,
-                timer);
-        closing.add(v1::close);
-        V2Dispatcher v2 = new V2Dispatcher(channels, SETTINGS, new V2Settings(V2Datagrams.KEYS, V2Datagrams.NODE,
-                Duration.ofSeconds(30), 1024, 1448, Duration.ofSeconds(300)), core -> launcher, transport::wakeup,
-                Runnable::run, timer, System::currentTimeMillis);
-        closing.add(v2::close);
+        V1Dispatcher v1 = previousV1();
+        V2Dispatcher v2 = previousV2();
         v1.onDatagram(V1Datagrams.exec(1, 0, 2, "prog"), V1_HOST, transport);
         v1.doWork(transport);
         long v1Job = launcher.requests.get(0).jobId();
@@ -79,11 +74,7 @@ class ProxyTakeOverTest {
 
         // the next revision maps the v1 job's channel again when the channel manager is bound, and
         // stays there until the test lets it go on
-        ProxyComponent next = new ProxyComponent(TestConfigs.of(ProxyConfig.class, Map.of(
-                "v2.key.files", "1:" + privateKey(dir.resolve("key")), "node.name", V2Datagrams.NODE,
-                "startup.wait.seconds", 0, "log.directory", dir.resolve("logs").toString(),
-                "state.directory", dir.resolve("state").toString())));
-        closing.add(0, next::deactivate);
+        ProxyComponent next = nextRevision(dir, 0);
         next.bindLauncher(launcher, Map.of(ProcessLauncher.KIND, "local", ProcessLauncher.CORES, "0"));
         CountDownLatch mapping = new CountDownLatch(1);
         CountDownLatch goOn = new CountDownLatch(1);
@@ -122,28 +113,19 @@ class ProxyTakeOverTest {
 
     @Test
     void shouldHoldBackAnExecUntilALauncherIsBoundAgainAfterATakeOver(@TempDir Path dir) throws Exception {
-        V2Dispatcher v2 = new V2Dispatcher(channels, SETTINGS, new V2Settings(V2Datagrams.KEYS, V2Datagrams.NODE,
-                Duration.ofSeconds(30), 1024, 1448, Duration.ofSeconds(300)), core -> launcher, transport::wakeup,
-                Runnable::run, timer, System::currentTimeMillis);
-        closing.add(v2::close);
+        V2Dispatcher v2 = previousV2();
         V2Datagrams host = new V2Datagrams(System.currentTimeMillis());
         v2.onDatagram(host.exec(JOB, 1, 0, 2, "prog"), V2_HOST, transport);
         v2.doWork(transport);
         assertEquals(1, transport.take().size());
         v2.closeRelay();
-        V1Dispatcher v1 = new V1Dispatcher(channels, SETTINGS, core -> launcher, transport::wakeup, Runnable::run,
-                timer);
-        closing.add(v1::close);
+        V1Dispatcher v1 = previousV1();
         Map<String, Object> state = v1.handOver();
         state.put("v2", v2.handOver());
         assertTrue(HandOver.offer(state, Duration.ofMinutes(5), () -> { }));
 
         // a refreshed node: the proxy comes back, takes the job over, and its launcher binds later
-        ProxyComponent next = new ProxyComponent(TestConfigs.of(ProxyConfig.class, Map.of(
-                "v2.key.files", "1:" + privateKey(dir.resolve("key")), "node.name", V2Datagrams.NODE,
-                "startup.wait.seconds", 3600, "log.directory", dir.resolve("logs").toString(),
-                "state.directory", dir.resolve("state").toString())));
-        closing.add(0, next::deactivate);
+        ProxyComponent next = nextRevision(dir, 3600);
         next.bindChannels(channels);
 
         next.onDatagram(host.sendInts(JOB, 1, 0, 5, true, 10), V2_HOST, transport);
@@ -168,6 +150,33 @@ class ProxyTakeOverTest {
         assertEquals(1, started.size());
         assertEquals(MpiErrors.SUCCESS, started.get(0).result(), "the resent EXEC starts its rank");
         assertEquals(2, next.jobs().size());
+    }
+
+    /** The revision that hands over: its v1 dispatcher. */
+    private V1Dispatcher previousV1() {
+        V1Dispatcher v1 = new V1Dispatcher(channels, SETTINGS, core -> launcher, transport::wakeup, Runnable::run,
+                timer);
+        closing.add(v1::close);
+        return v1;
+    }
+
+    /** The revision that hands over: its v2 dispatcher. */
+    private V2Dispatcher previousV2() {
+        V2Dispatcher v2 = new V2Dispatcher(channels, SETTINGS, new V2Settings(V2Datagrams.KEYS, V2Datagrams.NODE,
+                Duration.ofSeconds(30), 1024, 1448, Duration.ofSeconds(300)), core -> launcher, transport::wakeup,
+                Runnable::run, timer, System::currentTimeMillis);
+        closing.add(v2::close);
+        return v2;
+    }
+
+    /** The revision that takes over, with {@code startup.wait.seconds} of {@code waitSeconds}. */
+    private ProxyComponent nextRevision(Path dir, int waitSeconds) throws IOException {
+        ProxyComponent next = new ProxyComponent(TestConfigs.of(ProxyConfig.class, Map.of(
+                "v2.key.files", "1:" + privateKey(dir.resolve("key")), "node.name", V2Datagrams.NODE,
+                "startup.wait.seconds", waitSeconds, "log.directory", dir.resolve("logs").toString(),
+                "state.directory", dir.resolve("state").toString())));
+        closing.add(0, next::deactivate);
+        return next;
     }
 
     /** The channel manager, but the first mapping of {@code jobId}'s channels waits for {@code goOn}. */
