@@ -102,6 +102,8 @@ final class JobRunner {
     }
 
     private final Settings settings;
+    /** The run's caller: its environment, working directory, home, signals and launcher process. */
+    private final RunCommand.Launch launch;
     private final java.util.function.LongSupplier clock;
     private final PrintStream out;
     private final PrintStream err;
@@ -147,11 +149,17 @@ final class JobRunner {
      *              the job's time instead of waiting for it
      */
     JobRunner(Settings settings, PrintStream out, PrintStream err, java.util.function.LongSupplier clock) {
-        this.clock = clock;
+        this(settings, new RunCommand.Launch(System.getenv(), out, err, clock));
+    }
+
+    /** @param launch the run's caller, whose environment, streams, clock and signals it takes */
+    JobRunner(Settings settings, RunCommand.Launch launch) {
+        this.launch = launch;
+        this.clock = launch.clock();
         this.settings = settings;
-        this.out = out;
-        this.err = err;
-        this.slurmNames = !RankWorld.inSlurmStep(System.getenv());
+        this.out = launch.out();
+        this.err = launch.err();
+        this.slurmNames = !RankWorld.inSlurmStep(launch.env());
         this.end = new JobEnd(settings.jobFile(), err);
     }
 
@@ -188,6 +196,11 @@ final class JobRunner {
         command.addAll(settings.args());
         ProcessBuilder builder = new ProcessBuilder(command);
         Map<String, String> env = builder.environment();
+        if (!launch.ownProcess()) {
+            // a run in the proxy: rank 0 starts from its front's environment, not the proxy's
+            env.clear();
+            env.putAll(launch.env());
+        }
         // rank 0 is never a rank a proxy started, whatever this launcher's own environment says
         env.keySet().removeIf(name -> name.startsWith("MPIPROXY_"));
         env.putAll(settings.environment());
@@ -212,17 +225,17 @@ final class JobRunner {
         env.put("MPIPROXY_STATUS_FILE", statusFile.toString());
         Path initFile = statusFile.resolveSibling("init");
         env.put("MPIPROXY_INIT_FILE", initFile.toString());
-        builder.redirectInput(ProcessBuilder.Redirect.INHERIT);
+        builder.redirectInput(launch.ownProcess() ? ProcessBuilder.Redirect.INHERIT : ProcessBuilder.Redirect.PIPE);
         Path directory = settings.workingDirectory();
         if (directory != null) {
             if (!Files.isDirectory(directory)) {
-                directory = Path.of(System.getProperty("user.home"));
+                directory = launch.home();
                 err.println("mpiproxy: " + settings.workingDirectory() + " is not a directory here: rank 0 starts in "
                         + directory);
             }
             builder.directory(directory.toFile());
         }
-        if (!settings.tagOutput()) {
+        if (!settings.tagOutput() && launch.ownProcess()) {
             builder.redirectOutput(ProcessBuilder.Redirect.INHERIT).redirectError(ProcessBuilder.Redirect.INHERIT);
         }
         if (settings.verbosity() > 0) {
@@ -232,8 +245,7 @@ final class JobRunner {
                 info("rank " + r + " on " + ranks.get(r - 1));
             }
         }
-        SignalTrap.install("INT", () -> onSignal("SIGINT"));
-        SignalTrap.install("TERM", () -> onSignal("SIGTERM"));
+        launch.signals().listen(n -> onSignal(n == 2 ? "SIGINT" : "SIGTERM"));
         org.mpiproxy.protocol.ClusterKeys keys = identity != null ? identity.keys() : null;
         if (settings.v2() && size > 1) {
             session = new V2Session(jobId, keys, credential, ranks, out, err, settings.tagOutput(), this::wake);
@@ -448,6 +460,9 @@ final class JobRunner {
             return EXIT_CANNOT_START;
         }
         process.onExit().thenRun(this::wake);
+        if (!launch.ownProcess()) {
+            process.getOutputStream().close(); // rank 0 of a run in the proxy reads no standard input
+        }
         if (pmi != null) {
             pmi.started(jobId, 0, process.pid());
         }
@@ -455,6 +470,9 @@ final class JobRunner {
         if (settings.tagOutput()) {
             pumps.add(pump(process.getInputStream(), out, "[0] ", "rank-0-stdout", () -> stopping));
             pumps.add(pump(process.getErrorStream(), err, "[0] ", "rank-0-stderr", () -> stopping));
+        } else if (!launch.ownProcess()) {
+            pumps.add(TaggedOutput.raw(process.getInputStream(), out, "rank-0-stdout"));
+            pumps.add(TaggedOutput.raw(process.getErrorStream(), err, "rank-0-stderr"));
         }
         JobFile job = jobFile(process.pid(), JobFile.startOf(process.toHandle()), hostPort, ranks, jobId);
         if (settings.jobFile() != null) {
@@ -663,9 +681,9 @@ final class JobRunner {
     /** @return the running job's description, for the job file */
     private JobFile jobFile(long rankZeroPid, java.time.Instant rankZeroStarted, int hostPort, List<Placement> ranks,
                             long jobId) {
-        ProcessHandle launcher = ProcessHandle.current();
-        return new JobFile(launcher.pid(), rankZeroPid, hostPort, ranks, settings.protocol(), jobId,
-                settings.keySpec(), JobFile.startOf(launcher), rankZeroStarted, null);
+        java.util.Optional<ProcessHandle> launcher = ProcessHandle.of(launch.launcherPid());
+        return new JobFile(launch.launcherPid(), rankZeroPid, hostPort, ranks, settings.protocol(), jobId,
+                settings.keySpec(), launcher.map(JobFile::startOf).orElse(null), rankZeroStarted, null);
     }
 
     /** A rank's line that reached the launcher after rank 0 ended (over v2). */

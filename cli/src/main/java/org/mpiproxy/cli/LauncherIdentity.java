@@ -65,8 +65,12 @@ record LauncherIdentity(String keySpec, long jobId, ClusterKeys keys, V2Credenti
 
     /** @return the key files looked at by default: {@code ../etc/mpiproxy.key}, {@code ~/.mpiproxy/key} */
     static List<Path> defaultKeyFiles() {
-        return List.of(Path.of("..", "etc", "mpiproxy.key"), Path.of(System.getProperty("user.home"), ".mpiproxy",
-                "key"));
+        return defaultKeyFiles(Path.of("").toAbsolutePath(), Path.of(System.getProperty("user.home")));
+    }
+
+    /** @return the key files looked at by default from {@code cwd} with home {@code home} */
+    static List<Path> defaultKeyFiles(Path cwd, Path home) {
+        return List.of(cwd.resolve(Path.of("..", "etc", "mpiproxy.key")), home.resolve(Path.of(".mpiproxy", "key")));
     }
 
     /** As {@link #keySpec(Path, Map)}, with the default files to look at. */

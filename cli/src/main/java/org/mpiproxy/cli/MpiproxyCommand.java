@@ -47,6 +47,11 @@ public final class MpiproxyCommand implements Runnable {
         return commandLine(new RunCommand.Launch(env, out, err, clock)).execute(args);
     }
 
+    /** As {@link #execute(String[], Map, PrintStream, PrintStream)}, for the caller {@code launch} describes. */
+    static int execute(String[] args, RunCommand.Launch launch) {
+        return commandLine(launch).execute(args);
+    }
+
     /**
      * The launcher's command line: single-dash words are option names only as written (Hydra's
      * {@code -hosts}, {@code -genv}, ...), never clusters of one-letter options, so that an

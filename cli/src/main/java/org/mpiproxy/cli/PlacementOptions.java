@@ -107,6 +107,12 @@ final class PlacementOptions {
         return new Source(null, List.of(localNode()));
     }
 
+    /** Takes the files the options name from the run's working directory. */
+    void resolveFiles(java.util.function.UnaryOperator<Path> resolve) {
+        hostfile = resolve.apply(hostfile);
+        nodeMap = resolve.apply(nodeMap);
+    }
+
     /** @return whether no option and no Slurm allocation names nodes: the job runs on this node */
     boolean local(Function<String, String> env) {
         return hostfile == null && hosts == null && !SlurmAllocation.isPresent(env);

@@ -167,13 +167,36 @@ final class RunCommand implements Callable<Integer> {
     private final Launch launch;
 
     /**
-     * The process environment, streams and clock, replaceable in tests.
+     * Everything a run takes from its caller: environment, streams, clock, working directory,
+     * home, signals and the process that stands for the launcher. The standalone launcher passes
+     * this JVM's own; a run inside the proxy (docs/protocol-v2.md 4.4) its front's, so that two
+     * runs in one JVM never see each other's.
      *
-     * @param clock nanoseconds as {@link System#nanoTime}: the job's {@code --timeout} runs on it
+     * @param clock       nanoseconds as {@link System#nanoTime}: the job's {@code --timeout} runs on it
+     * @param cwd         the working directory, absolute: relative paths of the command line are taken from it
+     * @param home        the user's home directory
+     * @param signals     the SIGINT (2) and SIGTERM (15) the run gets
+     * @param launcherPid the process {@code mpiproxy kill} signals to stop the run (the job file's launcher)
+     * @param ownProcess  the run is this JVM's own: rank 0 starts from this JVM's environment and writes
+     *                    to its standard streams itself with {@code --raw}; else rank 0 starts from
+     *                    {@code env} and its output goes through {@code out} and {@code err}
      */
-    record Launch(Map<String, String> env, PrintStream out, PrintStream err, java.util.function.LongSupplier clock) {
+    record Launch(Map<String, String> env, PrintStream out, PrintStream err, java.util.function.LongSupplier clock,
+                  Path cwd, Path home, org.mpiproxy.api.LocalRuns.Signals signals, long launcherPid,
+                  boolean ownProcess) {
         Launch(Map<String, String> env, PrintStream out, PrintStream err) {
             this(env, out, err, System::nanoTime);
+        }
+
+        /** This JVM's own run: its working directory, home, signals and pid. */
+        Launch(Map<String, String> env, PrintStream out, PrintStream err, java.util.function.LongSupplier clock) {
+            this(env, out, err, clock, Path.of("").toAbsolutePath(), Path.of(System.getProperty("user.home")),
+                    SignalTrap::listen, ProcessHandle.current().pid(), true);
+        }
+
+        /** @return {@code path} taken from the run's working directory; {@code null} stays {@code null} */
+        Path resolve(Path path) {
+            return path == null ? null : cwd.resolve(path);
         }
     }
 
@@ -204,7 +227,7 @@ final class RunCommand implements Callable<Integer> {
                     + " its proxy at " + PlacementOptions.LOCAL_NODE + ":" + placement.port + " with "
                     + PlacementOptions.localNode().slots() + " slots (its cores)");
         }
-        return new JobRunner(settings, launch.out(), launch.err(), launch.clock()).run();
+        return new JobRunner(settings, launch).run();
     }
 
     /**
@@ -235,6 +258,7 @@ final class RunCommand implements Callable<Integer> {
                     + " leaves the tags out: give one of them");
         }
         Map<String, String> extra = environment();
+        placement.resolveFiles(launch::resolve);
         List<Placement> ranks;
         try {
             ranks = placement.plan(launch.env()::get, worldSize == null ? 0 : worldSize,
@@ -249,21 +273,26 @@ final class RunCommand implements Callable<Integer> {
         if (protocol.equals("v2")) {
             try {
                 // without a key or a local proxy, MUNGE vouches for the user to the job's first node (4.3)
-                identity = LauncherIdentity.forNewJob(keyFile, launch.env(), user,
+                List<Path> defaults = LauncherIdentity.defaultKeyFiles(launch.cwd(), launch.home());
+                identity = LauncherIdentity.forNewJob(launch.resolve(keyFile), launch.env(), user, defaults,
                         ranks.isEmpty() ? null : ranks.get(0));
-                keySpec = LauncherIdentity.keySpec(keyFile, launch.env());
+                keySpec = LauncherIdentity.keySpec(launch.resolve(keyFile), launch.env(), defaults);
             } catch (IllegalArgumentException e) {
                 throw new Usage(e.getMessage());
             }
         }
         String executable = resolveProgram(program, launch.env());
+        if (stage && executable.contains("/")) {
+            // the file copied to the nodes is this one, whatever directory rank 0 starts in
+            executable = launch.resolve(Path.of(executable)).toString();
+        }
         if (stage && (!protocol.equals("v2") || !Files.isRegularFile(Path.of(executable)))) {
             throw new Usage("--stage " + program + ": " + (!protocol.equals("v2") ? "staging needs --protocol v2"
                     : "no such file here to copy to the nodes"));
         }
         return new JobRunner.Settings(executable, List.copyOf(args), ranks, extra,
                 tagOutput && !raw, timeoutSeconds == 0 ? null : Duration.ofSeconds(timeoutSeconds),
-                Duration.ofSeconds(graceSeconds), Duration.ofSeconds(terminateWaitSeconds), jobFile,
+                Duration.ofSeconds(graceSeconds), Duration.ofSeconds(terminateWaitSeconds), launch.resolve(jobFile),
                 quiet ? -1 : verbose ? 1 : 0, protocol, keySpec, stage, workingDirectory(launch.env()),
                 workingDirectory != null, identity);
     }
@@ -353,7 +382,7 @@ final class RunCommand implements Callable<Integer> {
      *         directory: the name a link gives it is more likely the same on the other nodes)
      */
     Path workingDirectory(Map<String, String> env) {
-        Path here = Path.of("").toAbsolutePath();
+        Path here = launch.cwd();
         String pwd = env.get("PWD");
         if (pwd != null && pwd.startsWith("/")) {
             try {

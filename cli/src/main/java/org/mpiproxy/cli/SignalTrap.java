@@ -15,6 +15,16 @@ final class SignalTrap {
     }
 
     /**
+     * This JVM's SIGINT and SIGTERM, for the standalone launcher ({@link org.mpiproxy.api.LocalRuns.Signals}).
+     *
+     * @param handler gets 2 for SIGINT, 15 for SIGTERM
+     */
+    static void listen(java.util.function.IntConsumer handler) {
+        install("INT", () -> handler.accept(2));
+        install("TERM", () -> handler.accept(15));
+    }
+
+    /**
      * @param name    the signal's name without "SIG", e.g. {@code INT}
      * @param handler runs on the JVM's signal thread for every delivery; must return quickly
      * @return whether the handler was installed

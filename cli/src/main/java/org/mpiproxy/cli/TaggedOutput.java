@@ -37,6 +37,31 @@ final class TaggedOutput implements Runnable {
         this.stopped = stopped;
     }
 
+    /**
+     * Copies a rank's stream as it comes, untagged ({@code --raw}), on a daemon thread of its own.
+     *
+     * @return the started thread
+     */
+    static Thread raw(InputStream in, OutputStream out, String name) {
+        Thread t = new Thread(() -> {
+            try {
+                in.transferTo(out);
+            } catch (IOException e) {
+                // the rank's pipe or the launcher's output broke: nothing left to copy
+            }
+            synchronized (out) {
+                try {
+                    out.flush();
+                } catch (IOException e) {
+                    // as above
+                }
+            }
+        }, name);
+        t.setDaemon(true);
+        t.start();
+        return t;
+    }
+
     @Override
     public void run() {
         byte[] buffer = new byte[8192];

@@ -1,10 +1,10 @@
 /**
  * Service interfaces and value types shared by the MPI proxy's bundles: shared-memory
- * channels, process launchers, the datagram transport, the read-only view of jobs, and the
- * checks of the directories the proxy writes.
+ * channels, process launchers, the datagram transport, the read-only view of jobs, the
+ * checks of the directories the proxy writes, and the launcher's runs inside the proxy.
  */
 @Export
-@Version("0.11.0")
+@Version("0.12.0")
 package org.mpiproxy.api;
 
 import org.osgi.annotation.bundle.Export;

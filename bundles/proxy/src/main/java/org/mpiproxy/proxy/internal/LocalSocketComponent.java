@@ -7,6 +7,8 @@ import java.util.Map;
 import java.util.concurrent.atomic.AtomicReference;
 import java.util.function.LongSupplier;
 
+import org.mpiproxy.api.LocalRuns;
+import org.mpiproxy.api.PrivateDirectories;
 import org.mpiproxy.api.config.CheckedConfiguration;
 import org.mpiproxy.api.config.RejectedConfigurationException;
 import org.mpiproxy.protocol.ClusterKeys;
@@ -15,6 +17,9 @@ import org.osgi.service.component.annotations.Activate;
 import org.osgi.service.component.annotations.Component;
 import org.osgi.service.component.annotations.Deactivate;
 import org.osgi.service.component.annotations.Modified;
+import org.osgi.service.component.annotations.Reference;
+import org.osgi.service.component.annotations.ReferenceCardinality;
+import org.osgi.service.component.annotations.ReferencePolicy;
 import org.slf4j.Logger;
 import org.slf4j.LoggerFactory;
 
@@ -27,6 +32,9 @@ import org.slf4j.LoggerFactory;
  * the health check {@code identity} says why ({@link #state()}). A changed configuration applies
  * at once: a new socket path closes the old socket and opens the new one, new keys, node name and
  * lifetime apply to the next request; a key file that cannot be read keeps the keys in force.
+ * <p>
+ * The socket also runs {@code mpiproxy run} for the proxy's own user (4.4,
+ * {@link LocalRunHandoff}) when the launcher's {@link LocalRuns} service is there.
  */
 @Component(name = LocalSocketComponent.NAME, configurationPid = ProxyComponent.PID, enabled = false, immediate = true,
         service = LocalSocketComponent.class)
@@ -70,6 +78,10 @@ public class LocalSocketComponent {
     private final LongSupplier monotonicMillis;
     private final SecureRandom random = new SecureRandom();
     private final AtomicReference<Issuing> issuing = new AtomicReference<>();
+    /** The launcher's runs, when its bundle is there. */
+    @Reference(cardinality = ReferenceCardinality.OPTIONAL, policy = ReferencePolicy.DYNAMIC)
+    private volatile LocalRuns runs;
+    private final LocalRunHandoff handoff = new LocalRunHandoff(() -> runs, PrivateDirectories.currentUid());
     /** Guarded by this. */
     private LocalSocketServer server;
     private volatile State state = new State(null, null);
@@ -134,6 +146,7 @@ public class LocalSocketComponent {
             server.close();
             server = null;
         }
+        handoff.close();
     }
 
     /** @return the socket's state, for the health check */
@@ -168,6 +181,7 @@ public class LocalSocketComponent {
         } else if (server == null) {
             try {
                 server = LocalSocketServer.open(socket, this::answer, monotonicMillis);
+                server.takeRuns(handoff);
                 state = new State(socket, null);
                 LOG.info("local socket {} issues job credentials", socket);
             } catch (IOException e) {

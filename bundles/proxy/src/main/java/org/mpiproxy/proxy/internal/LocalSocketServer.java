@@ -1,7 +1,6 @@
 package org.mpiproxy.proxy.internal;
 
 import java.io.IOException;
-import java.net.ConnectException;
 import java.net.StandardProtocolFamily;
 import java.net.UnixDomainSocketAddress;
 import java.nio.ByteBuffer;
@@ -17,7 +16,6 @@ import java.nio.file.LinkOption;
 import java.nio.file.NoSuchFileException;
 import java.nio.file.Path;
 import java.nio.file.attribute.BasicFileAttributes;
-import java.nio.file.attribute.PosixFileAttributes;
 import java.nio.file.attribute.PosixFilePermission;
 import java.nio.file.attribute.PosixFilePermissions;
 import java.util.ArrayList;
@@ -47,6 +45,9 @@ import org.slf4j.LoggerFactory;
  * the socket's path that is not a socket, or a socket another process listens on. A socket no
  * process listens on (left by a proxy that ended) is removed. The socket is {@code rw-rw-rw-}
  * and removed at {@link #close()}.
+ * <p>
+ * A connection whose line is {@code RUN 1} (4.4) leaves the selector, in blocking mode, for the
+ * {@link Runs} given ({@link #takeRuns}); without one it is answered as any unknown request.
  */
 final class LocalSocketServer implements AutoCloseable {
 
@@ -65,8 +66,6 @@ final class LocalSocketServer implements AutoCloseable {
 
     private static final Logger LOG = LoggerFactory.getLogger(LocalSocketServer.class);
     private static final int BACKLOG = 128;
-    private static final int S_IFMT = 0170000;
-    private static final int S_IFSOCK = 0140000;
 
     /** Answers a request line. */
     @FunctionalInterface
@@ -90,6 +89,20 @@ final class LocalSocketServer implements AutoCloseable {
         long[] ids(SocketChannel channel) throws IOException;
     }
 
+    /** Takes a connection whose line was {@code RUN 1}: its frames follow (docs/protocol-v2.md 4.4). */
+    @FunctionalInterface
+    interface Runs {
+        /**
+         * Called on the server's thread; must return at once.
+         *
+         * @param channel the connection, in blocking mode, now the taker's to close
+         * @param rest    what the peer sent after the line, in read mode
+         * @param uid     the peer's uid, as the kernel tells it
+         * @param gid     the peer's gid, as the kernel tells it
+         */
+        void take(SocketChannel channel, ByteBuffer rest, long uid, long gid);
+    }
+
     /** The kernel's word: {@code SO_PEERCRED}, its names turned into ids by the user database. */
     static final Peers KERNEL = channel -> {
         UnixDomainPrincipal peer = channel.getOption(ExtendedSocketOptions.SO_PEERCRED);
@@ -104,6 +117,8 @@ final class LocalSocketServer implements AutoCloseable {
         long[] ids;
         String unknownPeer;
         ByteBuffer reply;
+        /** After {@code RUN 1}: the bytes that followed the line, for the {@link Runs}. */
+        ByteBuffer run;
 
         Connection(SocketChannel channel, long deadline) {
             this.channel = channel;
@@ -119,6 +134,8 @@ final class LocalSocketServer implements AutoCloseable {
     private final LongSupplier clockMillis;
     private final Peers peers;
     private final Thread thread;
+    private final List<SelectionKey> runsToHand = new ArrayList<>();
+    private volatile Runs runs;
     private volatile boolean closed;
     private volatile int open;
 
@@ -156,12 +173,12 @@ final class LocalSocketServer implements AutoCloseable {
             throws IOException {
         Path absolute = socket.toAbsolutePath();
         Path directory = absolute.getParent();
-        String problem = directoryProblem(directory);
+        String problem = LocalSocketFiles.directoryProblem(directory);
         if (problem != null) {
             throw new IOException("the directory of the local socket " + absolute + " " + problem);
         }
         PrivateDirectories.ensure(directory, DIRECTORY_MODE, "the directory of the local socket " + absolute);
-        removeStale(absolute);
+        LocalSocketFiles.removeStale(absolute);
         ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX);
         Selector selector = null;
         boolean bound = false;
@@ -189,61 +206,6 @@ final class LocalSocketServer implements AutoCloseable {
         }
     }
 
-    /**
-     * @param directory the socket's directory
-     * @return {@code null} when it is missing or may be used, else why not, to follow its name
-     */
-    static String directoryProblem(Path directory) {
-        PosixFileAttributes attributes;
-        long owner;
-        try {
-            attributes = Files.readAttributes(directory, PosixFileAttributes.class, LinkOption.NOFOLLOW_LINKS);
-            owner = ((Number) Files.getAttribute(directory, "unix:uid", LinkOption.NOFOLLOW_LINKS)).longValue();
-        } catch (NoSuchFileException e) {
-            return null;
-        } catch (IOException | RuntimeException e) {
-            return "cannot be inspected: " + e;
-        }
-        if (attributes.isSymbolicLink()) {
-            return "is a symbolic link; name the directory itself";
-        }
-        if (!attributes.isDirectory()) {
-            return "is not a directory";
-        }
-        long self = PrivateDirectories.currentUid();
-        if (owner != self) {
-            return "is owned by uid " + owner + ", not by uid " + self + " that runs the proxy; remove it, or give it"
-                    + " to uid " + self + " with mode 755";
-        }
-        Set<PosixFilePermission> mode = attributes.permissions();
-        if (mode.contains(PosixFilePermission.GROUP_WRITE) || mode.contains(PosixFilePermission.OTHERS_WRITE)) {
-            return "can be written by its group or others (" + PosixFilePermissions.toString(mode) + "); make it 755";
-        }
-        return null;
-    }
-
-    /** Removes a socket nobody listens on; refuses anything else at the path. */
-    private static void removeStale(Path socket) throws IOException {
-        int mode;
-        try {
-            mode = (Integer) Files.getAttribute(socket, "unix:mode", LinkOption.NOFOLLOW_LINKS);
-        } catch (NoSuchFileException e) {
-            return;
-        }
-        if ((mode & S_IFMT) != S_IFSOCK) {
-            throw new IOException("the local socket " + socket + " exists and is not a socket; not removing it");
-        }
-        try (SocketChannel probe = SocketChannel.open(StandardProtocolFamily.UNIX)) {
-            probe.configureBlocking(false);
-            probe.connect(UnixDomainSocketAddress.of(socket));
-            throw new IOException("another process listens on the local socket " + socket);
-        } catch (ConnectException e) {
-            // nobody listens: left by a proxy that ended
-        }
-        Files.deleteIfExists(socket);
-        LOG.info("removed the stale local socket {}", socket);
-    }
-
     /** @return the socket's path */
     Path path() {
         return path;
@@ -252,6 +214,11 @@ final class LocalSocketServer implements AutoCloseable {
     /** @return connections open now */
     int connections() {
         return open;
+    }
+
+    /** From now on, hands {@code RUN 1} connections to {@code runs}; {@code null}: answers them as unknown. */
+    void takeRuns(Runs runs) {
+        this.runs = runs;
     }
 
     /** Checks the connections' deadlines against the clock now (a test's clock moved). */
@@ -299,6 +266,7 @@ final class LocalSocketServer implements AutoCloseable {
                     }
                 }
                 selector.selectedKeys().clear();
+                handRuns();
                 expire(clockMillis.getAsLong());
             }
         } catch (IOException | RuntimeException e) {
@@ -358,7 +326,10 @@ final class LocalSocketServer implements AutoCloseable {
             if (c.reply == null) {
                 read(c);
             }
-            if (c.reply != null) {
+            if (c.run != null) {
+                key.interestOps(0);
+                runsToHand.add(key);
+            } else if (c.reply != null) {
                 c.channel.write(c.reply);
                 if (c.reply.hasRemaining()) {
                     key.interestOps(SelectionKey.OP_WRITE);
@@ -376,7 +347,10 @@ final class LocalSocketServer implements AutoCloseable {
         int n = c.channel.read(c.request);
         for (int i = from; i < c.request.position(); i++) {
             if (c.request.get(i) == '\n') {
-                c.reply = reply(answer(c, i));
+                String answer = answer(c, i);
+                if (c.run == null) {
+                    c.reply = reply(answer);
+                }
                 return;
             }
         }
@@ -398,6 +372,13 @@ final class LocalSocketServer implements AutoCloseable {
         if (c.ids == null) {
             return "ERR cannot tell who you are: " + c.unknownPeer;
         }
+        Runs taker = runs;
+        if (taker != null && line.equals(RunFrames.RUN_LINE)) {
+            ByteBuffer rest = c.request.duplicate().position(newline + 1)
+                    .limit(c.request.position());
+            c.run = ByteBuffer.allocate(rest.remaining()).put(rest).flip();
+            return null;
+        }
         try {
             return handler.answer(line, c.ids[0], c.ids[1]);
         } catch (RuntimeException e) {
@@ -413,6 +394,33 @@ final class LocalSocketServer implements AutoCloseable {
         }
         String one = line.replace('\n', ' ').replace('\r', ' ');
         return StandardCharsets.UTF_8.encode(CharBuffer.wrap(one + "\n"));
+    }
+
+    /** Hands the {@code RUN 1} connections of this round to the {@link Runs}, out of the selector. */
+    private void handRuns() throws IOException {
+        if (runsToHand.isEmpty()) {
+            return;
+        }
+        for (SelectionKey key : runsToHand) {
+            open--;
+            key.cancel();
+        }
+        selector.selectNow(); // deregisters them: only then may they block
+        Runs taker = runs;
+        for (SelectionKey key : runsToHand) {
+            Connection c = (Connection) key.attachment();
+            try {
+                c.channel.configureBlocking(true);
+                if (taker == null) {
+                    throw new IOException("runs are no longer taken");
+                }
+                taker.take(c.channel, c.run, c.ids[0], c.ids[1]);
+            } catch (IOException | RuntimeException e) {
+                LOG.warn("the local socket {} failed to hand over a run: {}", path, e.toString());
+                closeQuietly(c.channel);
+            }
+        }
+        runsToHand.clear();
     }
 
     private void expire(long now) {
