@@ -16,7 +16,9 @@ import org.mpiproxy.mpi.internal.engine.Operation;
  * non-blocking calls take NIO buffers, as in Open MPI (heap or direct). A send returns once its
  * data is on its way (copied); {@code sSend}, {@code bSend} and {@code rSend} are sends. The
  * non-blocking collectives ({@code iBarrier}, {@code iBcast}, {@code iAllReduce} and the others)
- * return a {@link Request} at once and move on in every later call of the program. A send
+ * return a {@link Request} at once and move on in every later call of the program. The
+ * neighbourhood collectives ({@code neighborAllGather} and the others, blocking and not) run
+ * along the edges of a {@link CartComm}'s or {@link GraphComm}'s topology ({@code Neighbors}). A send
  * or receive of no elements needs no buffer ({@code null}). A failed call goes to the
  * communicator's error handler ({@link #setErrhandler}; {@link MPI#ERRORS_ARE_FATAL} unless set).
  *
@@ -214,8 +216,9 @@ public class Comm implements Freeable {
     }
 
     /**
-     * @return {@link MPI#CART} for a Cartesian communicator ({@link CartComm}), {@link MPI#UNDEFINED}
-     *         for one without a topology
+     * @return {@link MPI#CART} for a Cartesian communicator ({@link CartComm}), {@link MPI#GRAPH}
+     *         or {@link MPI#DIST_GRAPH} for a graph ({@link GraphComm}), {@link MPI#UNDEFINED} for
+     *         one without a topology
      */
     public final int getTopology() throws MPIException {
         return call(c -> topology());
@@ -1044,6 +1047,66 @@ public class Comm implements Freeable {
     /** Starts the in-place reduceScatterBlock. */
     public final Request iReduceScatterBlock(Buffer buf, int count, Datatype type, Op op) throws MPIException {
         return call(c -> NonBlocking.reduceScatterBlock(this, c, buf, buf, count, type, op));
+    }
+
+    // ---- neighbourhood collectives, on a communicator with a topology: see Neighbors ----
+
+    /** Every neighbour gets this rank's elements; block j of {@code recvbuf} gets those of source j. */
+    public final void neighborAllGather(Object sendbuf, int sendcount, Datatype sendtype, Object recvbuf,
+                                        int recvcount, Datatype recvtype) throws MPIException {
+        call(c -> Neighbors.allGather(this, c, "neighborAllGather", true, sendbuf, sendcount, sendtype, recvbuf,
+                recvcount, recvtype));
+    }
+
+    /** Starts {@link #neighborAllGather}. */
+    public final Request iNeighborAllGather(Buffer sendbuf, int sendcount, Datatype sendtype, Buffer recvbuf,
+                                            int recvcount, Datatype recvtype) throws MPIException {
+        return call(c -> Neighbors.allGather(this, c, "iNeighborAllGather", false, sendbuf, sendcount, sendtype,
+                recvbuf, recvcount, recvtype));
+    }
+
+    /** As {@link #neighborAllGather}; source j's {@code recvcount[j]} elements at {@code displs[j]}. */
+    public final void neighborAllGatherv(Object sendbuf, int sendcount, Datatype sendtype, Object recvbuf,
+                                         int[] recvcount, int[] displs, Datatype recvtype) throws MPIException {
+        call(c -> Neighbors.allGatherv(this, c, "neighborAllGatherv", true, sendbuf, sendcount, sendtype, recvbuf,
+                recvcount, displs, recvtype));
+    }
+
+    /** Starts {@link #neighborAllGatherv}. */
+    public final Request iNeighborAllGatherv(Buffer sendbuf, int sendcount, Datatype sendtype, Buffer recvbuf,
+                                             int[] recvcount, int[] displs, Datatype recvtype) throws MPIException {
+        return call(c -> Neighbors.allGatherv(this, c, "iNeighborAllGatherv", false, sendbuf, sendcount, sendtype,
+                recvbuf, recvcount, displs, recvtype));
+    }
+
+    /** Block i of {@code sendbuf} to neighbour i; block j of {@code recvbuf} from source j. */
+    public final void neighborAllToAll(Object sendbuf, int sendcount, Datatype sendtype, Object recvbuf,
+                                       int recvcount, Datatype recvtype) throws MPIException {
+        call(c -> Neighbors.allToAll(this, c, "neighborAllToAll", true, sendbuf, sendcount, sendtype, recvbuf,
+                recvcount, recvtype));
+    }
+
+    /** Starts {@link #neighborAllToAll}. */
+    public final Request iNeighborAllToAll(Buffer sendbuf, int sendcount, Datatype sendtype, Buffer recvbuf,
+                                           int recvcount, Datatype recvtype) throws MPIException {
+        return call(c -> Neighbors.allToAll(this, c, "iNeighborAllToAll", false, sendbuf, sendcount, sendtype,
+                recvbuf, recvcount, recvtype));
+    }
+
+    /** {@code sendcount[i]} elements at {@code sdispls[i]} to neighbour i; source j's at {@code rdispls[j]}. */
+    public final void neighborAllToAllv(Object sendbuf, int[] sendcount, int[] sdispls, Datatype sendtype,
+                                        Object recvbuf, int[] recvcount, int[] rdispls, Datatype recvtype)
+            throws MPIException {
+        call(c -> Neighbors.allToAllv(this, c, "neighborAllToAllv", true, sendbuf, sendcount, sdispls, sendtype,
+                recvbuf, recvcount, rdispls, recvtype));
+    }
+
+    /** Starts {@link #neighborAllToAllv}. */
+    public final Request iNeighborAllToAllv(Buffer sendbuf, int[] sendcount, int[] sdispls, Datatype sendtype,
+                                            Buffer recvbuf, int[] recvcount, int[] rdispls, Datatype recvtype)
+            throws MPIException {
+        return call(c -> Neighbors.allToAllv(this, c, "iNeighborAllToAllv", false, sendbuf, sendcount, sdispls,
+                sendtype, recvbuf, recvcount, rdispls, recvtype));
     }
 
     @Override

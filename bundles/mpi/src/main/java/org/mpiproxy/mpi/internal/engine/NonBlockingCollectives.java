@@ -6,8 +6,8 @@ import java.nio.ByteBuffer;
  * The non-blocking collectives as {@link Schedule}s, on packed little-endian elements, with the
  * algorithms of {@link Collectives} cut into rounds: dissemination barrier, binomial-tree
  * broadcast, reduce, gather and scatter, recursive-doubling all-reduce and scan, ring all-gather;
- * the {@code v} variants of gather and scatter and the all-to-alls post every message in one
- * round. Each method checks its arguments, builds the schedule and returns it unstarted: the
+ * the {@code v} variants of gather and scatter, the all-to-alls and the neighbourhood
+ * exchange post every message in one round. Each method checks its arguments, builds the schedule and returns it unstarted: the
  * caller starts it with what to do when it completes ({@link Schedule#start}). Buffers given for
  * results are written only by the schedule, until it is done.
  */
@@ -260,6 +260,33 @@ public final class NonBlockingCollectives {
             int to = (r + step) % n;
             int from = (r - step + n) % n;
             all.send(to, send, sendDispls[to], sendCounts[to]).recv(from, recv, recvDispls[from], recvCounts[from]);
+        }
+        return s;
+    }
+
+    /**
+     * A neighbourhood exchange: {@code sendCounts[i]} bytes of {@code send} at
+     * {@code sendDispls[i]} to group rank {@code to[i]}, and {@code recvCounts[j]} bytes from
+     * group rank {@code from[j]} into {@code recv} at {@code recvDispls[j]}, every message in one
+     * round. Sends are posted in the order of {@code to}, receives in the order of {@code from}:
+     * between two ranks the k-th message one sends the other is the k-th the other receives
+     * from it. A {@link Communicator#PROC_NULL} neighbour is skipped, its part of {@code recv}
+     * left as it is.
+     */
+    public static Schedule neighbours(Communicator c, String call, int[] to, ByteBuffer send, int[] sendCounts,
+                                      int[] sendDispls, int[] from, ByteBuffer recv, int[] recvCounts,
+                                      int[] recvDispls, Kind kind) {
+        Schedule s = new Schedule(c, call, null, 0, false, kind);
+        Schedule.Round all = s.round();
+        for (int i = 0; i < to.length; i++) {
+            if (to[i] != Communicator.PROC_NULL) {
+                all.send(to[i], send, sendDispls[i], sendCounts[i]);
+            }
+        }
+        for (int j = 0; j < from.length; j++) {
+            if (from[j] != Communicator.PROC_NULL) {
+                all.recv(from[j], recv, recvDispls[j], recvCounts[j]);
+            }
         }
         return s;
     }
