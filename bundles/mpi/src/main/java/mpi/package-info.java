@@ -7,12 +7,14 @@
  * {@code iAllReduce} and the others, moving on in every call), communicators made by {@code split},
  * {@code dup} and {@code create} from groups, Cartesian topologies ({@code createCart},
  * {@code shift}, {@code sub}, {@code CartComm.createDims}), derived datatypes in every call with
- * {@code pack}/{@code unpack}, and the error handlers
+ * {@code pack}/{@code unpack}, persistent requests ({@code Prequest}), matched probes
+ * ({@code Message}), buffered sends, cancellation, attributes, the program's own reduction
+ * operations ({@code UserFunction}), {@code allToAllw}, and the error handlers
  * {@code MPI.ERRORS_ARE_FATAL} (the default) and {@code MPI.ERRORS_RETURN}, over shared memory on
  * a node and the proxies across nodes.
  */
 @Export
-@Version("1.4.0")
+@Version("1.5.0")
 package mpi;
 
 import org.osgi.annotation.bundle.Export;
