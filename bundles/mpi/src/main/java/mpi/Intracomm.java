@@ -197,9 +197,9 @@ public class Intracomm extends Comm {
             Buffers.check(recvbuf, 0, count, type);
             ByteBuffer result = heap(mine.capacity());
             if (inclusive) {
-                Collectives.scan(c, mine, result, type.reduced(count, op), type.kind, op.reduction);
+                Collectives.scan(c, mine, result, type.reduced(count, op), type.kind, op.combiner(type));
             } else {
-                Collectives.exScan(c, mine, result, type.reduced(count, op), type.kind, op.reduction);
+                Collectives.exScan(c, mine, result, type.reduced(count, op), type.kind, op.combiner(type));
             }
             if (inclusive || c.rank() > 0) {
                 Buffers.unpack(result, 0, result.capacity(), recvbuf, 0, type);

@@ -10,7 +10,9 @@
  * topologies ({@code createGraph}, {@code createDistGraph}, {@code createDistGraphAdjacent}) and
  * the neighbourhood collectives over all three ({@code neighborAllGather},
  * {@code iNeighborAllToAllv} and the others), derived datatypes in every call with
- * {@code pack}/{@code unpack}, and the error handlers
+ * {@code pack}/{@code unpack}, persistent requests ({@code Prequest}), matched probes
+ * ({@code Message}), buffered sends, cancellation, attributes, the program's own reduction
+ * operations ({@code UserFunction}), {@code allToAllw}, and the error handlers
  * {@code MPI.ERRORS_ARE_FATAL} (the default) and {@code MPI.ERRORS_RETURN}, over shared memory on
  * a node and the proxies across nodes.
  */
