@@ -194,6 +194,20 @@ public final class CartComm extends Intracomm {
     }
 
     /**
+     * @return the neighbours of a neighbourhood collective: for each dimension the rank below and
+     *         the rank above, {@link MPI#PROC_NULL} beyond the edge of one that does not wrap
+     */
+    int[] neighbours(Communicator c) {
+        int[] mine = coordsOf(c.rank());
+        int[] around = new int[2 * dims.length];
+        for (int d = 0; d < dims.length; d++) {
+            around[2 * d] = neighbour(mine, d, -1);
+            around[2 * d + 1] = neighbour(mine, d, 1);
+        }
+        return around;
+    }
+
+    /**
      * Splits the grid into the grids of lower dimension that keep the dimensions of
      * {@code remainDims} (collective): the ranks that share their coordinates along the others.
      * Keeping none gives a grid of no dimension, this process alone.

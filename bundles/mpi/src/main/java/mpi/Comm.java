@@ -4,6 +4,7 @@ import java.nio.Buffer;
 import java.nio.ByteBuffer;
 import java.nio.ByteOrder;
 
+import org.mpiproxy.mpi.internal.engine.Arrived;
 import org.mpiproxy.mpi.internal.engine.Collectives;
 import org.mpiproxy.mpi.internal.engine.CommFailure;
 import org.mpiproxy.mpi.internal.engine.Communicator;
@@ -14,9 +15,12 @@ import org.mpiproxy.mpi.internal.engine.Operation;
  * A communicator: point-to-point messages between its ranks and the collectives over them.
  * Buffers are Java arrays or NIO buffers of the datatype's elements ({@link Datatype}); the
  * non-blocking calls take NIO buffers, as in Open MPI (heap or direct). A send returns once its
- * data is on its way (copied); {@code sSend}, {@code bSend} and {@code rSend} are sends. The
+ * data is on its way (copied); {@code sSend} and {@code rSend} are sends, {@code bSend} one that
+ * also takes room in the buffer attached with {@link MPI#attachBuffer} until it has left. The
  * non-blocking collectives ({@code iBarrier}, {@code iBcast}, {@code iAllReduce} and the others)
- * return a {@link Request} at once and move on in every later call of the program. A send
+ * return a {@link Request} at once and move on in every later call of the program. The
+ * neighbourhood collectives ({@code neighborAllGather} and the others, blocking and not) run
+ * along the edges of a {@link CartComm}'s or {@link GraphComm}'s topology ({@code Neighbors}). A send
  * or receive of no elements needs no buffer ({@code null}). A failed call goes to the
  * communicator's error handler ({@link #setErrhandler}; {@link MPI#ERRORS_ARE_FATAL} unless set).
  *
@@ -31,6 +35,8 @@ public class Comm implements Freeable {
     private String name;
     private volatile Errhandler errhandler = Errhandler.FATAL;
     private final boolean bornNull;
+    /** Its attributes ({@link #setAttr}): copied by {@code dup}, deleted by {@link #free}. */
+    private final Attributes attributes = new Attributes();
 
     Comm(Communicator comm, String name) {
         this.comm = comm;
@@ -83,9 +89,13 @@ public class Comm implements Freeable {
         return errhandler.handle(name, e);
     }
 
-    /** Gives a new communicator this one's error handler, as MPI's constructors do. */
+    /** Gives a new communicator this one's error handler, as MPI's constructors do, and its attributes to a dup. */
     final <C extends Comm> C inheriting(C made) {
         ((Comm) made).errhandler = errhandler;
+        Communicator c = ((Comm) made).comm;
+        if (c != null && c.original() != null && c.original() == comm) {
+            ((Comm) made).attributes.copy(attributes);
+        }
         return made;
     }
 
@@ -214,8 +224,9 @@ public class Comm implements Freeable {
     }
 
     /**
-     * @return {@link MPI#CART} for a Cartesian communicator ({@link CartComm}), {@link MPI#UNDEFINED}
-     *         for one without a topology
+     * @return {@link MPI#CART} for a Cartesian communicator ({@link CartComm}), {@link MPI#GRAPH}
+     *         or {@link MPI#DIST_GRAPH} for a graph ({@link GraphComm}), {@link MPI#UNDEFINED} for
+     *         one without a topology
      */
     public final int getTopology() throws MPIException {
         return call(c -> topology());
@@ -244,6 +255,7 @@ public class Comm implements Freeable {
             if (this == MPI.COMM_WORLD || this == MPI.COMM_SELF) {
                 throw MPI.raise(new MPIException(MPI.ERR_COMM, name + " cannot be freed"));
             }
+            attributes.clear();
             comm = null;
         }
     }
@@ -265,7 +277,7 @@ public class Comm implements Freeable {
 
     // ---- point-to-point ----
 
-    private static ByteBuffer message(Object buf, int offset, int count, Datatype type) throws MPIException {
+    static ByteBuffer message(Object buf, int offset, int count, Datatype type) throws MPIException {
         if (buf instanceof Packed p) {
             ByteBuffer m = Engine.newMessage(p.data.capacity());
             m.put(m.position(), p.data, 0, p.data.capacity());
@@ -277,7 +289,7 @@ public class Comm implements Freeable {
         return m;
     }
 
-    private static Operation.Unpacker into(Object buf, Datatype type) {
+    static Operation.Unpacker into(Object buf, Datatype type) {
         return (src, at, bytes) -> Buffers.unpack(src, at, bytes, buf, 0, type);
     }
 
@@ -334,8 +346,15 @@ public class Comm implements Freeable {
         return new Packed(packed);
     }
 
+    /**
+     * Sends in buffered mode: returns at once, the message taking room in the buffer attached
+     * with {@link MPI#attachBuffer} until it has left.
+     *
+     * @throws MPIException {@code MPI.ERR_BUFFER} when the buffer has no room for it (its packed
+     *                      size plus {@link MPI#BSEND_OVERHEAD}) or none is attached
+     */
     public final void bSend(Object buf, int count, Datatype type, int dest, int tag) throws MPIException {
-        send(buf, count, type, dest, tag);
+        call(c -> BufferedSends.send(c, buf, count, type, dest, tag));
     }
 
     public final void sSend(Object buf, int count, Datatype type, int dest, int tag) throws MPIException {
@@ -351,8 +370,9 @@ public class Comm implements Freeable {
         return call(c -> new Request(this, c.isend(message(buf, 0, count, type), type.kind, dest, tag)));
     }
 
+    /** Starts a send in buffered mode, as {@link #bSend}. */
     public final Request ibSend(Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
-        return iSend(buf, count, type, dest, tag);
+        return call(c -> new Request(this, BufferedSends.send(c, buf, count, type, dest, tag)));
     }
 
     public final Request isSend(Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
@@ -374,7 +394,7 @@ public class Comm implements Freeable {
     /** @return the status of a matching message waiting to be received, or {@code null} */
     public final Status iProbe(int source, int tag) throws MPIException {
         return call(c -> {
-            Engine.Arrived a = c.iprobe(source, tag);
+            Arrived a = c.iprobe(source, tag);
             return a == null ? null : probed(c, a);
         });
     }
@@ -384,8 +404,79 @@ public class Comm implements Freeable {
         return call(c -> probed(c, c.probe(source, tag)));
     }
 
-    private static Status probed(Communicator c, Engine.Arrived a) {
+    private static Status probed(Communicator c, Arrived a) {
         return new Status(c.rankOf(a.source()), a.tag(), MPI.SUCCESS, false, a.bytes(), a.kind());
+    }
+
+    // ---- persistent requests (Prequest) ----
+
+    /** @return a persistent request of {@link #send}: each {@link Prequest#start} sends the buffer's elements then */
+    public final Prequest sendInit(Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
+        return Prequest.send(this, "send", buf, count, type, dest, tag);
+    }
+
+    /** @return a persistent request of {@link #bSend} */
+    public final Prequest bSendInit(Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
+        return Prequest.send(this, "bSend", buf, count, type, dest, tag);
+    }
+
+    /** @return a persistent request of {@link #sSend} */
+    public final Prequest sSendInit(Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
+        return Prequest.send(this, "sSend", buf, count, type, dest, tag);
+    }
+
+    /** @return a persistent request of {@link #rSend} */
+    public final Prequest rSendInit(Buffer buf, int count, Datatype type, int dest, int tag) throws MPIException {
+        return Prequest.send(this, "rSend", buf, count, type, dest, tag);
+    }
+
+    /** @return a persistent request of {@link #iRecv} */
+    public final Prequest recvInit(Buffer buf, int count, Datatype type, int source, int tag) throws MPIException {
+        return Prequest.recv(this, buf, count, type, source, tag);
+    }
+
+    // ---- attributes (Attributes) ----
+
+    /** @return a new attribute key ({@code MPI_COMM_CREATE_KEYVAL}) */
+    public static int createKeyval() throws MPIException {
+        synchronized (MPI.LOCK) {
+            MPI.check();
+            return Attributes.create();
+        }
+    }
+
+    /** Frees an attribute key ({@code MPI_COMM_FREE_KEYVAL}); the attributes set with it stay until deleted. */
+    public static void freeKeyval(int keyval) throws MPIException {
+        MPI.COMM_WORLD.call(c -> {
+            Attributes.free(keyval);
+            return null;
+        });
+    }
+
+    /** Sets an attribute: a copy of {@code value}, which must be {@link java.io.Serializable}. */
+    public final void setAttr(int keyval, Object value) throws MPIException {
+        call(c -> {
+            attributes.set(keyval, value);
+            return null;
+        });
+    }
+
+    /**
+     * @return a copy of the attribute's value, {@code null} when none is set; for {@link MPI#TAG_UB}
+     *         the largest tag, for {@link MPI#HOST} {@code MPI.PROC_NULL}, for {@link MPI#IO}
+     *         {@code MPI.ANY_SOURCE} (every rank can do I/O), all {@code Integer}; for
+     *         {@link MPI#WTIME_IS_GLOBAL} {@code Boolean.FALSE}
+     */
+    public final Object getAttr(int keyval) throws MPIException {
+        return call(c -> attributes.get(keyval));
+    }
+
+    /** Deletes an attribute ({@code MPI_COMM_DELETE_ATTR}). */
+    public final void deleteAttr(int keyval) throws MPIException {
+        call(c -> {
+            attributes.delete(keyval);
+            return null;
+        });
     }
 
     // ---- pack and unpack ----
@@ -777,6 +868,28 @@ public class Comm implements Freeable {
         });
     }
 
+    /**
+     * {@code sendCount[i]} elements of {@code sendTypes[i]} from byte {@code sDispls[i]} of
+     * {@code sendBuf} to rank i, received as {@code recvCount[j]} elements of {@code recvTypes[j]}
+     * at byte {@code rDispls[j]} of {@code recvBuf} from rank j ({@code MPI_ALLTOALLW}).
+     */
+    public final void allToAllw(Buffer sendBuf, int[] sendCount, int[] sDispls, Datatype[] sendTypes, Buffer recvBuf,
+                                int[] recvCount, int[] rDispls, Datatype[] recvTypes) throws MPIException {
+        call(c -> {
+            new AllToAllw(c, "allToAllw", sendBuf, sendCount, sDispls, sendTypes, recvBuf, recvCount, rDispls,
+                    recvTypes).run();
+            return null;
+        });
+    }
+
+    /** Starts {@link #allToAllw}. */
+    public final Request iAllToAllw(Buffer sendBuf, int[] sendCount, int[] sDispls, Datatype[] sendTypes,
+                                    Buffer recvBuf, int[] recvCount, int[] rDispls, Datatype[] recvTypes)
+            throws MPIException {
+        return call(c -> new AllToAllw(c, "iAllToAllw", sendBuf, sendCount, sDispls, sendTypes, recvBuf, recvCount,
+                rDispls, recvTypes).start(this));
+    }
+
     /** Combines every rank's elements into the root's {@code recvbuf}. */
     public final void reduce(Object sendbuf, Object recvbuf, int count, Datatype type, Op op, int root)
             throws MPIException {
@@ -787,7 +900,7 @@ public class Comm implements Freeable {
                 Buffers.check(recvbuf, 0, count, type);
                 result = heap(mine.capacity());
             }
-            Collectives.reduce(c, mine, result, type.reduced(count, op), type.kind, op.reduction, root);
+            Collectives.reduce(c, mine, result, type.reduced(count, op), type.kind, op.combiner(type), root);
             if (result != null) {
                 Buffers.unpack(result, 0, result.capacity(), recvbuf, 0, type);
             }
@@ -806,7 +919,7 @@ public class Comm implements Freeable {
             ByteBuffer mine = packed(sendbuf, 0, count, type);
             Buffers.check(recvbuf, 0, count, type);
             ByteBuffer result = heap(mine.capacity());
-            Collectives.allReduce(c, mine, result, type.reduced(count, op), type.kind, op.reduction);
+            Collectives.allReduce(c, mine, result, type.reduced(count, op), type.kind, op.combiner(type));
             Buffers.unpack(result, 0, result.capacity(), recvbuf, 0, type);
             return null;
         });
@@ -836,7 +949,7 @@ public class Comm implements Freeable {
             }
             ByteBuffer mine = packed(sendbuf, 0, total, type);
             ByteBuffer sum = c.rank() == 0 ? heap(mine.capacity()) : null;
-            Collectives.reduce(c, mine, sum, type.reduced(total, op), type.kind, op.reduction, 0);
+            Collectives.reduce(c, mine, sum, type.reduced(total, op), type.kind, op.combiner(type), 0);
             Buffers.check(recvbuf, 0, recvcounts[c.rank()], type);
             ByteBuffer part = heap(bytes[c.rank()]);
             Collectives.scatterv(c, sum, bytes, at, part, part.capacity(), type.kind, 0);
@@ -881,10 +994,11 @@ public class Comm implements Freeable {
             throws MPIException {
         try {
             int n = type.reduced(count, op);
-            op.reduction.check(type.kind);
+            org.mpiproxy.mpi.internal.engine.Combiner combiner = op.combiner(type);
+            combiner.check(type.kind);
             ByteBuffer in = packed(inBuf, 0, count, type);
             ByteBuffer inOut = packed(inOutBuf, 0, count, type);
-            op.reduction.apply(type.kind, n, inOut, 0, in, 0);
+            combiner.applyBefore(type.kind, n, inOut, 0, in, 0);
             Buffers.unpack(inOut, 0, inOut.capacity(), inOutBuf, 0, type);
         } catch (CommFailure e) {
             throw MPI.raise(new MPIException(e));
@@ -1044,6 +1158,66 @@ public class Comm implements Freeable {
     /** Starts the in-place reduceScatterBlock. */
     public final Request iReduceScatterBlock(Buffer buf, int count, Datatype type, Op op) throws MPIException {
         return call(c -> NonBlocking.reduceScatterBlock(this, c, buf, buf, count, type, op));
+    }
+
+    // ---- neighbourhood collectives, on a communicator with a topology: see Neighbors ----
+
+    /** Every neighbour gets this rank's elements; block j of {@code recvbuf} gets those of source j. */
+    public final void neighborAllGather(Object sendbuf, int sendcount, Datatype sendtype, Object recvbuf,
+                                        int recvcount, Datatype recvtype) throws MPIException {
+        call(c -> Neighbors.allGather(this, c, "neighborAllGather", true, sendbuf, sendcount, sendtype, recvbuf,
+                recvcount, recvtype));
+    }
+
+    /** Starts {@link #neighborAllGather}. */
+    public final Request iNeighborAllGather(Buffer sendbuf, int sendcount, Datatype sendtype, Buffer recvbuf,
+                                            int recvcount, Datatype recvtype) throws MPIException {
+        return call(c -> Neighbors.allGather(this, c, "iNeighborAllGather", false, sendbuf, sendcount, sendtype,
+                recvbuf, recvcount, recvtype));
+    }
+
+    /** As {@link #neighborAllGather}; source j's {@code recvcount[j]} elements at {@code displs[j]}. */
+    public final void neighborAllGatherv(Object sendbuf, int sendcount, Datatype sendtype, Object recvbuf,
+                                         int[] recvcount, int[] displs, Datatype recvtype) throws MPIException {
+        call(c -> Neighbors.allGatherv(this, c, "neighborAllGatherv", true, sendbuf, sendcount, sendtype, recvbuf,
+                recvcount, displs, recvtype));
+    }
+
+    /** Starts {@link #neighborAllGatherv}. */
+    public final Request iNeighborAllGatherv(Buffer sendbuf, int sendcount, Datatype sendtype, Buffer recvbuf,
+                                             int[] recvcount, int[] displs, Datatype recvtype) throws MPIException {
+        return call(c -> Neighbors.allGatherv(this, c, "iNeighborAllGatherv", false, sendbuf, sendcount, sendtype,
+                recvbuf, recvcount, displs, recvtype));
+    }
+
+    /** Block i of {@code sendbuf} to neighbour i; block j of {@code recvbuf} from source j. */
+    public final void neighborAllToAll(Object sendbuf, int sendcount, Datatype sendtype, Object recvbuf,
+                                       int recvcount, Datatype recvtype) throws MPIException {
+        call(c -> Neighbors.allToAll(this, c, "neighborAllToAll", true, sendbuf, sendcount, sendtype, recvbuf,
+                recvcount, recvtype));
+    }
+
+    /** Starts {@link #neighborAllToAll}. */
+    public final Request iNeighborAllToAll(Buffer sendbuf, int sendcount, Datatype sendtype, Buffer recvbuf,
+                                           int recvcount, Datatype recvtype) throws MPIException {
+        return call(c -> Neighbors.allToAll(this, c, "iNeighborAllToAll", false, sendbuf, sendcount, sendtype,
+                recvbuf, recvcount, recvtype));
+    }
+
+    /** {@code sendcount[i]} elements at {@code sdispls[i]} to neighbour i; source j's at {@code rdispls[j]}. */
+    public final void neighborAllToAllv(Object sendbuf, int[] sendcount, int[] sdispls, Datatype sendtype,
+                                        Object recvbuf, int[] recvcount, int[] rdispls, Datatype recvtype)
+            throws MPIException {
+        call(c -> Neighbors.allToAllv(this, c, "neighborAllToAllv", true, sendbuf, sendcount, sdispls, sendtype,
+                recvbuf, recvcount, rdispls, recvtype));
+    }
+
+    /** Starts {@link #neighborAllToAllv}. */
+    public final Request iNeighborAllToAllv(Buffer sendbuf, int[] sendcount, int[] sdispls, Datatype sendtype,
+                                            Buffer recvbuf, int[] recvcount, int[] rdispls, Datatype recvtype)
+            throws MPIException {
+        return call(c -> Neighbors.allToAllv(this, c, "iNeighborAllToAllv", false, sendbuf, sendcount, sdispls,
+                sendtype, recvbuf, recvcount, rdispls, recvtype));
     }
 
     @Override

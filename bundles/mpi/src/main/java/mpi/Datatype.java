@@ -400,12 +400,15 @@ public final class Datatype implements Freeable, Cloneable {
     /**
      * @param count elements of this type a reduction combines
      * @return the elements of {@link #kind} the engine combines
-     * @throws MPIException {@code MPI.ERR_OP} for a derived type (MPI's predefined operations are
+     * @throws MPIException {@code MPI.ERR_OP} for a derived type with a predefined operation (those are
      *                      defined on predefined types only) and for complex types but with
      *                      {@code MPI.SUM}
      */
     int reduced(int count, Op op) throws MPIException {
         checkUsable();
+        if (op.isUser()) {
+            return count * packedSize / kind.size();
+        }
         if (!intrinsic) {
             throw new MPIException(MPI.ERR_OP, op + " is not defined on derived datatypes (" + this + ")");
         }

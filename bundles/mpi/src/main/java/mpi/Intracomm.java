@@ -95,6 +95,60 @@ public class Intracomm extends Comm {
         return call(c -> CartComm.create(this, c, dims, periods));
     }
 
+    /**
+     * A graph of the first {@code index.length} ranks, in their order (collective): node i's
+     * neighbours are {@code edges[index[i - 1]] .. edges[index[i] - 1]} (from 0 for node 0).
+     * {@code reorder} is accepted and changes nothing.
+     *
+     * @return the graph ({@link GraphComm}); a null communicator ({@link #isNull}) for a rank
+     *         beyond it, and for every rank when {@code index} is empty
+     * @throws MPIException {@code MPI.ERR_ARG} for more nodes than ranks, a negative degree, too
+     *                      few edges or an edge to no node
+     */
+    public final GraphComm createGraph(int[] index, int[] edges, boolean reorder) throws MPIException {
+        return call(c -> GraphComm.create(this, c, index, edges));
+    }
+
+    /**
+     * A distributed graph of every rank, in their order (collective): this process gives the
+     * edges from {@code sources[i]} to the next {@code degrees[i]} entries of {@code destinations},
+     * of those {@code weights}; any process may give any edge. The hints and {@code reorder} are
+     * accepted and change nothing.
+     *
+     * @throws MPIException {@code MPI.ERR_ARG} for a negative degree or weight, a rank neither of
+     *                      this communicator nor {@link MPI#PROC_NULL}, or arrays too short
+     */
+    public final GraphComm createDistGraph(int[] sources, int[] degrees, int[] destinations, int[] weights, Info info,
+                                           boolean reorder) throws MPIException {
+        return call(c -> DistGraphs.create(this, c, sources, degrees, destinations, weights, true));
+    }
+
+    /** As {@link #createDistGraph(int[], int[], int[], int[], Info, boolean)} without weights. */
+    public final GraphComm createDistGraph(int[] sources, int[] degrees, int[] destinations, Info info,
+                                           boolean reorder) throws MPIException {
+        return call(c -> DistGraphs.create(this, c, sources, degrees, destinations, null, false));
+    }
+
+    /**
+     * A distributed graph of every rank, in their order (collective): this process gives the
+     * edges into it ({@code sources}) and out of it ({@code destinations}) with their weights,
+     * which must agree with what the other ends give. The hints and {@code reorder} are
+     * accepted and change nothing.
+     *
+     * @throws MPIException {@code MPI.ERR_ARG} for a negative weight, a rank neither of this
+     *                      communicator nor {@link MPI#PROC_NULL}, or weights too few
+     */
+    public final GraphComm createDistGraphAdjacent(int[] sources, int[] sourceWeights, int[] destinations,
+                                                   int[] destWeights, Info info, boolean reorder) throws MPIException {
+        return call(c -> DistGraphs.adjacent(this, c, sources, sourceWeights, destinations, destWeights, true));
+    }
+
+    /** As {@link #createDistGraphAdjacent(int[], int[], int[], int[], Info, boolean)} without weights. */
+    public final GraphComm createDistGraphAdjacent(int[] sources, int[] destinations, Info info, boolean reorder)
+            throws MPIException {
+        return call(c -> DistGraphs.adjacent(this, c, sources, null, destinations, null, false));
+    }
+
     /** Rank i's {@code recvbuf} = the combination of ranks 0..i's {@code sendbuf}. */
     public final void scan(Object sendbuf, Object recvbuf, int count, Datatype type, Op op) throws MPIException {
         prefix(sendbuf, recvbuf, count, type, op, true);
@@ -143,9 +197,9 @@ public class Intracomm extends Comm {
             Buffers.check(recvbuf, 0, count, type);
             ByteBuffer result = heap(mine.capacity());
             if (inclusive) {
-                Collectives.scan(c, mine, result, type.reduced(count, op), type.kind, op.reduction);
+                Collectives.scan(c, mine, result, type.reduced(count, op), type.kind, op.combiner(type));
             } else {
-                Collectives.exScan(c, mine, result, type.reduced(count, op), type.kind, op.reduction);
+                Collectives.exScan(c, mine, result, type.reduced(count, op), type.kind, op.combiner(type));
             }
             if (inclusive || c.rank() > 0) {
                 Buffers.unpack(result, 0, result.capacity(), recvbuf, 0, type);

@@ -68,6 +68,12 @@ public final class MPI {
     public static final int CART = 2;
     public static final int DIST_GRAPH = 3;
 
+    /** The predefined attributes ({@link Comm#getAttr}), with the keys of Open MPI's {@code mpi.h}. */
+    public static final int TAG_UB = Attributes.TAG_UB, HOST = Attributes.HOST, IO = Attributes.IO,
+            WTIME_IS_GLOBAL = Attributes.WTIME_IS_GLOBAL;
+    /** Bytes of the attached buffer ({@link #attachBuffer}) a buffered send takes beyond its packed elements. */
+    public static final int BSEND_OVERHEAD = BufferedSends.OVERHEAD;
+
     /** Longest key and value of an {@link Info}, in characters. */
     public static final int MAX_INFO_KEY = 36;
     public static final int MAX_INFO_VAL = 256;
@@ -299,14 +305,8 @@ public final class MPI {
     }
 
     private static void finish() throws MPIException {
-        if (joined.transport() == null) {
-            return;
-        }
         try {
-            int[] statuses = joined.transport().finish();
-            if (joined.statusFile() != null) {
-                Join.writeStatuses(joined.statusFile(), statuses);
-            }
+            Join.finish(joined);
         } catch (MpiException e) {
             throw new MPIException(e);
         }
@@ -343,6 +343,16 @@ public final class MPI {
     /** @return this process's rank in {@link #COMM_WORLD} (MPI is initialized) */
     static int worldRank() {
         return engine == null ? 0 : engine.rank();
+    }
+
+    /** Attaches the buffer whose room the buffered sends take ({@code MPI_BUFFER_ATTACH}; {@link Comm#bSend}). */
+    public static void attachBuffer(byte[] buffer) throws MPIException {
+        BufferedSends.attach(buffer);
+    }
+
+    /** @return the attached buffer, once every buffered send has left ({@code MPI_BUFFER_DETACH}) */
+    public static byte[] detachBuffer() throws MPIException {
+        return BufferedSends.detach();
     }
 
     /** @return seconds since an arbitrary time of this process */

@@ -186,7 +186,7 @@ final class NonBlocking {
             Buffers.check(recvbuf, 0, count, type);
         }
         ByteBuffer result = Comm.heap(mine.capacity());
-        Schedule s = NonBlockingCollectives.reduce(c, mine, result, type.reduced(count, op), type.kind, op.reduction,
+        Schedule s = NonBlockingCollectives.reduce(c, mine, result, type.reduced(count, op), type.kind, op.combiner(type),
                 root);
         return start(comm, s, atRoot ? unpack(result, recvbuf, type) : null);
     }
@@ -197,7 +197,7 @@ final class NonBlocking {
         Buffers.check(recvbuf, 0, count, type);
         ByteBuffer result = Comm.heap(mine.capacity());
         Schedule s = NonBlockingCollectives.allReduce(c, mine, result, type.reduced(count, op), type.kind,
-                op.reduction);
+                op.combiner(type));
         return start(comm, s, unpack(result, recvbuf, type));
     }
 
@@ -223,7 +223,7 @@ final class NonBlocking {
         Buffers.check(recvbuf, 0, counts[c.rank()], type);
         ByteBuffer part = Comm.heap(bytes[c.rank()]);
         Schedule s = NonBlockingCollectives.reduceScatter(c, call, mine, type.reduced(total, op), bytes, at, part,
-                type.kind, op.reduction);
+                type.kind, op.combiner(type));
         return start(comm, s, unpack(part, recvbuf, type));
     }
 
@@ -240,7 +240,7 @@ final class NonBlocking {
         ByteBuffer mine = Comm.packed(sendbuf, 0, count, type);
         Buffers.check(recvbuf, 0, count, type);
         ByteBuffer result = Comm.heap(mine.capacity());
-        Schedule s = NonBlockingCollectives.scan(c, mine, result, type.reduced(count, op), type.kind, op.reduction,
+        Schedule s = NonBlockingCollectives.scan(c, mine, result, type.reduced(count, op), type.kind, op.combiner(type),
                 inclusive);
         return start(comm, s, inclusive || c.rank() > 0 ? unpack(result, recvbuf, type) : null);
     }

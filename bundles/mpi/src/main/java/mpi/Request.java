@@ -27,7 +27,11 @@ public class Request implements Freeable {
         op = null;
     }
 
-    /** Cancels a receive that has not matched yet (a send cannot be cancelled). */
+    /**
+     * Cancels a receive that has not matched yet, or a send none of whose bytes has left this
+     * process; the request still completes (wait for it), and its status tells whether the
+     * cancel took effect ({@link Status#isCancelled}): a send already on its way is not cancelled.
+     */
     public final void cancel() throws MPIException {
         if (op != null) {
             synchronized (MPI.LOCK) {
@@ -36,9 +40,25 @@ public class Request implements Freeable {
         }
     }
 
-    /** @return whether the request has completed and was waited for, or was freed */
+    /** @return whether the request has completed and was waited for, or was freed (a persistent one: freed) */
     public final boolean isNull() {
-        return op == null;
+        return op == null && !persistent();
+    }
+
+    /** @return whether it stays after it completes, to be started again: a {@link Prequest} not freed */
+    boolean persistent() {
+        return false;
+    }
+
+    /** @return whether an operation is under way, not yet completed by a wait or a test */
+    final boolean active() {
+        return op != null;
+    }
+
+    /** Makes a persistent request active with its new operation ({@link Prequest#start}). */
+    final void begin(Operation next) {
+        op = next;
+        status = null;
     }
 
     /** Waits until the operation completes. */

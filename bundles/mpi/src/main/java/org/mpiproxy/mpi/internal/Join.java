@@ -164,6 +164,20 @@ public final class Join {
         return pipe == null || pipe.isBlank() ? printing : new PipeOutput(Path.of(pipe), tagged, printing);
     }
 
+    /**
+     * Ends the job's transport at {@code MPI_Finalize} (the host waits for its ranks' exit
+     * statuses and writes them for the launcher); nothing for a rank without one.
+     */
+    public static void finish(Joined joined) throws MpiException {
+        if (joined.transport() == null) {
+            return;
+        }
+        int[] statuses = joined.transport().finish();
+        if (joined.statusFile() != null) {
+            writeStatuses(joined.statusFile(), statuses);
+        }
+    }
+
     /** Writes {@code rank status} lines for the launcher, atomically. */
     public static void writeStatuses(Path file, int[] statuses) {
         StringBuilder text = new StringBuilder();

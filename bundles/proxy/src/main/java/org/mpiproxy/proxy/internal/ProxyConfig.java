@@ -218,4 +218,18 @@ public @interface ProxyConfig {
             description = "Seconds a job credential issued on the local socket, or for a MUNGE request, is valid, 1.."
                     + CredentialIssuer.MAX_LIFETIME_SECONDS + ".", min = "1", max = "604800")
     int identity_credential_seconds() default (int) CredentialIssuer.DEFAULT_LIFETIME_SECONDS;
+
+    @AttributeDefinition(name = "Topology hand-over",
+            description = "Discover the node's hardware topology once with hwloc (lstopo-no-graphics, package"
+                    + " hwloc-nox) into ${karaf.data}/mpiproxy/topology/topology.xml and give plain (MPICH) ranks"
+                    + " HWLOC_XMLFILE and HWLOC_THISSYSTEM=1, so that MPI_Init loads it instead of discovering it;"
+                    + " a rank whose request sets HWLOC_XMLFILE keeps its own. Without hwloc: one line in the log"
+                    + " and no variables.")
+    boolean topology_handover() default true;
+
+    @AttributeDefinition(name = "Topology age",
+            description = "Hours after which the topology is discovered again (at the next plain launch, in the"
+                    + " background); it is also after a boot, when the CPUs online change and at every change of"
+                    + " this configuration. 0: only then.", min = "0")
+    int topology_max_age_hours() default 24;
 }

@@ -47,6 +47,7 @@ final class ProxyConfigs {
         localSocket(config);
         CredentialIssuer.lifetime(config.identity_credential_seconds());
         NodeLimits.of(config);
+        NodeTopology.Settings.of(config);
         return config;
     }
 

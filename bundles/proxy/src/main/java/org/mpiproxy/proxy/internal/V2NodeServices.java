@@ -40,6 +40,8 @@ final class V2NodeServices {
     /** The PMI server's bounds in force; {@link PmiLimits#DEFAULT} until {@link #pmiLimits} is called. */
     private volatile Supplier<PmiLimits> pmiLimits = () -> PmiLimits.DEFAULT;
     private StagedPrograms staged;
+    /** The node's topology plain ranks get; {@code null} (none) while no topology component is active. */
+    private Supplier<NodeTopology> topology = NodeTopologyComponent::inForce;
 
     /**
      * @param replies  signs and sends the answers
@@ -82,22 +84,33 @@ final class V2NodeServices {
         }
     }
 
+    /** Uses this topology instead of the active component's (tests). */
+    void topology(Supplier<NodeTopology> nodeTopology) {
+        this.topology = nodeTopology;
+    }
+
     /** The environment and the launcher of a plain program's rank. */
     record PmiLaunch(Map<String, String> environment, ProcessLauncher launcher) {
     }
 
     /**
      * A plain program's launch as MPICH expects it: {@code PMI_PORT} and {@code PMI_ID} in its
-     * environment, and its process id told to the PMI server once it runs. Without a PMI server
-     * the request and the launcher are used as they are (the program starts as a singleton).
+     * environment, and its process id told to the PMI server once it runs; and the node's topology
+     * ({@link NodeTopology#variables}). Without a PMI server the launcher is used as it is (the
+     * program starts as a singleton).
      */
     PmiLaunch plainLaunch(long jobId, int rankId, int worldSize, Map<String, String> environment,
                           ProcessLauncher launcher) {
+        NodeTopology node = topology.get();
+        Map<String, String> hwloc = node == null ? Map.of() : node.variables(environment);
         PmiServer server = pmi();
         if (server == null) {
-            return new PmiLaunch(environment, launcher);
+            Map<String, String> withTopology = new LinkedHashMap<>(environment);
+            withTopology.putAll(hwloc);
+            return new PmiLaunch(hwloc.isEmpty() ? environment : withTopology, launcher);
         }
         Map<String, String> withPmi = new LinkedHashMap<>(environment);
+        withPmi.putAll(hwloc);
         String mapping = environment.get(PROCESS_MAPPING);
         withPmi.putAll(server.register(jobId, rankId, worldSize,
                 mapping == null ? Map.of() : Map.of(PROCESS_MAPPING, mapping)));

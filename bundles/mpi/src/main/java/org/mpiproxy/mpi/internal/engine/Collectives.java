@@ -8,9 +8,9 @@ import org.mpiproxy.protocol.MpiErrors;
 /**
  * The collectives of a {@link Communicator}, on packed little-endian elements, with algorithms
  * whose depth grows with log2 of the group: dissemination barrier, binomial-tree broadcast,
- * reduce, gather and scatter, recursive-doubling all-reduce and scan, ring all-gather, pairwise
- * all-to-all; the {@code v} variants of gather and scatter go straight between the root and each
- * rank, since only the root knows the counts.
+ * reduce, gather and scatter, recursive-doubling all-reduce and scan (the reductions in
+ * {@link Reductions}), ring all-gather, pairwise all-to-all; the {@code v} variants of gather and
+ * scatter go straight between the root and each rank, since only the root knows the counts.
  * <p>
  * Every message of a collective travels in the communicator's second context, its tag naming the
  * call, the operation and the root; a rank receives from a given peer in the order that peer
@@ -75,75 +75,17 @@ public final class Collectives {
 
     /**
      * Combines {@code count} elements of every rank's {@code send} with {@code op} into the
-     * root's {@code recv} (ignored elsewhere).
+     * root's {@code recv} (ignored elsewhere), in rank order ({@link Reductions}).
      */
-    public static void reduce(Communicator c, ByteBuffer send, ByteBuffer recv, int count, Kind kind, Reduction op,
+    public static void reduce(Communicator c, ByteBuffer send, ByteBuffer recv, int count, Kind kind, Combiner op,
                               int root) {
-        op.check(kind);
-        Step s = new Step(c, Call.REDUCE, op, root, kind);
-        int n = c.size();
-        int bytes = count * kind.size();
-        int v = s.relative(c.rank());
-        ByteBuffer acc = copy(send, bytes);
-        ByteBuffer tmp = heap(bytes);
-        for (int mask = 1; mask < n; mask <<= 1) {
-            if ((v & mask) == 0) {
-                if ((v | mask) < n) {
-                    s.receive(s.absolute(v | mask), tmp, 0, bytes);
-                    op.apply(kind, count, acc, 0, tmp, 0);
-                }
-            } else {
-                s.send(s.absolute(v & ~mask), acc, 0, bytes);
-                break;
-            }
-        }
-        if (v == 0) {
-            recv.put(0, acc, 0, bytes);
-        }
+        Reductions.reduce(new Step(c, Call.REDUCE, op, root, kind), send, recv, count, op);
     }
 
     /** Combines {@code count} elements of every rank's {@code send} into every rank's {@code recv}. */
     public static void allReduce(Communicator c, ByteBuffer send, ByteBuffer recv, int count, Kind kind,
-                                 Reduction op) {
-        op.check(kind);
-        Step s = new Step(c, Call.ALLREDUCE, op, 0, kind);
-        int n = c.size();
-        int r = c.rank();
-        int bytes = count * kind.size();
-        ByteBuffer acc = copy(send, bytes);
-        ByteBuffer tmp = heap(bytes);
-        int pof2 = Integer.highestOneBit(n);
-        int rem = n - pof2;
-        // the first 2*rem ranks pair up so that a power of two takes part in the doubling
-        int mine;
-        if (r < 2 * rem) {
-            if ((r & 1) == 0) {
-                s.send(r + 1, acc, 0, bytes);
-                mine = -1;
-            } else {
-                s.receive(r - 1, tmp, 0, bytes);
-                op.apply(kind, count, acc, 0, tmp, 0);
-                mine = r / 2;
-            }
-        } else {
-            mine = r - rem;
-        }
-        if (mine >= 0) {
-            for (int mask = 1; mask < pof2; mask <<= 1) {
-                int other = mine ^ mask;
-                int peer = other < rem ? other * 2 + 1 : other + rem;
-                s.exchange(peer, acc, 0, bytes, peer, tmp, 0, bytes);
-                op.apply(kind, count, acc, 0, tmp, 0);
-            }
-        }
-        if (r < 2 * rem) {
-            if ((r & 1) == 1) {
-                s.send(r - 1, acc, 0, bytes);
-            } else {
-                s.receive(r + 1, acc, 0, bytes);
-            }
-        }
-        recv.put(0, acc, 0, bytes);
+                                 Combiner op) {
+        Reductions.allReduce(new Step(c, Call.ALLREDUCE, op, 0, kind), send, recv, count, op);
     }
 
     /** Every rank's {@code block} bytes of {@code send} into the root's {@code recv}, in rank order. */
@@ -298,42 +240,13 @@ public final class Collectives {
     }
 
     /** Rank r's {@code recv} = the combination of ranks 0..r's {@code send}. */
-    public static void scan(Communicator c, ByteBuffer send, ByteBuffer recv, int count, Kind kind, Reduction op) {
-        prefix(new Step(c, Call.SCAN, op, 0, kind), send, recv, count, op, true);
+    public static void scan(Communicator c, ByteBuffer send, ByteBuffer recv, int count, Kind kind, Combiner op) {
+        Reductions.prefix(new Step(c, Call.SCAN, op, 0, kind), send, recv, count, op, true);
     }
 
     /** Rank r's {@code recv} = the combination of ranks 0..r-1's {@code send}; rank 0's stays as it is. */
-    public static void exScan(Communicator c, ByteBuffer send, ByteBuffer recv, int count, Kind kind, Reduction op) {
-        prefix(new Step(c, Call.EXSCAN, op, 0, kind), send, recv, count, op, false);
-    }
-
-    private static void prefix(Step s, ByteBuffer send, ByteBuffer recv, int count, Reduction op, boolean inclusive) {
-        op.check(s.kind);
-        int n = s.c.size();
-        int r = s.c.rank();
-        int bytes = count * s.kind.size();
-        ByteBuffer partial = copy(send, bytes);
-        ByteBuffer result = inclusive ? copy(send, bytes) : heap(bytes);
-        boolean have = inclusive;
-        ByteBuffer tmp = heap(bytes);
-        for (int mask = 1; mask < n; mask <<= 1) {
-            int peer = r ^ mask;
-            if (peer < n) {
-                s.exchange(peer, partial, 0, bytes, peer, tmp, 0, bytes);
-                op.apply(s.kind, count, partial, 0, tmp, 0);
-                if (peer < r) {
-                    if (have) {
-                        op.apply(s.kind, count, result, 0, tmp, 0);
-                    } else {
-                        result.put(0, tmp, 0, bytes);
-                        have = true;
-                    }
-                }
-            }
-        }
-        if (have) {
-            recv.put(0, result, 0, bytes);
-        }
+    public static void exScan(Communicator c, ByteBuffer send, ByteBuffer recv, int count, Kind kind, Combiner op) {
+        Reductions.prefix(new Step(c, Call.EXSCAN, op, 0, kind), send, recv, count, op, false);
     }
 
     /** @return {counts, displacements} of {@code n} blocks of {@code block} bytes each, in order */
@@ -360,7 +273,7 @@ public final class Collectives {
         return ByteBuffer.allocate(bytes).order(ByteOrder.LITTLE_ENDIAN);
     }
 
-    private static ByteBuffer copy(ByteBuffer src, int bytes) {
+    static ByteBuffer copy(ByteBuffer src, int bytes) {
         ByteBuffer b = heap(bytes);
         b.put(0, src, 0, bytes);
         return b;
@@ -370,13 +283,13 @@ public final class Collectives {
     static final class Step {
         final Communicator c;
         final Call call;
-        final Reduction op;
+        final Combiner op;
         final int root;
         final Kind kind;
         final int tag;
         final int context;
 
-        Step(Communicator c, Call call, Reduction op, int root, Kind kind) {
+        Step(Communicator c, Call call, Combiner op, int root, Kind kind) {
             if (root < 0 || root >= c.size()) {
                 throw new CommFailure(ERR_ROOT, call.text + ": root " + root + " does not exist (the communicator has "
                         + c.size() + " ranks)");
@@ -386,7 +299,7 @@ public final class Collectives {
             this.op = op;
             this.root = root;
             this.kind = kind;
-            this.tag = (call.ordinal() + 1) << 20 | (op == null ? 0 : op.ordinal() + 1) << 16 | root;
+            this.tag = (call.ordinal() + 1) << 20 | (op == null ? 0 : op.code()) << 16 | root;
             this.context = c.context + 1;
         }
 
@@ -475,7 +388,7 @@ public final class Collectives {
             return "rank " + c.rank() + ": " + describe(call, op, root) + " on " + c;
         }
 
-        private static String describe(Call call, Reduction op, int root) {
+        private static String describe(Call call, Combiner op, int root) {
             boolean rooted = call == Call.BCAST || call == Call.REDUCE || call == Call.GATHER || call == Call.GATHERV
                     || call == Call.SCATTER || call == Call.SCATTERV;
             return call.text + (op != null ? " with MPI." + op : "") + (rooted ? " (root " + root + ")" : "");

@@ -32,6 +32,8 @@ public final class Communicator {
     int nonBlockingCalls;
     /** World rank to group rank, or {@code null} for the world (identity). */
     private final int[] ranksOfWorld;
+    /** The communicator {@link #dup} made this one from, or {@code null}. */
+    private Communicator original;
 
     private Communicator(Engine engine, int context, int[] members, int rank) {
         this.engine = engine;
@@ -141,12 +143,12 @@ public final class Communicator {
     }
 
     /** @return a waiting message's facts (source as a world rank), or {@code null} */
-    public Engine.Arrived iprobe(int source, int tag) {
+    public Arrived iprobe(int source, int tag) {
         return engine.iprobe(context, source == Engine.ANY_SOURCE ? Engine.ANY_SOURCE : world(source), tag);
     }
 
     /** Waits for a matching message without receiving it. */
-    public Engine.Arrived probe(int source, int tag) {
+    public Arrived probe(int source, int tag) {
         return engine.probe(context, source == Engine.ANY_SOURCE ? Engine.ANY_SOURCE : world(source), tag);
     }
 
@@ -165,7 +167,14 @@ public final class Communicator {
         Collectives.allReduce(this, mine, agreed, 1, Kind.INT, Reduction.MAX);
         int c = agreed.getInt(0);
         engine.nextContext = c + 2;
-        return new Communicator(engine, c, members, rank);
+        Communicator d = new Communicator(engine, c, members, rank);
+        d.original = this;
+        return d;
+    }
+
+    /** @return the communicator {@link #dup} made this one from, {@code null} when another call made it */
+    public Communicator original() {
+        return original;
     }
 
     /**

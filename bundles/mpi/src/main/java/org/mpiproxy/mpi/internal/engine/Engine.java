@@ -194,7 +194,7 @@ public final class Engine implements AutoCloseable {
                 return a;
             }
             int awaited = source == ANY_SOURCE ? Fabric.EVERY_PEER : source;
-            idle(start, awaited, () -> "no message from " + who(source) + tagText(tag) + " arrived");
+            idle(start, awaited, () -> Pending.noMessage(source, tag));
         }
     }
 
@@ -236,7 +236,7 @@ public final class Engine implements AutoCloseable {
                 idler.reset();
                 return;
             }
-            idle(start, awaited(op), () -> describe(op));
+            idle(start, Pending.awaited(op), () -> Pending.describe(op));
         }
     }
 
@@ -254,7 +254,7 @@ public final class Engine implements AutoCloseable {
             }
             if (!progress()) {
                 final int at = from;
-                idle(start, awaited(ops[at]), () -> describe(ops[at]));
+                idle(start, Pending.awaited(ops[at]), () -> Pending.describe(ops[at]));
             }
         }
     }
@@ -287,9 +287,10 @@ public final class Engine implements AutoCloseable {
     }
 
     /**
-     * Cancels a receive that has not matched yet.
+     * Cancels a receive that has not matched yet, or a send none of whose bytes has left this
+     * process (one still queued for its link).
      *
-     * @return whether it was cancelled (a matched one completes as usual)
+     * @return whether it was cancelled (a matched receive, a send on its way complete as usual)
      */
     public boolean cancel(Operation op) {
         if (op instanceof Operation.Recv r && !r.done && posted.remove(r)) {
@@ -297,7 +298,38 @@ public final class Engine implements AutoCloseable {
             r.done = true;
             return true;
         }
+        if (op instanceof Operation.Send s && !s.done && s.message.position() == 0 && outbox[s.dest].remove(s)) {
+            if (outbox[s.dest].isEmpty()) {
+                for (int i = 0; i < sendingCount; i++) {
+                    if (sending[i] == s.dest) {
+                        sending[i] = sending[--sendingCount];
+                        break;
+                    }
+                }
+            }
+            messagesOut--;
+            s.cancelled = true;
+            s.done = true;
+            return true;
+        }
         return false;
+    }
+
+    /**
+     * Takes a waiting message out of the matching ({@code MPI_MPROBE}): no receive or probe
+     * finds it any more; {@link #receive} receives it.
+     *
+     * @param a from {@link #iprobe} or {@link #probe}, in this same call
+     */
+    public void claim(Arrived a) {
+        unexpected.remove(a);
+    }
+
+    /** @return the receive of a claimed message, completed at once ({@code MPI_MRECV}) */
+    public Operation.Recv receive(Arrived a, Kind kind, int capacity, Operation.Unpacker target) {
+        Operation.Recv r = new Operation.Recv(a.context, a.source, a.tag, kind, capacity, target);
+        complete(r, a.data, 0, a.data.limit(), a.source, a.tag, a.kind);
+        return r;
     }
 
     /**
@@ -348,33 +380,6 @@ public final class Engine implements AutoCloseable {
         }
         fabric.idle(waited, awaited);
         idler.idle(0);
-    }
-
-    /** @return the rank {@code op} waits for: a receive's source ({@link #ANY_SOURCE}: any), a send's destination */
-    private static int awaited(Operation op) {
-        if (op instanceof Operation.Recv r) {
-            return r.wantSource == ANY_SOURCE ? Fabric.EVERY_PEER : r.wantSource;
-        }
-        return op instanceof Operation.Send s ? s.dest : Fabric.EVERY_PEER;
-    }
-
-    private String describe(Operation op) {
-        if (op instanceof Schedule s) {
-            return s.describe();
-        }
-        if (op instanceof Operation.Recv r) {
-            return "no message from " + who(r.wantSource) + tagText(r.wantTag) + " arrived";
-        }
-        Operation.Send s = (Operation.Send) op;
-        return "rank " + s.dest + " did not take a message of " + s.bytes + " bytes";
-    }
-
-    private static String who(int source) {
-        return source == ANY_SOURCE ? "any rank" : "rank " + source;
-    }
-
-    private static String tagText(int tag) {
-        return tag == ANY_TAG ? "" : " with tag " + tag;
     }
 
     private void arrive(ByteBuffer m, int length) {
@@ -456,43 +461,6 @@ public final class Engine implements AutoCloseable {
         } finally {
             closed = true;
             fabric.close();
-        }
-    }
-
-    /** A message that arrived before its receive: its facts and a copy of its elements. */
-    public static final class Arrived {
-        final int context;
-        final int source;
-        final int tag;
-        final Kind kind;
-        final ByteBuffer data;
-
-        Arrived(int context, int source, int tag, Kind kind, ByteBuffer data) {
-            this.context = context;
-            this.source = source;
-            this.tag = tag;
-            this.kind = kind;
-            this.data = data;
-        }
-
-        /** @return the sender's world rank */
-        public int source() {
-            return source;
-        }
-
-        /** @return the tag */
-        public int tag() {
-            return tag;
-        }
-
-        /** @return the kind of the elements */
-        public Kind kind() {
-            return kind;
-        }
-
-        /** @return bytes of elements */
-        public int bytes() {
-            return data.limit();
         }
     }
 }

@@ -6,8 +6,8 @@ import java.nio.ByteBuffer;
  * The non-blocking collectives as {@link Schedule}s, on packed little-endian elements, with the
  * algorithms of {@link Collectives} cut into rounds: dissemination barrier, binomial-tree
  * broadcast, reduce, gather and scatter, recursive-doubling all-reduce and scan, ring all-gather;
- * the {@code v} variants of gather and scatter and the all-to-alls post every message in one
- * round. Each method checks its arguments, builds the schedule and returns it unstarted: the
+ * the {@code v} variants of gather and scatter, the all-to-alls and the neighbourhood
+ * exchange post every message in one round. Each method checks its arguments, builds the schedule and returns it unstarted: the
  * caller starts it with what to do when it completes ({@link Schedule#start}). Buffers given for
  * results are written only by the schedule, until it is done.
  */
@@ -53,38 +53,48 @@ public final class NonBlockingCollectives {
 
     /** {@code count} elements of every rank's {@code send} combined into the root's {@code recv}. */
     public static Schedule reduce(Communicator c, ByteBuffer send, ByteBuffer recv, int count, Kind kind,
-                                  Reduction op, int root) {
+                                  Combiner op, int root) {
         Schedule s = new Schedule(c, "iReduce", op, root, true, kind);
         reduceRounds(s, c, send, recv, count, kind, op, root);
         return s;
     }
 
+    /**
+     * Up the root's binomial tree for a commutative operation; for another up rank 0's, whose
+     * subtrees are runs of consecutive ranks (so the lower ranks stay on the left), rank 0 then
+     * sending the result to the root.
+     */
     private static void reduceRounds(Schedule s, Communicator c, ByteBuffer send, ByteBuffer recv, int count,
-                                     Kind kind, Reduction op, int root) {
+                                     Kind kind, Combiner op, int root) {
         int n = c.size();
         int bytes = count * kind.size();
-        int v = relative(c, root, c.rank());
+        int top = op.commutative() ? root : 0;
+        int v = relative(c, top, c.rank());
         ByteBuffer acc = copy(send, bytes);
         ByteBuffer tmp = Collectives.heap(bytes);
         for (int mask = 1; mask < n; mask <<= 1) {
             if ((v & mask) == 0) {
                 if ((v | mask) < n) {
-                    s.round().recv(absolute(c, root, v | mask), tmp, 0, bytes)
+                    s.round().recv(absolute(c, top, v | mask), tmp, 0, bytes)
                             .then(() -> op.apply(kind, count, acc, 0, tmp, 0));
                 }
             } else {
-                s.round().send(absolute(c, root, v & ~mask), acc, 0, bytes);
+                s.round().send(absolute(c, top, v & ~mask), acc, 0, bytes);
                 break;
             }
         }
-        if (v == 0) {
+        if (top != root && v == 0) {
+            s.round().send(root, acc, 0, bytes);
+        } else if (top != root && c.rank() == root) {
+            s.round().recv(top, recv, 0, bytes);
+        } else if (v == 0) {
             s.round().then(() -> recv.put(0, acc, 0, bytes));
         }
     }
 
     /** {@code count} elements of every rank's {@code send} combined into every rank's {@code recv}. */
     public static Schedule allReduce(Communicator c, ByteBuffer send, ByteBuffer recv, int count, Kind kind,
-                                     Reduction op) {
+                                     Combiner op) {
         Schedule s = new Schedule(c, "iAllReduce", op, 0, false, kind);
         int n = c.size();
         int r = c.rank();
@@ -92,6 +102,7 @@ public final class NonBlockingCollectives {
         ByteBuffer acc = copy(send, bytes);
         ByteBuffer tmp = Collectives.heap(bytes);
         Runnable combine = () -> op.apply(kind, count, acc, 0, tmp, 0);
+        Runnable combineBefore = () -> op.applyBefore(kind, count, acc, 0, tmp, 0);
         int pof2 = Integer.highestOneBit(n);
         int rem = n - pof2;
         // the first 2*rem ranks pair up so that a power of two takes part in the doubling
@@ -101,7 +112,7 @@ public final class NonBlockingCollectives {
                 s.round().send(r + 1, acc, 0, bytes);
                 mine = -1;
             } else {
-                s.round().recv(r - 1, tmp, 0, bytes).then(combine);
+                s.round().recv(r - 1, tmp, 0, bytes).then(combineBefore);
                 mine = r / 2;
             }
         }
@@ -109,7 +120,8 @@ public final class NonBlockingCollectives {
             for (int mask = 1; mask < pof2; mask <<= 1) {
                 int other = mine ^ mask;
                 int peer = other < rem ? other * 2 + 1 : other + rem;
-                s.round().send(peer, acc, 0, bytes).recv(peer, tmp, 0, bytes).then(combine);
+                s.round().send(peer, acc, 0, bytes).recv(peer, tmp, 0, bytes)
+                        .then(other < mine ? combineBefore : combine);
             }
         }
         if (r < 2 * rem) {
@@ -265,12 +277,39 @@ public final class NonBlockingCollectives {
     }
 
     /**
+     * A neighbourhood exchange: {@code sendCounts[i]} bytes of {@code send} at
+     * {@code sendDispls[i]} to group rank {@code to[i]}, and {@code recvCounts[j]} bytes from
+     * group rank {@code from[j]} into {@code recv} at {@code recvDispls[j]}, every message in one
+     * round. Sends are posted in the order of {@code to}, receives in the order of {@code from}:
+     * between two ranks the k-th message one sends the other is the k-th the other receives
+     * from it. A {@link Communicator#PROC_NULL} neighbour is skipped, its part of {@code recv}
+     * left as it is.
+     */
+    public static Schedule neighbours(Communicator c, String call, int[] to, ByteBuffer send, int[] sendCounts,
+                                      int[] sendDispls, int[] from, ByteBuffer recv, int[] recvCounts,
+                                      int[] recvDispls, Kind kind) {
+        Schedule s = new Schedule(c, call, null, 0, false, kind);
+        Schedule.Round all = s.round();
+        for (int i = 0; i < to.length; i++) {
+            if (to[i] != Communicator.PROC_NULL) {
+                all.send(to[i], send, sendDispls[i], sendCounts[i]);
+            }
+        }
+        for (int j = 0; j < from.length; j++) {
+            if (from[j] != Communicator.PROC_NULL) {
+                all.recv(from[j], recv, recvDispls[j], recvCounts[j]);
+            }
+        }
+        return s;
+    }
+
+    /**
      * Every rank's {@code send} ({@code count} elements) combined; rank i's {@code recv} gets
      * {@code counts[i]} bytes from {@code displs[i]} of the result (a reduce to rank 0, then its
      * scatter).
      */
     public static Schedule reduceScatter(Communicator c, String call, ByteBuffer send, int count, int[] counts,
-                                         int[] displs, ByteBuffer recv, Kind kind, Reduction op) {
+                                         int[] displs, ByteBuffer recv, Kind kind, Combiner op) {
         Schedule s = new Schedule(c, call, op, 0, false, kind);
         ByteBuffer sum = Collectives.heap(count * kind.size());
         reduceRounds(s, c, send, sum, count, kind, op, 0);
@@ -282,7 +321,7 @@ public final class NonBlockingCollectives {
      * Rank r's {@code recv} = the combination of ranks 0..r's {@code send} (inclusive) or 0..r-1's
      * (exclusive: rank 0's {@code recv} is left as it is).
      */
-    public static Schedule scan(Communicator c, ByteBuffer send, ByteBuffer recv, int count, Kind kind, Reduction op,
+    public static Schedule scan(Communicator c, ByteBuffer send, ByteBuffer recv, int count, Kind kind, Combiner op,
                                 boolean inclusive) {
         Schedule s = new Schedule(c, inclusive ? "iScan" : "iExScan", op, 0, false, kind);
         int n = c.size();
@@ -296,10 +335,12 @@ public final class NonBlockingCollectives {
             int peer = r ^ mask;
             if (peer < n) {
                 s.round().send(peer, partial, 0, bytes).recv(peer, tmp, 0, bytes).then(() -> {
-                    op.apply(kind, count, partial, 0, tmp, 0);
-                    if (peer < r) {
+                    if (peer > r) {
+                        op.apply(kind, count, partial, 0, tmp, 0);
+                    } else {
+                        op.applyBefore(kind, count, partial, 0, tmp, 0);
                         if (have[0]) {
-                            op.apply(kind, count, result, 0, tmp, 0);
+                            op.applyBefore(kind, count, result, 0, tmp, 0);
                         } else {
                             result.put(0, tmp, 0, bytes);
                             have[0] = true;

@@ -10,11 +10,23 @@ import java.nio.ByteBuffer;
  * and {@code BOOLEAN}, bitwise on the integers, {@code MINLOC}/{@code MAXLOC} on the pairs.
  * {@code CHAR} is Java's unsigned 16-bit {@code char}.
  */
-public enum Reduction {
+public enum Reduction implements Combiner {
     MAX, MIN, SUM, PROD, LAND, BAND, LOR, BOR, LXOR, BXOR, MINLOC, MAXLOC;
 
     /** MPI's error class for an operation that does not apply ({@code MPI_ERR_OP}). */
     public static final int ERR_OP = 10;
+
+    /** @return {@code true}: every predefined operation is */
+    @Override
+    public boolean commutative() {
+        return true;
+    }
+
+    /** @return the ordinal plus one */
+    @Override
+    public int code() {
+        return ordinal() + 1;
+    }
 
     /** @return whether this operation applies to elements of {@code kind} */
     public boolean appliesTo(Kind kind) {
@@ -41,6 +53,7 @@ public enum Reduction {
     /**
      * @throws CommFailure ({@link #ERR_OP}) when this operation does not apply to {@code kind}
      */
+    @Override
     public void check(Kind kind) {
         if (!appliesTo(kind)) {
             throw new CommFailure(ERR_OP, "MPI." + this + " does not apply to MPI." + kind);
@@ -54,6 +67,7 @@ public enum Reduction {
      * @param inout the left operands and the results, from index {@code a}
      * @param in    the right operands, from index {@code b}
      */
+    @Override
     public void apply(Kind kind, int count, ByteBuffer inout, int a, ByteBuffer in, int b) {
         switch (kind) {
             case BYTE -> {

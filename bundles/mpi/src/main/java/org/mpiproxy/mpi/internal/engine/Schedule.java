@@ -40,7 +40,7 @@ public final class Schedule extends Operation {
      * @param root the root of a rooted call, else 0
      * @throws CommFailure ({@code MPI_ERR_ROOT}) when the root is no rank of the communicator
      */
-    Schedule(Communicator c, String call, Reduction op, int root, boolean rooted, Kind kind) {
+    Schedule(Communicator c, String call, Combiner op, int root, boolean rooted, Kind kind) {
         super(kind);
         if (root < 0 || root >= c.size()) {
             throw new CommFailure(Collectives.ERR_ROOT, call + ": root " + root + " does not exist (the communicator has "

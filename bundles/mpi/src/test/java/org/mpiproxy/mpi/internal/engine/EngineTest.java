@@ -122,7 +122,7 @@ class EngineTest {
                 }
                 c.engine().await(c.isend(m, Kind.INT, 0, 1));
             } else {
-                Engine.Arrived a = c.probe(1, 1);
+                Arrived a = c.probe(1, 1);
                 assertEquals(4 * n, a.bytes());
                 int[] got = new int[n];
                 c.engine().await(recvInts(c, 1, 1, got));
