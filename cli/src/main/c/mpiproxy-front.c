@@ -19,6 +19,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/socket.h>
+#include <sys/stat.h>
 #include <sys/un.h>
 #include <unistd.h>
 
@@ -171,6 +172,12 @@ int main(int argc, char **argv)
     }
     if (nargs == 0 || strcmp(args[0], "run") != 0) {
         run_cold(NULL); /* only run is handed over */
+    }
+    /* rank 0 reads the launcher's standard input, which the warm path does not carry: data piped
+       or redirected in (not a terminal, not /dev/null) goes to the standalone launcher */
+    struct stat in;
+    if (fstat(0, &in) == 0 && (S_ISFIFO(in.st_mode) || S_ISREG(in.st_mode) || S_ISSOCK(in.st_mode))) {
+        run_cold("standard input is a pipe or a file, for rank 0");
     }
 
     const char *path = getenv("MPIPROXY_SOCKET");

@@ -65,9 +65,14 @@ class FrontTest {
     }
 
     private Process start(String... args) throws IOException {
+        return start(ProcessBuilder.Redirect.from(new java.io.File("/dev/null")), args);
+    }
+
+    /** @param in the front's standard input: rank 0's, which only the standalone launcher passes on */
+    private Process start(ProcessBuilder.Redirect in, String... args) throws IOException {
         List<String> command = new ArrayList<>(List.of(front.toString(), "/bin/echo", "cold", "--"));
         command.addAll(List.of(args));
-        ProcessBuilder b = new ProcessBuilder(command).directory(dir.toFile());
+        ProcessBuilder b = new ProcessBuilder(command).directory(dir.toFile()).redirectInput(in);
         b.environment().put("MPIPROXY_SOCKET", socket.toString());
         b.environment().put("FRONT_TEST", "yes");
         b.environment().remove("MPIPROXY_COLD");
@@ -242,5 +247,22 @@ class FrontTest {
         assertEquals("cold status --hosts h\n", all(status.getInputStream()));
         assertTrue(status.waitFor(CEILING_SECONDS, TimeUnit.SECONDS));
         assertEquals(0, status.exitValue());
+    }
+
+    @Test
+    void shouldRunColdWhenDataIsPipedInForRank0() throws Exception {
+        // a proxy that would take the job: the front must not even connect
+        try (ServerSocketChannel server = ServerSocketChannel.open(StandardProtocolFamily.UNIX)) {
+            server.bind(UnixDomainSocketAddress.of(socket));
+            Process run = start(ProcessBuilder.Redirect.PIPE, "run", "x");
+            try {
+                run.getOutputStream().close();
+                assertTrue(run.waitFor(CEILING_SECONDS, TimeUnit.SECONDS), "the front waits for a proxy instead");
+                assertEquals("cold run x\n", all(run.getInputStream()));
+                assertEquals(0, run.exitValue());
+            } finally {
+                run.destroyForcibly();
+            }
+        }
     }
 }
