@@ -119,6 +119,7 @@ public final class Harness {
         phase("packet loss", Duration.ofMinutes(5), this::loss);
         phase("idle CPU", Duration.ofMinutes(3), this::idle);
         phase("growth", Duration.ofMinutes(10), this::growth);
+        phase("resources per rank", Duration.ofMinutes(5), this::resources);
         // JMH last: its runner in this JVM left the JFR sampling of later phases empty
         phase("rings (JMH)", Duration.ofMinutes(20), this::rings);
         phase("dispatch allocation (JMH -prof gc)", Duration.ofMinutes(5), this::dispatch);
@@ -838,16 +839,33 @@ public final class Harness {
         return null;
     }
 
+    // ------------------------------------------------------------------ resources
+
+    private Void resources() throws Exception {
+        try (ProxyFixture p = proxy()) {
+            List<ResourceBenchmark.Row> rows = ResourceBenchmark.ranks(p, "idle", 1, 64, 400);
+            rows.forEach(r -> System.out.println("   " + r));
+            ResourceBenchmark.Flood flood = ResourceBenchmark.flood(p, "flood", 10);
+            System.out.println("   " + flood);
+            report.resources(rows, flood);
+        }
+        return null;
+    }
+
     // ------------------------------------------------------------------ programs
 
     /** Echoes measured after a long wait, and how long rank and proxy wait before each. */
     static final int LATE_ANSWERS = 5;
     static final long LATE_AFTER_MILLIS = 2000;
 
-    /** {@code true}: a copy of /bin/true; {@code idle}: sleeps; {@code blocked}: a Java rank blocked in recv. */
+    /**
+     * {@code true}: a copy of /bin/true; {@code idle}: sleeps; {@code flood}: writes output without
+     * pause; {@code blocked}: a Java rank blocked in recv.
+     */
     static void writePrograms(Path programs) throws IOException {
         Files.copy(Path.of("/bin/true"), programs.resolve("true"), StandardCopyOption.REPLACE_EXISTING);
         executable(programs.resolve("idle"), "#!/bin/sh\nexec sleep 3600\n");
+        executable(programs.resolve("flood"), "#!/bin/sh\nexec yes\n");
         String java = ProcessHandle.current().info().command().orElse("java");
         executable(programs.resolve("blocked"), "#!/bin/sh\nexec '" + java + "' -Xshare:auto -XX:TieredStopAtLevel=1 -cp '"
                 + System.getProperty("java.class.path") + "' " + BlockedRank.class.getName() + " \"$@\"\n");

@@ -751,6 +751,22 @@ final class Report {
                 sorted[sorted.length / 2], sorted[0], sorted[sorted.length - 1]));
     }
 
+    void resources(List<ResourceBenchmark.Row> rows, ResourceBenchmark.Flood flood) {
+        body.append("\n## Resources per rank\n\n");
+        body.append("The proxy's threads (`/proc/self/task`) and open descriptors (`/proc/self/fd`) while one job of N "
+                + "ranks of `idle` runs, against the counts just before it; then one rank of `yes` writing output "
+                + f("without pause for %d s: the JVM's CPU (proxy plus harness) and the output poller thread's, as a ", flood.seconds())
+                + "share of one CPU, and what the rank wrote (`wchar`).\n\n");
+        body.append("| ranks | threads | descriptors | threads per rank | descriptors per rank |\n| --- | --- | --- | --- | --- |\n");
+        for (ResourceBenchmark.Row r : rows) {
+            body.append(f("| %d | %d (%d before) | %d (%d before) | %.2f | %.2f |%n", r.ranks(), r.threads(), r.baseThreads(),
+                    r.fds(), r.baseFds(), r.threadsPerRank(), r.fdsPerRank()));
+        }
+        body.append(f("%n| one rank flooding | JVM CPU | poller thread CPU | rank wrote |%n| --- | --- | --- | --- |%n"
+                + "| `yes`, %d s | %.1f%% | %s | %.1f MiB/s |%n", flood.seconds(), 100 * flood.proxyCpu(),
+                flood.pollerCpu() < 0 ? "-" : f("%.1f%%", 100 * flood.pollerCpu()), flood.rankMiBps()));
+    }
+
     /**
      * @param hydraRanks {@code mpiexec -n N /bin/true} milliseconds at each N of {@code ranks};
      *                   {@code null} when mpiexec is not installed

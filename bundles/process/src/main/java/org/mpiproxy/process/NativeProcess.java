@@ -15,8 +15,10 @@ import com.sun.jna.Native;
 import com.sun.jna.ptr.IntByReference;
 
 /**
- * A process {@link NativeSpawn} spawned: its exit is reaped by {@code waitpid} on a thread of
- * {@link #REAPERS} and reported as Java does (the code, or 128 + the signal). Thread-safe.
+ * A process {@link NativeSpawn} spawned: its exit is learnt by the {@link ExitWatch} that watches
+ * every rank's pidfd on one thread, or, where there is none or no pidfd can be had, by a blocking
+ * {@code waitpid} on a thread of {@link #REAPERS}; either way it is reported as Java does (the
+ * code, or 128 + the signal). Only this process waits for its pid. Thread-safe.
  */
 final class NativeProcess extends Process {
 
@@ -32,12 +34,17 @@ final class NativeProcess extends Process {
     private final InputStream err;
     private final CompletableFuture<Integer> exit = new CompletableFuture<>();
 
-    NativeProcess(NativeSpawn.LibC libc, int pid, InputStream out, InputStream err) {
+    /**
+     * @param exits watches the exit, {@code null} for a thread of {@link #REAPERS}
+     */
+    NativeProcess(NativeSpawn.LibC libc, int pid, InputStream out, InputStream err, ExitWatch exits) {
         this.libc = libc;
         this.pid = pid;
         this.out = out;
         this.err = err;
-        REAPERS.execute(this::reap);
+        if (exits == null || !exits.watch(pid, exit)) {
+            REAPERS.execute(this::reap);
+        }
     }
 
     private void reap() {

@@ -1,7 +1,5 @@
 package org.mpiproxy.process;
 
-import java.io.File;
-import java.io.FileInputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.util.List;
@@ -26,8 +24,10 @@ import org.mpiproxy.api.RankIdentity;
  * input is {@code /dev/null}, standard output and error are pipes, and every other descriptor of
  * the JVM is closed in the child ({@code posix_spawn_file_actions_addclosefrom_np}, glibc 2.34).
  * A rank pinned to a core inherits the spawning thread's CPU affinity, set around the call. The
- * exit is learnt by {@code waitpid} on a reaper thread and reported as Java does: the exit code,
- * or 128 + the signal number.
+ * exit is learnt through the rank's pidfd by the one {@link ExitWatch} thread (or by {@code waitpid}
+ * on a reaper thread of its own, without pidfds) and reported as Java does: the exit code, or 128 +
+ * the signal number. The output pipes stay descriptors ({@link PipeInputStream}) for the
+ * {@link OutputPoller}.
  * <p>
  * {@link #available()} says whether it works here (Linux with glibc 2.34 or later, JNA loaded) and
  * is not turned off ({@value #ENABLE_PROPERTY}{@code =false}); otherwise {@link RankProcessStarter}
@@ -87,6 +87,8 @@ final class NativeSpawn {
 
         int close(int fd);
 
+        long read(int fd, Pointer buffer, long count);
+
         int waitpid(int pid, IntByReference status, int options);
 
         int kill(int pid, int signal);
@@ -104,26 +106,34 @@ final class NativeSpawn {
     private final Function closeFrom;
     private final Function addChdir;
     private final String why;
+    /** Learns the exits, {@code null} for a waiting thread per process ({@link NativeProcess}). */
+    private final ExitWatch exits;
 
-    private NativeSpawn(LibC libc, Function closeFrom, Function addChdir, String why) {
+    private NativeSpawn(LibC libc, Function closeFrom, Function addChdir, String why, ExitWatch exits) {
         this.libc = libc;
         this.closeFrom = closeFrom;
         this.addChdir = addChdir;
         this.why = why;
+        this.exits = exits;
+    }
+
+    /** @return this spawner with its processes' exits learnt by {@code exits} ({@code null}: a thread each) */
+    NativeSpawn withExits(ExitWatch exits) {
+        return new NativeSpawn(libc, closeFrom, addChdir, why, exits);
     }
 
     private static NativeSpawn load() {
         if (!System.getProperty("os.name", "").toLowerCase(java.util.Locale.ROOT).contains("linux")) {
-            return new NativeSpawn(null, null, null, "not Linux");
+            return new NativeSpawn(null, null, null, "not Linux", null);
         }
         try {
             LibC libc = Native.load("c", LibC.class);
             Function closeFrom = NativeLibrary.getInstance("c").getFunction("posix_spawn_file_actions_addclosefrom_np");
             Function addChdir = NativeLibrary.getInstance("c").getFunction("posix_spawn_file_actions_addchdir_np");
-            return new NativeSpawn(libc, closeFrom, addChdir, null);
+            return new NativeSpawn(libc, closeFrom, addChdir, null, ExitWatch.shared());
         } catch (LinkageError | RuntimeException e) {
             // no JNA bundle, no native library for this platform, or a glibc older than 2.34
-            return new NativeSpawn(null, null, null, "glibc's posix_spawn through JNA is not available: " + e);
+            return new NativeSpawn(null, null, null, "glibc's posix_spawn through JNA is not available: " + e, null);
         }
     }
 
@@ -220,7 +230,8 @@ final class NativeSpawn {
             spawned = true;
             libc.close(out[1]);
             libc.close(err[1]);
-            return new NativeProcess(libc, pid, reopen(out[0]), reopen(err[0]));
+            return new NativeProcess(libc, pid, new PipeInputStream(libc, out[0]),
+                    new PipeInputStream(libc, err[0]), exits);
         } finally {
             if (!spawned) {
                 closeAll(out);
@@ -254,7 +265,7 @@ final class NativeSpawn {
                 check(libc.posix_spawn_file_actions_adddup2(actions, rankErr, 2), "posix_spawn_file_actions_adddup2");
             }, chdir(dir));
             spawned = true;
-            return new NativeProcess(libc, pid, out, err);
+            return new NativeProcess(libc, pid, out, err, exits);
         } finally {
             if (outEnd >= 0) {
                 RankFifos.close(outEnd);
@@ -409,15 +420,6 @@ final class NativeSpawn {
 
     private void closeAll(int[] fds) {
         for (int fd : fds) {
-            libc.close(fd);
-        }
-    }
-
-    /** A descriptor of this process as a stream of its own (a new descriptor of the same pipe); the old one is closed. */
-    private InputStream reopen(int fd) throws IOException {
-        try {
-            return new FileInputStream(new File("/proc/self/fd/" + fd));
-        } finally {
             libc.close(fd);
         }
     }

@@ -275,9 +275,10 @@ public final class RankFifos {
     /**
      * The reading end of a FIFO. {@link #read} waits in {@code poll} in slices of
      * {@value #POLL_MILLIS} ms and returns -1 at the end of the stream, or at once after
-     * {@link #detach()}. One reading thread; {@link #detach()} from any thread.
+     * {@link #detach()}; the {@link OutputPoller} reads its descriptor instead, and is told of a
+     * detach. One reading thread; {@link #detach()} from any thread.
      */
-    public static final class FifoInputStream extends InputStream {
+    public static final class FifoInputStream extends InputStream implements OutputPoller.Source {
         private final int fd;
         private final Path path;
         /** The FIFO's identity (device and inode) when opened: its path may name another FIFO later. */
@@ -288,6 +289,7 @@ public final class RankFifos {
         private byte[] chunk = new byte[0];
         private volatile boolean detached;
         private volatile boolean endWhenEmpty;
+        private volatile Runnable changed;
         private boolean closed;
 
         FifoInputStream(int fd, Path path, Object fileKey, long user) {
@@ -321,6 +323,7 @@ public final class RankFifos {
         /** Makes the next (or the current) {@link #read} return -1 without reading more. */
         public void detach() {
             detached = true;
+            tell();
         }
 
         /**
@@ -330,6 +333,34 @@ public final class RankFifos {
          */
         public void endWhenEmpty() {
             endWhenEmpty = true;
+            tell();
+        }
+
+        @Override
+        public int fd() {
+            return fd;
+        }
+
+        @Override
+        public boolean detached() {
+            return detached;
+        }
+
+        @Override
+        public boolean endsWhenEmpty() {
+            return endWhenEmpty;
+        }
+
+        @Override
+        public void whenChanged(Runnable change) {
+            changed = change;
+        }
+
+        private void tell() {
+            Runnable change = changed;
+            if (change != null) {
+                change.run();
+            }
         }
 
         @Override

@@ -1,5 +1,6 @@
 package org.mpiproxy.process;
 
+import java.io.BufferedOutputStream;
 import java.io.IOException;
 import java.io.InputStream;
 import java.io.OutputStream;
@@ -14,12 +15,17 @@ import java.util.concurrent.TimeUnit;
 import org.mpiproxy.api.RankOutputListener;
 
 /**
- * Reads one output stream of a rank (a pipe) on a daemon thread of its own while the stream
- * is open, cuts it into whole lines, appends them to the rank's log file up to a size cap, and hands each line to a
- * {@link RankOutputListener}. A line is complete at {@code '\n'} (a preceding {@code '\r'} is
- * dropped), or when it reaches {@link #MAX_LINE_BYTES}, or at the end of the stream; in raw
- * mode whatever has arrived is passed on at once. Bytes are read until the stream ends, even
- * past the cap, so a rank never blocks on a full pipe.
+ * Reads one output stream of a rank (a pipe or a FIFO), cuts it into whole lines, appends them to
+ * the rank's log file up to a size cap, and hands each line to a {@link RankOutputListener}. A line
+ * is complete at {@code '\n'} (a preceding {@code '\r'} is dropped), or when it reaches
+ * {@link #MAX_LINE_BYTES}, or at the end of the stream; in raw mode whatever has arrived is passed
+ * on at once. Bytes are read until the stream ends, even past the cap, so a rank never blocks on a
+ * full pipe for long.
+ * <p>
+ * A stream with a descriptor (the pipes {@link NativeSpawn} makes, {@link RankFifos}) is read by the
+ * proxy's one {@link OutputPoller} thread, together with every other rank's, at a bounded rate per
+ * stream; any other stream, or every stream where {@code epoll} cannot be used, on a daemon thread
+ * of its own while it is open.
  */
 public final class RankOutput {
 
@@ -27,6 +33,8 @@ public final class RankOutput {
     public static final int MAX_LINE_BYTES = 64 * 1024;
 
     private static final String IDLE_NAME = "mpiproxy-output-idle";
+    /** The log file is written once per read, not once per line. */
+    private static final int LOG_BUFFER_BYTES = 16 * 1024;
 
     /**
      * The threads that read ranks' streams: one per stream while it is open, but a
@@ -56,6 +64,9 @@ public final class RankOutput {
     private int lineLength;
     private long written;
     private boolean capped;
+    private long total;
+    private OutputStream log;
+    private IOException unwritable;
 
     private RankOutput(InputStream in, Path file, long capBytes, boolean raw, long jobId, int rankId,
                        RankOutputListener.Stream stream, RankOutputListener listener) {
@@ -134,8 +145,9 @@ public final class RankOutput {
     }
 
     /**
-     * Starts reading a stream on a daemon thread, named after the stream while it reads it:
-     * an idle one left by an earlier stream, or a new one.
+     * Starts reading a stream: by the {@link OutputPoller} when it has a descriptor, else on a
+     * daemon thread named after the stream while it reads it (an idle one left by an earlier
+     * stream, or a new one).
      *
      * @param in       the rank's stream (a pipe); closed at its end
      * @param file     the log file, appended to (created when missing, owner-only: {@link RankLogFiles});
@@ -158,6 +170,19 @@ public final class RankOutput {
     private static CompletableFuture<Long> start(InputStream in, Path file, long capBytes, boolean raw, long jobId,
                                                  int rankId, RankOutputListener.Stream stream,
                                                  RankOutputListener listener, byte[] begun) {
+        return start(in, file, capBytes, raw, jobId, rankId, stream, listener, begun,
+                in instanceof OutputPoller.Source ? OutputPoller.shared() : null);
+    }
+
+    /**
+     * As {@link #resume}, read by {@code poller} when the stream has a descriptor, else on a thread of
+     * its own.
+     *
+     * @param poller reads the stream, {@code null} for a thread of its own
+     */
+    static CompletableFuture<Long> start(InputStream in, Path file, long capBytes, boolean raw, long jobId,
+                                         int rankId, RankOutputListener.Stream stream,
+                                         RankOutputListener listener, byte[] begun, OutputPoller poller) {
         RankOutput output = new RankOutput(in, file, capBytes, raw, jobId, rankId, stream, listener);
         if (begun != null && begun.length > 0) {
             output.append(begun, 0, begun.length);
@@ -166,6 +191,10 @@ public final class RankOutput {
             String key = key(jobId, rankId, stream);
             FIFO_OUTPUTS.put(key, output);
             output.done.whenComplete((n, e) -> FIFO_OUTPUTS.remove(key, output));
+        }
+        if (poller != null && in instanceof OutputPoller.Source) {
+            poller.read((OutputPoller.Source) in, output);
+            return output.done;
         }
         String name = "mpiproxy-output-" + RankCommand.jobIdHex(jobId) + "-" + rankId
                 + "-" + stream.name().toLowerCase(java.util.Locale.ROOT);
@@ -181,40 +210,74 @@ public final class RankOutput {
         return output.done;
     }
 
+    /** Reads the stream to its end on this thread. */
     private void run() {
-        long total = 0;
+        open();
         byte[] buffer = new byte[16 * 1024];
-        IOException unwritable = null;
-        OutputStream log;
+        try (InputStream input = in) {
+            int n;
+            while ((n = input.read(buffer)) > 0) {
+                accept(buffer, n);
+            }
+        } catch (IOException | RuntimeException e) {
+            fail(e);
+            return;
+        }
+        finish();
+    }
+
+    /**
+     * Opens the log file; when it cannot be opened owner-only, the stream is still read, and the
+     * result completes exceptionally with the reason at its end.
+     */
+    void open() {
         try {
-            log = RankLogFiles.append(file);
+            log = new BufferedOutputStream(RankLogFiles.append(file), LOG_BUFFER_BYTES);
         } catch (IOException e) {
             // the rank's output is still drained (a full pipe would stop the rank) and listened to
             unwritable = e;
             log = OutputStream.nullOutputStream();
         }
-        try (InputStream input = in;
-             OutputStream out = log) {
-            int n;
-            while ((n = input.read(buffer)) > 0) {
-                total += n;
-                int start = 0;
-                for (int i = 0; i < n; i++) {
-                    if (buffer[i] == '\n') {
-                        append(buffer, start, i - start);
-                        emit(out, false);
-                        start = i + 1;
-                    } else if (lineLength + (i - start) + 1 >= MAX_LINE_BYTES) {
-                        append(buffer, start, i + 1 - start);
-                        emit(out, true);
-                        start = i + 1;
-                    }
-                }
-                append(buffer, start, n - start);
-                if (raw && lineLength > 0) {
-                    emit(out, true);
-                }
+    }
+
+    /**
+     * Cuts bytes read into lines, passes the whole ones on and writes them to the log file.
+     *
+     * @return the lines (and pieces) passed on
+     * @throws IOException when the log file cannot be written
+     */
+    int accept(byte[] buffer, int n) throws IOException {
+        total += n;
+        int emitted = 0;
+        int start = 0;
+        for (int i = 0; i < n; i++) {
+            if (buffer[i] == '\n') {
+                append(buffer, start, i - start);
+                emit(log, false);
+                emitted++;
+                start = i + 1;
+            } else if (lineLength + (i - start) + 1 >= MAX_LINE_BYTES) {
+                append(buffer, start, i + 1 - start);
+                emit(log, true);
+                emitted++;
+                start = i + 1;
             }
+        }
+        append(buffer, start, n - start);
+        if (raw && lineLength > 0) {
+            emit(log, true);
+            emitted++;
+        }
+        log.flush();
+        return emitted;
+    }
+
+    /**
+     * At the stream's end (the stream is closed): passes the last, incomplete line on, reports the
+     * end and completes. After a detach, keeps the begun line and reports nothing: the rank runs on.
+     */
+    void finish() {
+        try (OutputStream out = log) {
             if (detached) {
                 // the rank runs on: the begun line and the stream's end belong to the next reader
                 out.flush();
@@ -225,20 +288,31 @@ public final class RankOutput {
                 emit(out, true);
             }
             out.flush();
-            if (in instanceof RankFifos.FifoInputStream) {
-                // nobody writes it any more
-                ((RankFifos.FifoInputStream) in).removePath();
-            }
-            ended();
-            if (unwritable != null) {
-                done.completeExceptionally(unwritable);
-            } else {
-                done.complete(total);
-            }
         } catch (IOException | RuntimeException e) {
-            ended();
-            done.completeExceptionally(e);
+            fail(e);
+            return;
         }
+        if (in instanceof RankFifos.FifoInputStream) {
+            // nobody writes it any more
+            ((RankFifos.FifoInputStream) in).removePath();
+        }
+        ended();
+        if (unwritable != null) {
+            done.completeExceptionally(unwritable);
+        } else {
+            done.complete(total);
+        }
+    }
+
+    /** The stream or the log failed (the stream is closed): reports the end and completes with the failure. */
+    void fail(Exception e) {
+        try {
+            log.close();
+        } catch (IOException | RuntimeException ignored) {
+            // failed already
+        }
+        ended();
+        done.completeExceptionally(e);
     }
 
     private void ended() {
