@@ -4,7 +4,7 @@
  * checks of the directories the proxy writes.
  */
 @Export
-@Version("0.11.0")
+@Version("0.12.0")
 package org.mpiproxy.api;
 
 import org.osgi.annotation.bundle.Export;
