@@ -147,6 +147,13 @@ final class JobSupervisor {
         }
     }
 
+    /** A rank's ring faulted ({@code reason} names the cause): the job is stopped, whatever its abort setting. */
+    void onRingFault(Job job, String reason) {
+        if (job.stopReason == null && !job.ended) {
+            stop(job, reason, false);
+        }
+    }
+
     /** The job's last rank is gone: its timers stop. */
     void onJobFinished(Job job) {
         RankLedger l = ledger;

@@ -36,6 +36,8 @@ abstract class LiveRank {
     int execResult = -1;
     String execReason;
     Future<?> terminateTimer;
+    /** Why the rank's channel failed (a ring fault), {@code null} while it works; the rank is stopped. */
+    String fault;
     /** Whether the rank is in its dispatcher's list of ranks with pending work. */
     boolean active;
 

@@ -34,6 +34,8 @@ enum ProxyCounter implements CounterKey {
     INVALID_COUNT("invalid.count"),
     INVALID_RANK("invalid.rank"),
     INVALID_OVERSIZE("invalid.oversize"),
+    /** Jobs failed because a ring of one of their ranks faulted (the channel base full, among others). */
+    JOBS_RING_FAULT("jobs.ring.fault"),
     ERRORS("errors");
 
     private final String key;

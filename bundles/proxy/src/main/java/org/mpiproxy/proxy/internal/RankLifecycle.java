@@ -173,7 +173,7 @@ final class RankLifecycle {
             return;
         }
         rank.process = process;
-        rank.phase = rank.terminateRequested ? Rank.Phase.TERMINATING : Rank.Phase.RUNNING;
+        rank.phase = rank.terminateRequested || rank.fault != null ? Rank.Phase.TERMINATING : Rank.Phase.RUNNING;
         rank.execResult = MpiErrors.SUCCESS;
         count.accept(Event.EXEC_STARTED);
         log.info("{} {} rank {}: {} started on core {} (pid {})", jobWord, Job.hex(rank.jobId()), rank.rankId,
@@ -297,6 +297,21 @@ final class RankLifecycle {
                 Job.hex(rank.jobId()), rank.rankId, rank.program, rank.process.pid(),
                 settings.get().stopGrace().toSeconds());
         rank.process.stop(settings.get().stopGrace());
+    }
+
+    /**
+     * A rank whose channel failed ({@link LiveRank#fault} says why): stopped now, as {@link #stopNow}
+     * after a TERMINATE with STOP; a rank still starting is stopped once its process exists. Its
+     * host's TERMINATE is answered with the exit status as usual.
+     */
+    void stopFaulted(LiveRank rank) {
+        if (rank.removed || rank.isDone()) {
+            return;
+        }
+        if (rank.phase == Rank.Phase.RUNNING) {
+            rank.phase = Rank.Phase.TERMINATING;
+        }
+        stopNow(rank);
     }
 
     private void onTerminateTimeout(LiveRank rank) {

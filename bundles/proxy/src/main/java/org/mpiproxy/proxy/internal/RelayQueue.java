@@ -3,7 +3,6 @@ package org.mpiproxy.proxy.internal;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.util.concurrent.ConcurrentLinkedQueue;
-import java.util.function.BiConsumer;
 import java.util.function.BooleanSupplier;
 import java.util.function.Consumer;
 
@@ -52,21 +51,28 @@ final class RelayQueue implements RankLifecycle.Relay {
         void handle(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies);
     }
 
+    /** What a protocol does with a datagram whose handling threw: count, log, answer the request. */
+    @FunctionalInterface
+    interface DatagramFailure {
+        void failed(InetSocketAddress source, DatagramTransport replies, Throwable failure);
+    }
+
     /**
      * Handles a datagram under the handler's lock, unless the handler is closed; a
-     * {@link RuntimeException} it throws is handed to {@code failed} (to count and log it) and the
-     * relay thread carries on with the next datagram.
+     * {@link RuntimeException} it throws, or the {@link InternalError} of a ring's shared memory
+     * that failed, is handed to {@code failed} (to count and log it, and answer the request) and
+     * the relay thread carries on with the next datagram.
      */
     void onDatagram(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies, DatagramStep step,
-                    BiConsumer<InetSocketAddress, RuntimeException> failed) {
+                    DatagramFailure failed) {
         synchronized (lock) {
             if (closed) {
                 return;
             }
             try {
                 step.handle(datagram, source, replies);
-            } catch (RuntimeException e) {
-                failed.accept(source, e);
+            } catch (RuntimeException | InternalError e) {
+                failed.failed(source, replies, e);
             }
         }
     }

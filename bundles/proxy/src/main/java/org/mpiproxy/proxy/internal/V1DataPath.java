@@ -41,14 +41,24 @@ final class V1DataPath {
     private final LongSupplier holdLimitBytes;
     private final LongSupplier clock;
     private final ArrayList<Rank> active = new ArrayList<>();
+    private final RankFailure failed;
+
+    /** Told when moving a rank's data in {@link #pump} threw; the rank then has no pending work. */
+    @FunctionalInterface
+    interface RankFailure {
+        void failed(Rank rank, DatagramTransport transport, RuntimeException failure);
+    }
 
     /**
      * @param jobs           the live jobs by their host's address ({@link V1RankRequests} keeps them)
      * @param holdLimitBytes the most SEND bytes held for one rank whose ring is full
      * @param clock          the clock a host's silence is measured in ({@link JobSupervisor#now})
+     * @param failed         told of a rank whose data could not be moved ({@link V1RequestFailures#rankFailed})
      */
     V1DataPath(Logger log, Map<InetSocketAddress, Job> jobs, V1Replies replies, ProxyCounters<ProxyCounter> counters,
-               RateLimitedLog<ProxyCounter> lines, LongSupplier holdLimitBytes, LongSupplier clock) {
+               RateLimitedLog<ProxyCounter> lines, LongSupplier holdLimitBytes, LongSupplier clock,
+               RankFailure failed) {
+        this.failed = failed;
         this.log = log;
         this.jobs = jobs;
         this.replies = replies;
@@ -153,12 +163,18 @@ final class V1DataPath {
         for (int i = 0; i < active.size();) {
             Rank rank = active.get(i);
             if (!rank.removed) {
-                int moved = flushHeld(rank);
-                if (moved > 0) {
-                    ringRank(rank, transport);
+                try {
+                    int moved = flushHeld(rank);
+                    if (moved > 0) {
+                        ringRank(rank, transport);
+                    }
+                    work += moved;
+                    work += serve(rank, transport);
+                } catch (RuntimeException e) {
+                    dropHeld(rank);
+                    failed.failed(rank, transport, e);
+                    work++;
                 }
-                work += moved;
-                work += serve(rank, transport);
             }
             if (rank.removed || !rank.hasPendingWork()) {
                 rank.active = false;
@@ -244,7 +260,8 @@ final class V1DataPath {
     /** Answers the rank's pending RECVs as far as its ring allows; returns datagrams sent. */
     int serve(Rank rank, DatagramTransport transport) {
         PendingRecvQueue recvs = rank.recvs;
-        MessageRing ring = rank.fromRank;
+        // a ring that faulted is not read again: its RECVs end as the rank's do
+        MessageRing ring = rank.fault == null ? rank.fromRank : null;
         int sent = 0;
         while (!recvs.isEmpty()) {
             int datatype = recvs.headDatatype();
@@ -333,6 +350,12 @@ final class V1DataPath {
             log.warn("dropped a {}-byte datagram from {}: {} (value {}; {} similar lines suppressed)", length,
                     Job.ownerText(source), reason.key(), value, lines.takeSuppressed(reason));
         }
+    }
+
+    /** @return the rank a datagram names, as {@link #rankOf}, without counting its host as heard */
+    Rank peekRank(InetSocketAddress source, int rankId) {
+        Job job = jobs.get(source);
+        return job != null ? job.rank(rankId) : null;
     }
 
     /** @return the rank a datagram names: the job of its source address, the rank id in its header */

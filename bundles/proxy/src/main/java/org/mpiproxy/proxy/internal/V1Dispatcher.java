@@ -18,7 +18,6 @@ import java.util.concurrent.Executor;
 import java.util.concurrent.ExecutorService;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 
 import org.mpiproxy.api.ChannelManager;
@@ -56,7 +55,7 @@ final class V1Dispatcher implements DatagramHandler {
     private final RelayQueue relay;
     /** This handler's steps, made once: the receive path allocates nothing. */
     private final RelayQueue.DatagramStep dispatch = this::dispatch;
-    private final BiConsumer<InetSocketAddress, RuntimeException> failed = this::failed;
+    private final RelayQueue.DatagramFailure failed;
 
     // guarded by lock
     private final ProxyCounters<ProxyCounter> counters = new ProxyCounters<>(ProxyCounter.class);
@@ -65,6 +64,7 @@ final class V1Dispatcher implements DatagramHandler {
     private final V1Replies replies = new V1Replies(counters);
     private final V1DataPath data;
     private final V1RankRequests ranks;
+    private final V1RequestFailures failures;
     /** Replies a previous revision of the proxy could not send any more: sent by the next {@link #doWork}. */
     private final DeferredReplies deferred = new DeferredReplies();
 
@@ -105,10 +105,21 @@ final class V1Dispatcher implements DatagramHandler {
         RankLifecycle lifecycle = new RankLifecycle("job", LOG, () -> this.settings, timer, channels,
                 RankLifecycle.counting(ProxyCounter.class, counters::increment, ProxyCounter.TERMINATE_FORCED), relay);
         Map<InetSocketAddress, Job> jobs = new HashMap<>();
+        this.failures = new V1RequestFailures(LOG, replies, counters, invalidLog, this::supervisor,
+                this::requestedRank);
+        this.failed = failures::failed;
         this.data = new V1DataPath(LOG, jobs, replies, counters, invalidLog,
-                () -> this.settings.holdLimitBytes(), nanoClock);
+                () -> this.settings.holdLimitBytes(), nanoClock, failures::rankFailed);
         this.ranks = new V1RankRequests(new V1RankRequests.Parts(LOG, channels, launchers, () -> this.settings,
                 launchExecutor, timer, relay, lifecycle, replies, data, jobs, counters, invalidLog, nanoClock));
+    }
+
+    private JobSupervisor supervisor() {
+        return ranks.supervisor();
+    }
+
+    private Rank requestedRank(InetSocketAddress source, int rankId) {
+        return data.peekRank(source, rankId);
     }
 
     private boolean hasActiveRanks() {
@@ -142,16 +153,9 @@ final class V1Dispatcher implements DatagramHandler {
         relay.onDatagram(datagram, source, replies, dispatch, failed);
     }
 
-    private void failed(InetSocketAddress source, RuntimeException e) {
-        counters.increment(ProxyCounter.ERRORS);
-        if (invalidLog.permit(ProxyCounter.ERRORS)) {
-            LOG.error("failed to handle a datagram from {} ({} similar failures suppressed)", source,
-                    invalidLog.takeSuppressed(ProxyCounter.ERRORS), e);
-        }
-    }
-
     private void dispatch(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
         counters.increment(ProxyCounter.DATAGRAMS_IN);
+        failures.handling(null);
         int offset = datagram.position();
         int length = datagram.remaining();
         if (length > MAX_DATAGRAM_LENGTH) {
@@ -164,6 +168,7 @@ final class V1Dispatcher implements DatagramHandler {
         }
         V1HeaderFlyweight header = request.wrap(datagram, offset);
         int operation = header.operation();
+        failures.handling(header);
         switch (operation) {
             case OP_SEND:
                 data.onSend(header, length, source, replies);

@@ -87,6 +87,8 @@ enum V2Counter implements CounterKey {
     JOBS_FINISHED("v2.jobs.finished"),
     REPLIES_FAILED("v2.replies.failed"),
     REPLIES_KEY_REMOVED("v2.replies.key.removed"),
+    /** Jobs failed because a ring of one of their ranks faulted (the channel base full, among others). */
+    JOBS_RING_FAULT("v2.jobs.ring.fault"),
     ERRORS("v2.errors");
 
     private static final V2Counter[] AUTH = {null, AUTH_TOO_SHORT, AUTH_BAD_MAGIC, AUTH_BAD_LENGTH, AUTH_UNKNOWN_KEY,

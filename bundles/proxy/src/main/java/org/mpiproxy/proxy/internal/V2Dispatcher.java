@@ -20,7 +20,6 @@ import java.util.SplittableRandom;
 import java.util.concurrent.Executor;
 import java.util.concurrent.ScheduledExecutorService;
 import java.util.concurrent.TimeUnit;
-import java.util.function.BiConsumer;
 import java.util.function.LongSupplier;
 
 import org.mpiproxy.api.ChannelManager;
@@ -81,7 +80,8 @@ final class V2Dispatcher {
     private final RelayQueue relay;
     /** This handler's steps, made once: the receive path allocates nothing. */
     private final RelayQueue.DatagramStep dispatch = this::dispatch;
-    private final BiConsumer<InetSocketAddress, RuntimeException> failed = this::failed;
+    private final RelayQueue.DatagramFailure failed;
+    private final V2RequestFailures failures;
     private final V2RankStreams streams;
     private final V2HostSends sends;
     private final V2RankRequests ranks;
@@ -150,6 +150,8 @@ final class V2Dispatcher {
         });
         RankLifecycle lifecycle = new RankLifecycle("v2 job", LOG, () -> this.settings, timer, channels,
                 RankLifecycle.counting(V2Counter.class, this::count, V2Counter.TERMINATE_FORCED), relay);
+        this.failures = new V2RequestFailures(LOG, jobs, answers, lifecycle, counters, log);
+        this.failed = failures::failed;
         this.services = new V2NodeServices(answers, output::onPmiLine, clock, () -> this.v2.stageMaxBytes(), LOG);
         this.credentials = new V2Credentials(LOG, jobs, answers, () -> this.v2, clock, counters, log);
         this.munge = new V2MungeRequests(answers, relay, () -> this.v2, clock, counters, log, LOG);
@@ -196,16 +198,9 @@ final class V2Dispatcher {
         relay.onDatagram(datagram, source, replies, dispatch, failed);
     }
 
-    private void failed(InetSocketAddress source, RuntimeException e) {
-        count(V2Counter.ERRORS);
-        if (log.permit(V2Counter.ERRORS)) {
-            LOG.error("failed to handle a v2 datagram from {} ({} similar failures suppressed)", source,
-                    log.takeSuppressed(V2Counter.ERRORS), e);
-        }
-    }
-
     private void dispatch(ByteBuffer datagram, InetSocketAddress source, DatagramTransport replies) {
         count(V2Counter.DATAGRAMS_IN);
+        failures.handling(null);
         int offset = datagram.position();
         int length = datagram.remaining();
         if (length > v2.datagramSize()) {
@@ -224,6 +219,7 @@ final class V2Dispatcher {
             return;
         }
         V2HeaderFlyweight header = request.wrap(datagram, offset);
+        failures.handling(header);
         if ((header.flags() & ~V2HeaderDescriptor.KNOWN_FLAGS) != 0 || (header.flags() & FLAG_REPLY) != 0) {
             invalid(V2Counter.INVALID_FLAGS, source, length);
             return;
@@ -366,9 +362,7 @@ final class V2Dispatcher {
                 try {
                     work += streams.pump(replies, rank);
                 } catch (RuntimeException e) {
-                    count(V2Counter.ERRORS);
-                    LOG.error("v2 job {} rank {}: reading the rank's data failed", Job.hex(rank.job.jobId),
-                            rank.rankId, e);
+                    failures.rankFailed(rank, e);
                     rank.pullEnd = rank.next;
                 }
                 if (!rank.wantsData() || rank.removed || (rank.isDone() && rank.truncateSent)) {

@@ -82,7 +82,8 @@ final class V2StatusReport {
             case TERMINATING:
                 return V2StatusDescriptor.STATE_TERMINATING;
             case EXITED:
-                return V2StatusDescriptor.STATE_EXITED;
+                // a rank stopped because its ring faulted failed, whatever its exit status
+                return r.fault != null ? V2StatusDescriptor.STATE_FAILED : V2StatusDescriptor.STATE_EXITED;
             case FAILED:
                 return V2StatusDescriptor.STATE_FAILED;
             default:

@@ -187,9 +187,19 @@ final class HeapMessageRing implements MessageRing {
         return list;
     }
 
+    /** What the next offers throw, as a ring whose shared memory failed does; {@code null}: none. */
+    volatile Throwable offerFault;
+
     @Override
     public synchronized boolean offer(int datatype, int count, ByteBuffer src, int offset, int length) {
         offers++;
+        Throwable fault = offerFault;
+        if (fault instanceof RuntimeException e) {
+            throw e;
+        }
+        if (fault instanceof Error e) {
+            throw e;
+        }
         int size = MpiDatatype.sizeOf(datatype);
         if (count < 1 || size < 0 || (long) count * size != length || length > capacity) {
             throw new IllegalArgumentException("datatype=" + datatype + " count=" + count + " length=" + length);

@@ -271,9 +271,12 @@ public final class MappedFileChannelManager implements ChannelManager {
                 Files.deleteIfExists(file);
                 throw e;
             }
-            return channel;
+            return new GuardedRankChannel(channel, job.baseDirectory());
         } catch (FileAlreadyExistsException e) {
-            return mapExisting(file, jobId, rankId);
+            return new GuardedRankChannel(mapExisting(file, jobId, rankId), job.baseDirectory());
+        } catch (InternalError e) {
+            // the header's page could not be had (the file is removed again by create)
+            throw GuardedRankChannel.fault(job.baseDirectory(), jobId, rankId, file, "header", e);
         }
     }
 
@@ -287,7 +290,8 @@ public final class MappedFileChannelManager implements ChannelManager {
             throw new IOException("job directory " + jobDirectory + " is gone or is not a directory");
         }
         created.putIfAbsent(jobId, settings);
-        return mapExisting(jobDirectory.resolve(ChannelDescriptor.fileName(rankId)), jobId, rankId);
+        return new GuardedRankChannel(mapExisting(jobDirectory.resolve(ChannelDescriptor.fileName(rankId)), jobId,
+            rankId), jobDirectory.getParent());
     }
 
     @Override
@@ -380,7 +384,7 @@ public final class MappedFileChannelManager implements ChannelManager {
         return s;
     }
 
-    private static RankChannel mapExisting(Path file, long jobId, int rankId) throws IOException {
+    private static MappedRankChannel mapExisting(Path file, long jobId, int rankId) throws IOException {
         if (Files.isSymbolicLink(file)) {
             throw new IOException("channel file " + file + " is a symbolic link; refusing to use it");
         }
