@@ -82,7 +82,7 @@ final class RunCommand implements Callable<Integer> {
 
     @Option(names = "--export", paramLabel = "LIST",
             description = "Variables for every rank, as Slurm's --export: NONE (default: only -x), ALL (every"
-                    + " variable of this shell but MPIPROXY_*; one EXEC datagram must hold them), or"
+                    + " variable of this shell but MPIPROXY_*; sent once per node when one EXEC cannot hold them), or"
                     + " VAR[=VALUE],... (ALL,VAR=VALUE,... adds to ALL).")
     String export;
 

@@ -24,7 +24,6 @@ import java.util.Map;
 import java.util.concurrent.TimeUnit;
 
 import org.mpiproxy.protocol.ClusterKeys;
-import org.mpiproxy.protocol.ExecCommand;
 import org.mpiproxy.protocol.MpiErrors;
 import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
@@ -160,37 +159,36 @@ final class V2Session implements AutoCloseable {
      * @return the failures, empty when every rank started; a rank whose node never answered
      *         has the reason "no answer ..."
      * @throws IOException when the port cannot be bound or a socket fails
-     * @throws IllegalArgumentException when a rank's EXEC does not fit one datagram
+     * @throws IllegalArgumentException when a rank's EXEC does not fit one datagram with the job's
+     *                                  common environment apart ({@link V2ExecPayloads})
      */
     List<Failure> exec(int hostPort, String program, List<String> args, List<Map<String, String>> environment,
                        Duration wait) throws IOException {
         int size = ranks.size() + 1;
-        byte[][] payloads = new byte[size][];
-        int max = V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH - HEADER_LENGTH - V2HeaderDescriptor.MAC_LENGTH;
-        for (int r = 1; r < size; r++) {
-            payloads[r] = new ExecCommand(program, args, environment.get(r - 1)).encodePlain();
-            if (payloads[r].length > max) {
-                throw new IllegalArgumentException("the command line and environment of rank " + r + " take "
-                        + payloads[r].length + " bytes; one EXEC carries at most " + max + ": pass fewer or shorter"
-                        + " -x variables or arguments");
-            }
-        }
+        // too large for one EXEC: the job's common environment goes to each node first (5.10)
+        V2ExecPayloads payloads = V2ExecPayloads.of(program, args, environment);
         boolean[] pending = new boolean[size];
         java.util.Arrays.fill(pending, 1, size, true);
         List<Failure> failures = new ArrayList<>();
-        int flags = FLAG_PLAIN | FLAG_OUTPUT;
+        int flags = FLAG_PLAIN | FLAG_OUTPUT | payloads.flags();
         int outputPort = outputPort();
         V2Control.Signer execSigner = new V2Control.Signer(signer.keys, signer.credential);
+        Map<Integer, String> lacking = payloads.send(ranksByNode, jobId, execSigner, wait);
+        lacking.forEach((r, problem) -> {
+            pending[r] = false;
+            failures.add(new Failure(r, problem));
+        });
         RequestRounds.run(hostPort, execSigner.in, wait, EXEC_RESEND_NANOS, new RequestRounds.Exchange() {
-            private int left = size - 1;
+            private int left = size - 1 - lacking.size();
 
             @Override
             public void send(DatagramChannel channel) throws IOException {
+                payloads.sendAgain(jobId, execSigner, wait);
                 for (int r = 1; r < size; r++) {
                     if (pending[r] && !execSigner.holdsOff(address(r))) {
                         InetSocketAddress to = address(r);
                         channel.send(execSigner.request(to, OP_EXEC, jobId, r, ranks.get(r - 1).coreId(),
-                                h -> h.flags(flags).tag(outputPort).argument(size), payloads[r]), to);
+                                h -> h.flags(flags).tag(outputPort).argument(size), payloads.payload(r)), to);
                         if (r % 64 == 0) {
                             takeOutput(0);
                         }
@@ -206,8 +204,9 @@ final class V2Session implements AutoCloseable {
                 }
                 V2HeaderFlyweight h = execSigner.verify(source, jobId);
                 long r = h == null || h.operation() != OP_EXEC ? -1 : h.rank();
-                if (r < 1 || r >= size || !pending[(int) r] || !address((int) r).equals(source)) {
-                    return;
+                if (r < 1 || r >= size || !pending[(int) r] || !address((int) r).equals(source)
+                        || h.result() == MpiErrors.ERR_NO_ENVIRONMENT && payloads.lost(source)) {
+                    return; // (the node lost the environment: it has it again before the EXECs go again)
                 }
                 pending[(int) r] = false;
                 left--;

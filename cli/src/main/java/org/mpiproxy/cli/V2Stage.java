@@ -70,6 +70,20 @@ final class V2Stage {
     static Map<InetSocketAddress, String> stage(List<InetSocketAddress> nodes, long jobId, ClusterKeys keys,
                                                 V2Credential credential, byte[] content, Duration wait)
             throws IOException {
+        return transfer(OP_STAGE, "staging", nodes, jobId, keys, credential, content, wait);
+    }
+
+    /**
+     * Sends content named by its SHA-256 with STAGE, or with ENVIRONMENT (docs/protocol-v2.md 5.10),
+     * whose fields are STAGE's: probe, fragments, acknowledgements.
+     *
+     * @param operation {@code OP_STAGE} or {@code OP_ENVIRONMENT}
+     * @param what      the transfer's name in the problems, e.g. {@code staging}
+     * @return why each node that does not have the content now does not, by node; empty when all have it
+     */
+    static Map<InetSocketAddress, String> transfer(int operation, String what, List<InetSocketAddress> nodes,
+                                                   long jobId, ClusterKeys keys, V2Credential credential,
+                                                   byte[] content, Duration wait) throws IOException {
         byte[] digest = sha256(content);
         int chunk = V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH - HEADER_LENGTH - V2HeaderDescriptor.MAC_LENGTH - DIGEST;
         int count = Math.max(1, (content.length + chunk - 1) / chunk);
@@ -102,7 +116,7 @@ final class V2Stage {
                 byte[] payload = new byte[DIGEST + length];
                 System.arraycopy(digest, 0, payload, 0, DIGEST);
                 System.arraycopy(content, from, payload, DIGEST, length);
-                channel.send(signer.request(node, OP_STAGE, jobId, 0, 0, h -> h.argument(content.length)
+                channel.send(signer.request(node, operation, jobId, 0, 0, h -> h.argument(content.length)
                         .sequence(probe ? 0 : index).ack(probe ? 0 : count).tag(chunk), payload), node);
             }
 
@@ -110,11 +124,14 @@ final class V2Stage {
             public void receive(DatagramChannel channel, InetSocketAddress source, ByteBuffer in) throws IOException {
                 Node n = state.get(source);
                 V2HeaderFlyweight h = n == null ? null : signer.verify(source, jobId);
-                if (h == null || h.operation() != OP_STAGE || n.complete || n.problem != null) {
+                if (h == null || h.operation() != operation || n.complete || n.problem != null) {
                     return;
                 }
                 if (h.result() != MpiErrors.SUCCESS) {
-                    n.problem = "staging refused with " + MpiErrors.name(h.result()) + " (see the node's log)";
+                    byte[] reason = new byte[h.payloadLength()];
+                    in.get(HEADER_LENGTH, reason);
+                    n.problem = what + " refused with " + MpiErrors.name(h.result()) + (reason.length > 0 ? ": "
+                            + new String(reason, java.nio.charset.StandardCharsets.UTF_8) : " (see the node's log)");
                     return;
                 }
                 if (h.argument() == 1) {
@@ -153,7 +170,7 @@ final class V2Stage {
         Map<InetSocketAddress, String> problems = new LinkedHashMap<>();
         state.forEach((node, n) -> {
             if (!n.complete) {
-                problems.put(node, n.problem != null ? n.problem : "staging: no answer from its proxy in "
+                problems.put(node, n.problem != null ? n.problem : what + ": no answer from its proxy in "
                         + wait.toSeconds() + " s");
             }
         });

@@ -18,6 +18,8 @@ import java.util.Map;
 import org.junit.jupiter.api.BeforeEach;
 import org.junit.jupiter.api.Test;
 import org.junit.jupiter.api.io.TempDir;
+import org.mpiproxy.protocol.ExecEnvironment;
+import org.mpiproxy.protocol.V2HeaderDescriptor;
 
 import picocli.CommandLine;
 
@@ -130,6 +132,27 @@ class HydraOptionsTest {
         assertFalse(settings.environment().containsKey("MPIPROXY_KEY_FILE"), settings.environment().toString());
         // -genvnone is the default: only what is named
         assertEquals(Map.of(), settings("-hosts", "10.0.0.1:2", "-genvnone", "prog").environment());
+    }
+
+    @Test
+    void shouldCarryGenvallWithAFiveKibEnvironmentOncePerNodeBesidesEveryExec() throws Exception {
+        for (int i = 0; i < 80; i++) {
+            env.put(String.format("FROM_SHELL_%03d", i), "v".repeat(50) + i % 10);
+        }
+        JobRunner.Settings settings = settings("-hosts", "10.0.0.1:2,10.0.0.2:2", "-genvall", "-np", "4", "prog");
+        assertTrue(ExecEnvironment.encode(settings.environment()).length >= 5 * 1024);
+
+        List<Map<String, String>> environments = RankWorld.environments(settings.ranks(), 4, settings.environment(),
+                false);
+        V2ExecPayloads payloads = V2ExecPayloads.of("prog", List.of(), environments);
+
+        assertEquals(V2HeaderDescriptor.FLAG_ENVIRONMENT, payloads.flags(), "too large for one EXEC: named");
+        assertTrue(payloads.environmentLength() >= 5 * 1024, String.valueOf(payloads.environmentLength()));
+        for (int r = 1; r < 4; r++) {
+            assertTrue(payloads.payload(r).length <= V2ExecPayloads.MAX_PAYLOAD);
+        }
+        // the launcher's own settings stay out of the environment, as out of every EXEC
+        assertFalse(settings.environment().containsKey("MPIPROXY_KEY_FILE"));
     }
 
     @Test

@@ -171,11 +171,11 @@ class V2SessionTest {
     }
 
     @Test
-    void shouldRefuseAnExecThatDoesNotFitOneDatagram() throws Exception {
+    void shouldRefuseAnExecWhoseCommandLineDoesNotFitOneDatagram() throws Exception {
         InetSocketAddress node = startProxy();
         try (V2Session session = session(node, 1, () -> { })) {
             String message = org.junit.jupiter.api.Assertions.assertThrows(IllegalArgumentException.class,
-                    () -> session.exec(JobRunner.freeUdpPort(), "prog", List.of(), List.of(Map.of("BIG", "x".repeat(2000))),
+                    () -> session.exec(JobRunner.freeUdpPort(), "prog", List.of("x".repeat(2004)), List.of(Map.of()),
                             Duration.ofSeconds(1))).getMessage();
             assertTrue(message.contains("the command line and environment of rank 1 take 2014 bytes; one EXEC carries"
                     + " at most 1344"), message);

@@ -35,6 +35,11 @@ public final class MpiErrors {
      * node does not have with that user.
      */
     public static final int ERR_EXPIRED = 203;
+    /**
+     * Not an MPI-3.1 class: a plain EXEC naming a job environment (docs/protocol-v2.md 5.10) the
+     * node does not hold (never sent, dropped idle, or its job ended): send it again, then the EXEC.
+     */
+    public static final int ERR_NO_ENVIRONMENT = 204;
 
     private MpiErrors() {
     }
@@ -63,6 +68,7 @@ public final class MpiErrors {
             case ERR_MESSAGE_TOO_LARGE: return "MPIPROXY_ERR_MESSAGE_TOO_LARGE";
             case ERR_PERMISSION: return "MPIPROXY_ERR_PERMISSION";
             case ERR_EXPIRED: return "MPIPROXY_ERR_EXPIRED";
+            case ERR_NO_ENVIRONMENT: return "MPIPROXY_ERR_NO_ENVIRONMENT";
             default: return "MPI_ERR_" + code;
         }
     }

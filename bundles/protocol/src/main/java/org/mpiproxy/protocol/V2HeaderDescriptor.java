@@ -103,6 +103,12 @@ public final class V2HeaderDescriptor {
      * whether the node took it (reply); docs/protocol-v2.md 5.9 and {@link JobCredential}.
      */
     public static final int OP_CREDENTIAL = 9;
+    /**
+     * A job's common environment, sent once per node and job for the plain EXECs that name it by
+     * digest ({@link #FLAG_ENVIRONMENT}; request) / how far it arrived (reply); docs/protocol-v2.md
+     * 5.10 and {@link ExecEnvironment}.
+     */
+    public static final int OP_ENVIRONMENT = 10;
 
     /** Set on every datagram from the proxy. */
     public static final int FLAG_REPLY = 0x01;
@@ -127,10 +133,16 @@ public final class V2HeaderDescriptor {
      */
     public static final int FLAG_MUNGE = 0x10;
     /**
+     * Plain EXEC request: the payload starts with the 32-byte SHA-256 of a job environment the node
+     * holds ({@link #OP_ENVIRONMENT}), its variables the rank's too; the plain form follows.
+     */
+    public static final int FLAG_ENVIRONMENT = 0x20;
+    /**
      * Flags a receiver must understand on an authenticated datagram; others make it invalid. A
      * MUNGE request ({@link #FLAG_MUNGE}) never gets this far: it is not authenticated by a MAC.
      */
-    public static final int KNOWN_FLAGS = FLAG_REPLY | FLAG_END_OF_MESSAGE | FLAG_OUTPUT | FLAG_PLAIN;
+    public static final int KNOWN_FLAGS = FLAG_REPLY | FLAG_END_OF_MESSAGE | FLAG_OUTPUT | FLAG_PLAIN
+            | FLAG_ENVIRONMENT;
 
     /** OUTPUT tag of a rank's standard output stream. */
     public static final int STREAM_STDOUT = 1;
@@ -184,6 +196,7 @@ public final class V2HeaderDescriptor {
             case OP_PMI: return "PMI";
             case OP_STAGE: return "STAGE";
             case OP_CREDENTIAL: return "CREDENTIAL";
+            case OP_ENVIRONMENT: return "ENVIRONMENT";
             default: return "OP(" + operation + ")";
         }
     }

@@ -93,6 +93,35 @@ class V2DocumentExamplesTest {
     }
 
     @Test
+    void shouldEncodeEnvironmentAndTheExecNamingItExactlyAsDocumented() {
+        assertEquals(examples.get("environment"), V2Examples.hex(V2Examples.environment()));
+        assertEquals(examples.get("exec-environment"), V2Examples.hex(V2Examples.execEnvironment()));
+        ByteBuffer fragment = documented("environment");
+        assertEquals(V2Authenticator.OK, V2Examples.authenticator().verify(fragment, 0, fragment.limit(),
+                V2Examples.TIME));
+        V2HeaderFlyweight f = new V2HeaderFlyweight().wrap(fragment, 0);
+        assertEquals(V2HeaderDescriptor.OP_ENVIRONMENT, f.operation());
+        byte[] digest = new byte[ExecEnvironment.DIGEST_LENGTH];
+        fragment.get(f.payloadOffset(), digest);
+        byte[] variables = new byte[f.payloadLength() - digest.length];
+        fragment.get(f.payloadOffset() + digest.length, variables);
+        assertEquals(Map.of("OMP_NUM_THREADS", "4"), ExecEnvironment.decode(variables));
+        assertEquals(HexFormat.of().formatHex(ExecEnvironment.digest(variables)), HexFormat.of().formatHex(digest));
+        assertEquals(variables.length, f.argument());
+
+        ByteBuffer b = documented("exec-environment");
+        assertEquals(V2Authenticator.OK, V2Examples.authenticator().verify(b, 0, b.limit(), V2Examples.TIME));
+        V2HeaderFlyweight h = new V2HeaderFlyweight().wrap(b, 0);
+        assertEquals(0x2c, h.flags(), "OUTPUT, PLAIN and ENVIRONMENT");
+        byte[] named = new byte[ExecEnvironment.DIGEST_LENGTH];
+        b.get(h.payloadOffset(), named);
+        assertEquals(HexFormat.of().formatHex(digest), HexFormat.of().formatHex(named));
+        ExecCommand c = ExecCommand.parsePlain(b, h.payloadOffset() + named.length, h.payloadLength() - named.length);
+        assertEquals("hostname", c.program());
+        assertEquals(Map.of(), c.environment());
+    }
+
+    @Test
     void shouldEncodeSendExactlyAsDocumented() {
         assertEquals(examples.get("send"), V2Examples.hex(V2Examples.send()));
     }

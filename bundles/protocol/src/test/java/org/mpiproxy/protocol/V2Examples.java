@@ -177,6 +177,36 @@ final class V2Examples {
         return finish(b);
     }
 
+    /**
+     * The only fragment of a job's common environment (docs/protocol-v2.md 5.10): the 18 bytes
+     * {@code OMP_NUM_THREADS=4} NUL, in fragments of 1312 bytes.
+     */
+    static ByteBuffer environment() {
+        ByteBuffer b = buffer();
+        byte[] variables = ExecEnvironment.encode(Map.of("OMP_NUM_THREADS", "4"));
+        byte[] payload = ExecEnvironment.execPayload(ExecEnvironment.digest(variables), variables);
+        header(b, V2HeaderDescriptor.OP_ENVIRONMENT, 0).rank(0).argument(variables.length).tag(1312).sequence(0)
+                .ack(1).nonce(0x1122334455667793L).payloadLength(payload.length);
+        b.put(V2HeaderDescriptor.HEADER_LENGTH, payload);
+        return finish(b);
+    }
+
+    /**
+     * A plain EXEC naming that environment (docs/protocol-v2.md 5.10): rank 1 of 2 runs
+     * {@code hostname -s} with the job's environment and no variables of its own.
+     */
+    static ByteBuffer execEnvironment() {
+        ByteBuffer b = buffer();
+        byte[] digest = ExecEnvironment.digest(ExecEnvironment.encode(Map.of("OMP_NUM_THREADS", "4")));
+        byte[] payload = ExecEnvironment.execPayload(digest,
+                new ExecCommand("hostname", java.util.List.of("-s"), Map.of()).encodePlain());
+        header(b, V2HeaderDescriptor.OP_EXEC, V2HeaderDescriptor.FLAG_OUTPUT | V2HeaderDescriptor.FLAG_PLAIN
+                | V2HeaderDescriptor.FLAG_ENVIRONMENT).rank(1).tag(40000).argument(2).core(0)
+                .nonce(0x1122334455667794L).payloadLength(payload.length);
+        b.put(V2HeaderDescriptor.HEADER_LENGTH, payload);
+        return finish(b);
+    }
+
     private static ByteBuffer buffer() {
         return ByteBuffer.allocate(V2HeaderDescriptor.DEFAULT_DATAGRAM_LENGTH).order(ByteOrder.LITTLE_ENDIAN);
     }
@@ -200,7 +230,8 @@ final class V2Examples {
     /** Prints the examples as the hex dumps of the document. */
     public static void main(String[] args) {
         System.out.println("nodeId " + Long.toHexString(NodeIds.of(NODE)));
-        for (ByteBuffer b : new ByteBuffer[] {exec(), execPlain(), pmiFence(), stageProbe(), send(), sendAck(), output(), outputAck(), status(), statusReply(),
+        for (ByteBuffer b : new ByteBuffer[] {exec(), execPlain(), pmiFence(), stageProbe(), environment(),
+            execEnvironment(), send(), sendAck(), output(), outputAck(), status(), statusReply(),
             terminateReply(), recvEmpty(), recvTruncate(),
             terminateStop(), terminateInterim()}) {
             System.out.println(dump(b));

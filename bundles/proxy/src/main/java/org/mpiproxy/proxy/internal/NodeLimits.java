@@ -14,8 +14,10 @@ import org.mpiproxy.protocol.pmi.PmiLimits;
  * @param jobMaxRanks  most live ranks of one job on this node
  * @param userMaxRanks most live ranks of one user's jobs on this node, all together
  * @param pmi          the PMI server's bounds
+ * @param environmentMaxBytes most bytes of one job's common environments ({@code exec.environment.max.bytes},
+ *                            {@link V2JobEnvironments})
  */
-record NodeLimits(int jobMaxRanks, int userMaxRanks, PmiLimits pmi) {
+record NodeLimits(int jobMaxRanks, int userMaxRanks, PmiLimits pmi, long environmentMaxBytes) {
 
     /** Default of {@code job.max.ranks}. */
     static final int DEFAULT_JOB_MAX_RANKS = 1024;
@@ -23,6 +25,8 @@ record NodeLimits(int jobMaxRanks, int userMaxRanks, PmiLimits pmi) {
     static final int DEFAULT_USER_MAX_RANKS = 4096;
     /** The defaults. */
     static final NodeLimits DEFAULT = new NodeLimits(DEFAULT_JOB_MAX_RANKS, DEFAULT_USER_MAX_RANKS, PmiLimits.DEFAULT);
+    /** The most {@code exec.environment.max.bytes} may be: one job's environments are held in memory. */
+    static final long MAX_ENVIRONMENT_BYTES = 16L << 20;
 
     /** A new rank that a limit refuses: which limit, and the line its host and the log get. */
     record Refusal(V2Counter counter, String reason) {
@@ -36,6 +40,15 @@ record NodeLimits(int jobMaxRanks, int userMaxRanks, PmiLimits pmi) {
             throw new IllegalArgumentException("user.max.ranks=" + userMaxRanks + " must be >= 1");
         }
         java.util.Objects.requireNonNull(pmi, "pmi");
+        if (environmentMaxBytes < 0 || environmentMaxBytes > MAX_ENVIRONMENT_BYTES) {
+            throw new IllegalArgumentException("exec.environment.max.bytes=" + environmentMaxBytes + " is not in 0.."
+                    + MAX_ENVIRONMENT_BYTES);
+        }
+    }
+
+    /** Limits with the default {@code exec.environment.max.bytes}. */
+    NodeLimits(int jobMaxRanks, int userMaxRanks, PmiLimits pmi) {
+        this(jobMaxRanks, userMaxRanks, pmi, V2JobEnvironments.DEFAULT_MAX_BYTES);
     }
 
     /**
@@ -46,7 +59,8 @@ record NodeLimits(int jobMaxRanks, int userMaxRanks, PmiLimits pmi) {
     static NodeLimits of(ProxyConfig config) {
         PmiLimits pmi = PmiLimits.of(config.pmi_max_connections_per_job(), config.pmi_max_connections_per_uid(),
                 config.pmi_idle_seconds());
-        return new NodeLimits(config.job_max_ranks(), config.user_max_ranks(), pmi);
+        return new NodeLimits(config.job_max_ranks(), config.user_max_ranks(), pmi,
+                config.exec_environment_max_bytes());
     }
 
     /**

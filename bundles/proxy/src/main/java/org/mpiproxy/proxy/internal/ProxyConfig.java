@@ -186,6 +186,14 @@ public @interface ProxyConfig {
                     + " of cluster-key holders are no user's: only job.max.ranks bounds them.", min = "1")
     int user_max_ranks() default NodeLimits.DEFAULT_USER_MAX_RANKS;
 
+    @AttributeDefinition(name = "Environment of a job",
+            description = "Most bytes of the common environments one v2 job's launcher sends this node (ENVIRONMENT,"
+                    + " mpiproxy run -genvall / --export ALL when it does not fit one EXEC), held in memory while the"
+                    + " job's EXECs need them; a larger one is refused with MPIPROXY_ERR_MESSAGE_TOO_LARGE (201) and"
+                    + " one line naming this limit. At most 64 jobs' environments are held at once. 0 refuses every"
+                    + " environment.", min = "0", max = "16777216")
+    long exec_environment_max_bytes() default V2JobEnvironments.DEFAULT_MAX_BYTES;
+
     @AttributeDefinition(name = "PMI connections of a job",
             description = "Most PMI connections of one job's ranks to this node's PMI server; one more is closed"
                     + " when it names its PMI_ID, with a line in the log.", min = "1")

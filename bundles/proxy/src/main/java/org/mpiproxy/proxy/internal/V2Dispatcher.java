@@ -40,7 +40,7 @@ import org.slf4j.LoggerFactory;
  * This class authenticates and routes; the handling is in parts of its own: {@link V2RankRequests}
  * (EXEC, TERMINATE and the rank's life), {@link V2HostSends} (SEND into the rings),
  * {@link V2RankStreams} (RECV out of them), {@link V2OutputStreams} (rank output to the host),
- * {@link V2NodeServices} (PMI fences, STAGE), {@link V2Credentials} (CREDENTIAL, the jobs' users and
+ * {@link V2NodeServices} (PMI fences, STAGE, ENVIRONMENT), {@link V2Credentials} (CREDENTIAL, the jobs' users and
  * keys) and {@link V2Replies} (signing, sending, refusals).
  * <p>
  * Threading as {@link V1Dispatcher}: the handler methods run on the transport's receive thread,
@@ -246,7 +246,7 @@ final class V2Dispatcher {
             case V2HeaderDescriptor.OP_PMI:
                 onPmi(header, source, replies);
                 break;
-            case V2HeaderDescriptor.OP_STAGE:
+            case V2HeaderDescriptor.OP_STAGE, V2HeaderDescriptor.OP_ENVIRONMENT: // the same fields (5.8, 5.10)
                 services.onStage(header, source, replies);
                 break;
             case V2HeaderDescriptor.OP_CREDENTIAL:

@@ -15,6 +15,7 @@ import org.mpiproxy.api.RankProcess;
 import org.mpiproxy.process.StagedFiles;
 import org.mpiproxy.protocol.JobCredential;
 import org.mpiproxy.protocol.MpiErrors;
+import org.mpiproxy.protocol.V2HeaderDescriptor;
 import org.mpiproxy.protocol.V2HeaderFlyweight;
 import org.mpiproxy.protocol.pmi.PmiLimits;
 import org.mpiproxy.protocol.pmi.PmiServer;
@@ -22,7 +23,8 @@ import org.slf4j.Logger;
 
 /**
  * What a v2 node offers besides jobs' data: the PMI-1 server of MPICH programs with the fences
- * their launcher sends (docs/protocol-v2.md 5.7), and the programs hosts stage here (5.8). Both
+ * their launcher sends (docs/protocol-v2.md 5.7), the programs hosts stage here (5.8), and the
+ * jobs' common environments their EXECs name ({@link V2JobEnvironments}, 5.10). The first two
  * are made when first needed. Receive thread only (the dispatcher's lock), except the PMI server's
  * own threads.
  */
@@ -40,6 +42,9 @@ final class V2NodeServices {
     /** The PMI server's bounds in force; {@link PmiLimits#DEFAULT} until {@link #pmiLimits} is called. */
     private volatile Supplier<PmiLimits> pmiLimits = () -> PmiLimits.DEFAULT;
     private StagedPrograms staged;
+    /** {@code exec.environment.max.bytes} in force; the default until {@link #limits} is called. */
+    private volatile Supplier<NodeLimits> limits = () -> NodeLimits.DEFAULT;
+    private final V2JobEnvironments environments = new V2JobEnvironments(() -> limits.get().environmentMaxBytes());
     /** The node's topology plain ranks get; {@code null} (none) while no topology component is active. */
     private Supplier<NodeTopology> topology = NodeTopologyComponent::inForce;
 
@@ -82,6 +87,17 @@ final class V2NodeServices {
         if (pmi != null) {
             pmi.limits(limits);
         }
+    }
+
+    /** Bounds the PMI server ({@link #pmiLimits}) and the jobs' environments by the node's limits in force. */
+    void limits(Supplier<NodeLimits> nodeLimits) {
+        this.limits = nodeLimits;
+        pmiLimits(() -> nodeLimits.get().pmi());
+    }
+
+    /** @return the jobs' common environments, which EXECs name */
+    V2JobEnvironments environments() {
+        return environments;
     }
 
     /** Uses this topology instead of the active component's (tests). */
@@ -143,6 +159,10 @@ final class V2NodeServices {
     void onStage(V2HeaderFlyweight header, InetSocketAddress source,
                  DatagramTransport transport) {
         long now = clock.getAsLong() * 1_000_000L;
+        if (header.operation() == V2HeaderDescriptor.OP_ENVIRONMENT) {
+            onEnvironment(header, source, transport, System.nanoTime()); // the time base of EXEC's look-ups
+            return;
+        }
         JobCredential c = header.keyId() == JobCredential.JOB_KEY_ID
                 ? replies.authenticator().credentialOf(header.jobId()) : null;
         StagedPrograms.Outcome o;
@@ -165,6 +185,26 @@ final class V2NodeServices {
         replies.send(transport, 0, source);
     }
 
+    /**
+     * A fragment of a job's common environment, or the probe whether the node holds it
+     * (docs/protocol-v2.md 5.10): answered to the source as STAGE, with the same fields.
+     */
+    private void onEnvironment(V2HeaderFlyweight header, InetSocketAddress source, DatagramTransport transport,
+                               long now) {
+        StagedPrograms.Outcome o = header.jobId() == 0
+                ? new StagedPrograms.Outcome(MpiErrors.ERR_ARG, false, "job id 0 is not allowed")
+                : environments.onFragment(header.jobId(), header.argument(), header.sequence(), header.ack(),
+                header.tag(), header.buffer(), header.payloadOffset(), header.payloadLength(), now);
+        if (o.problem() != null) {
+            log.warn("v2 ENVIRONMENT from {} refused with {}: {}", Job.ownerText(source), MpiErrors.name(o.result()),
+                    o.problem());
+        }
+        long argument = o.complete() ? 1 : o.result() == MpiErrors.ERR_MESSAGE_TOO_LARGE ? o.limit() : 0;
+        replies.to(header).result(o.result()).argument(argument).sequence(header.sequence())
+                .ack(header.ack()).tag(header.tag());
+        replies.send(transport, o.result() != MpiErrors.SUCCESS ? replies.putReason(o.problem()) : 0, source);
+    }
+
     private StagedPrograms staged() {
         if (staged == null) {
             staged = new StagedPrograms(StagedFiles.directory(System::getProperty), stageMaxBytes,
@@ -173,8 +213,9 @@ final class V2NodeServices {
         return staged;
     }
 
-    /** Forgets a finished job's PMI space and expected ranks. */
+    /** Forgets a finished job's PMI space and expected ranks, and its environments. */
     void forget(long jobId) {
+        environments.forget(jobId);
         if (pmi != null) {
             pmi.forget(jobId);
         }

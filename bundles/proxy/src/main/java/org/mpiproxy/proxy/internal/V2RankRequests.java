@@ -91,7 +91,7 @@ final class V2RankRequests {
         this.lines = p.lines();
         this.credentials = p.credentials();
         this.steps = new Steps(p.activate());
-        p.services().pmiLimits(() -> v2.get().limits().pmi());
+        p.services().limits(() -> v2.get().limits());
     }
 
     // ------------------------------------------------------------------ EXEC
@@ -147,11 +147,11 @@ final class V2RankRequests {
             return;
         }
         ExecCommand command;
-        try {
-            command = plain ? ExecCommand.parsePlain(header.buffer(), header.payloadOffset(), header.payloadLength())
-                    : ExecCommand.parse(header.buffer(), header.payloadOffset(), header.payloadLength());
+        try { // the plain form, with the job's environment it names (docs/protocol-v2.md 5.10)
+            command = services.environments().command(header, plain, System.nanoTime());
         } catch (IllegalArgumentException e) {
-            rejectExec(header, transport, source, MpiErrors.ERR_ARG, e.getMessage());
+            rejectExec(header, transport, source, e instanceof V2JobEnvironments.Refused r ? r.result
+                    : MpiErrors.ERR_ARG, e.getMessage());
             return;
         }
         ProcessLauncher launcher = launchers.launcher(coreId);

@@ -84,7 +84,8 @@ final class V2Replies {
                 ? datagram.get(offset + V2HeaderDescriptor.OPERATION_OFFSET) & 0xff : -1;
         boolean remembered = operation == V2HeaderDescriptor.OP_EXEC || operation == V2HeaderDescriptor.OP_TERMINATE
                 || operation == V2HeaderDescriptor.OP_STATUS || operation == V2HeaderDescriptor.OP_STAGE
-                || operation == V2HeaderDescriptor.OP_PMI || operation == V2HeaderDescriptor.OP_CREDENTIAL;
+                || operation == V2HeaderDescriptor.OP_PMI || operation == V2HeaderDescriptor.OP_CREDENTIAL
+                || operation == V2HeaderDescriptor.OP_ENVIRONMENT;
         if (!remembered) {
             return authenticator.verify(datagram, offset, length, nowMillis, false);
         }

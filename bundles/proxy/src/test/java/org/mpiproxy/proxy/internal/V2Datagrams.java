@@ -128,6 +128,34 @@ final class V2Datagrams {
         return finish(b);
     }
 
+    /**
+     * Fragment {@code index} of a job's environment (docs/protocol-v2.md 5.10) in fragments of
+     * {@code chunk} bytes; {@code index} -1: the probe.
+     */
+    ByteBuffer environment(long jobId, byte[] content, int chunk, int index) {
+        ByteBuffer b = buffer();
+        int count = Math.max(1, (content.length + chunk - 1) / chunk);
+        int from = index < 0 ? 0 : index * chunk;
+        int length = index < 0 ? 0 : Math.min(chunk, content.length - from);
+        byte[] payload = org.mpiproxy.protocol.ExecEnvironment.execPayload(
+                org.mpiproxy.protocol.ExecEnvironment.digest(content),
+                java.util.Arrays.copyOfRange(content, from, from + length));
+        header(b, V2HeaderDescriptor.OP_ENVIRONMENT, jobId, 0).argument(content.length).tag(chunk)
+                .sequence(Math.max(0, index)).ack(index < 0 ? 0 : count).payloadLength(payload.length);
+        b.put(V2HeaderDescriptor.HEADER_LENGTH, payload);
+        return finish(b);
+    }
+
+    /** A plain EXEC (no OUTPUT) naming the job environment {@code digest} (docs/protocol-v2.md 5.10). */
+    ByteBuffer execNaming(long jobId, int rank, int worldSize, byte[] digest, org.mpiproxy.protocol.ExecCommand command) {
+        ByteBuffer b = buffer();
+        byte[] payload = org.mpiproxy.protocol.ExecEnvironment.execPayload(digest, command.encodePlain());
+        header(b, V2HeaderDescriptor.OP_EXEC, jobId, rank).flags(V2HeaderDescriptor.FLAG_PLAIN
+                | V2HeaderDescriptor.FLAG_ENVIRONMENT).argument(worldSize).payloadLength(payload.length);
+        b.put(V2HeaderDescriptor.HEADER_LENGTH, payload);
+        return finish(b);
+    }
+
     /** A CREDENTIAL (docs/protocol-v2.md 5.9) presenting {@code credential}, an encoded one, for its job. */
     ByteBuffer credential(long jobId, byte[] credential) {
         ByteBuffer b = buffer();
