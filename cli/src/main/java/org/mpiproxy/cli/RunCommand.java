@@ -336,7 +336,7 @@ final class RunCommand implements Callable<Integer> {
         Map<String, String> extra = new LinkedHashMap<>();
         if (all) {
             launch.env().forEach((name, value) -> {
-                if (!name.startsWith("MPIPROXY_") && org.mpiproxy.protocol.ExecCommand.isVariableName(name)
+                if (!processManagers(name) && org.mpiproxy.protocol.ExecCommand.isVariableName(name)
                         && value.indexOf('\0') < 0) {
                     extra.put(name, value);
                 }
@@ -408,5 +408,17 @@ final class RunCommand implements Callable<Integer> {
             }
         }
         return program;
+    }
+
+    /**
+     * @return whether the variable is one a process manager sets for its own ranks: ours
+     *         ({@code MPIPROXY_*}), PMI's ({@code PMI_FD}, {@code PMI_RANK}, ... of a launcher that
+     *         itself runs under Hydra or Slurm) and PMIx's or Open MPI's, but not their MCA
+     *         parameters, which users set: {@code -genvall} passes everything else
+     */
+    static boolean processManagers(String name) {
+        return name.startsWith("MPIPROXY_") || name.startsWith("PMI_")
+                || name.startsWith("PMIX_") && !name.startsWith("PMIX_MCA_")
+                || name.startsWith("OMPI_") && !name.startsWith("OMPI_MCA_");
     }
 }

@@ -135,6 +135,25 @@ class HydraOptionsTest {
     }
 
     @Test
+    void shouldNotPassAnotherProcessManagersVariablesWithGenvallButTheUsersMcaParameters() throws Exception {
+        // a launcher started inside a Slurm step or a Hydra job sees its own manager's variables
+        env.put("PMI_FD", "5");
+        env.put("PMI_RANK", "3");
+        env.put("PMIX_RANK", "3");
+        env.put("OMPI_COMM_WORLD_RANK", "3");
+        env.put("OMPI_MCA_btl", "self,vader");
+        env.put("PMIX_MCA_gds", "hash");
+
+        Map<String, String> ranks = settings("-hosts", "10.0.0.1:2", "-genvall", "prog").environment();
+
+        for (String name : List.of("PMI_FD", "PMI_RANK", "PMIX_RANK", "OMPI_COMM_WORLD_RANK")) {
+            assertFalse(ranks.containsKey(name), name + " in " + ranks);
+        }
+        assertEquals("self,vader", ranks.get("OMPI_MCA_btl"));
+        assertEquals("hash", ranks.get("PMIX_MCA_gds"));
+    }
+
+    @Test
     void shouldCarryGenvallWithAFiveKibEnvironmentOncePerNodeBesidesEveryExec() throws Exception {
         for (int i = 0; i < 80; i++) {
             env.put(String.format("FROM_SHELL_%03d", i), "v".repeat(50) + i % 10);
