@@ -24,8 +24,10 @@ import org.mpiproxy.protocol.V2HeaderFlyweight;
  * host library applies it: every valid datagram from a node resets its silence; a node silent for
  * a second gets a probe (STATUS of job 0, or of its own job under a job key) every second from a socket connected to it, so that a
  * closed port shows as ICMP port unreachable. A node the job still needs (one of its ranks has not
- * ended) is lost after {@value #DEAD_AFTER_ENV} of silence (5 s), or 3 s after its port was found
- * closed with nothing valid heard since; {@value #RESTART_WAIT_ENV} lengthens both to itself, so a
+ * ended) is lost after {@value #DEAD_AFTER_ENV} of silence (5 s) in which at least
+ * {@value #UNANSWERED_PROBES} probes a second apart went unanswered (a launcher that was itself
+ * stalled, on a loaded machine, has sent none: it asks again before it decides), or 3 s after its
+ * port was found closed with nothing valid heard since; {@value #RESTART_WAIT_ENV} lengthens both to itself, so a
  * node restarted within it keeps the job. Time runs on an injected clock.
  * <p>
  * Threads: the session's thread only, but {@link #lost()}, which any thread may read.
@@ -39,6 +41,8 @@ final class NodeWatch implements AutoCloseable {
     static final Duration DEFAULT_DEAD_AFTER = Duration.ofSeconds(5);
     /** Silence after which a node is probed, and the interval of its probes. */
     static final long PROBE_NANOS = TimeUnit.SECONDS.toNanos(1);
+    /** Probes that must go unanswered, besides the silence, before a node is lost. */
+    static final int UNANSWERED_PROBES = 3;
     /** How long a closed port (ICMP port unreachable) lasts before its node is lost. */
     static final long UNREACHABLE_NANOS = TimeUnit.SECONDS.toNanos(3);
     /** How long busy refusals alone keep a node alive (docs/protocol-v2.md 3.5). */
@@ -115,6 +119,8 @@ final class NodeWatch implements AutoCloseable {
         DatagramChannel probe;
         long heardAt;
         long probedAt;
+        /** Probes sent since the node was last heard. */
+        int unanswered;
         long busySince;
         boolean busy;
         boolean unreachable;
@@ -160,6 +166,7 @@ final class NodeWatch implements AutoCloseable {
         Node n = nodes.get(node);
         if (n != null) {
             n.heardAt = clock.getAsLong();
+            n.unanswered = 0;
             n.busy = false;
             n.unreachable = false;
         }
@@ -178,6 +185,7 @@ final class NodeWatch implements AutoCloseable {
         }
         if (now - n.busySince < BUSY_NANOS) {
             n.heardAt = now;
+            n.unanswered = 0;
         }
         n.unreachable = false;
     }
@@ -224,7 +232,8 @@ final class NodeWatch implements AutoCloseable {
                     + " ms; the proxy stopped)";
         }
         long silence = times.silenceNanos();
-        if (silence != Long.MAX_VALUE && now - n.heardAt > silence) {
+        if (silence != Long.MAX_VALUE && now - n.heardAt > silence && n.unanswered >= UNANSWERED_PROBES
+                && now - n.probedAt >= PROBE_NANOS) {
             return "no proxy answers at " + where(n.address) + ": nothing heard for "
                     + TimeUnit.NANOSECONDS.toMillis(silence) + " ms, no refusal and no ICMP error (the node may be"
                     + " down or unreachable)";
@@ -246,6 +255,7 @@ final class NodeWatch implements AutoCloseable {
         try {
             n.probe.write(signer.request(n.address, OP_STATUS, V2Credential.probeJob(signer.credential), 0, 0,
                     h -> h.sequence(token), null));
+            n.unanswered++;
         } catch (PortUnreachableException e) {
             unreachable(n, now);
         }

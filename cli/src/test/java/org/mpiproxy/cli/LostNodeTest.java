@@ -147,6 +147,28 @@ class LostNodeTest {
     }
 
     @Test
+    void shouldKeepAJobWhenTheLauncherItselfStalledBeyondTheSilence() throws Exception {
+        CompletableFuture<Integer> job = launch(Map.of());
+        out.await("[0] in fence");
+
+        // the launcher gets no CPU for 10 s of its clock (a loaded machine): nothing was asked meanwhile,
+        // so nothing went unanswered; it asks again, both nodes answer, and the job runs on
+        skew.addAndGet(TimeUnit.SECONDS.toNanos(10));
+        for (int step = 0; step < 8; step++) {
+            long askedA = a.statusRequests();
+            long askedB = b.statusRequests();
+            skew.addAndGet(STEP_NANOS);
+            a.awaitStatusAfter(askedA, job);
+            b.awaitStatusAfter(askedB, job);
+        }
+        assertFalse(job.isDone(), "a stall of the launcher is not a lost node: " + err.text());
+
+        a.enterFenceAndExit(1);
+        b.enterFenceAndExit(2);
+        assertEquals(0, job.get(CEILING_MILLIS, TimeUnit.MILLISECONDS), err.text());
+    }
+
+    @Test
     void shouldKeepAJobWhoseNodeIsSlowButAnswers() throws Exception {
         CompletableFuture<Integer> job = launch(Map.of());
         out.await("[0] in fence");
