@@ -7,7 +7,8 @@
 # (with --out elsewhere, docs/benchmarks.md stays as it is).
 # Run from anywhere inside a clone; needs Java 17 and Maven. As root it installs the Debian
 # packages mpich, libmpich-dev and nftables when they are missing (for mpiexec, mpicc and the
-# packet-loss run).
+# packet-loss run). `mpiproxy run` is measured cold (the launcher jar) and warm (the thin front
+# cli/target/native/mpiproxy-front, which the build makes when gcc is there).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 

@@ -500,7 +500,9 @@ public final class Harness {
         try (ProxyFixture p = new ProxyFixture(programs, work, Duration.ZERO, two)) {
             twoThreads = LaunchBenchmarks.execJobs(p, "true", 8, 3, rounds);
         }
-        report.job8(mpiexec, mpich, ours, twoThreads);
+        // the command a user types, cold and warm, beside mpiexec
+        RunLaunches.Figures run = RunLaunches.jobOf8(programs, work, mpiexec, 3, rounds);
+        report.job8(mpiexec, mpich, ours, twoThreads, run);
         return null;
     }
 
@@ -521,58 +523,83 @@ public final class Harness {
                 "MPIPROXY_CLI_JAR", jar.toAbsolutePath().toString());
         Path dir = Files.createTempDirectory(work, "key-");
         try (ProxyFixture p = new ProxyFixture(programs, work, Duration.ofSeconds(5), ProxyFixture.RING_CAPACITY,
-                V2Benchmarks.settings(V2Benchmarks.keyFile(dir), 1448))) {
+                V2Benchmarks.settings(V2Benchmarks.keyFile(dir), 1448));
+             WarmRuns warm = WarmRuns.open(p, work)) {
             Path nodeMap = dir.resolve("nodes");
             Files.writeString(nodeMap, "127.0.0.1 127.0.0.1:" + p.address.getPort() + "\n");
-            MpichPrograms.Launcher hydra = MpichPrograms.hydra(mpiexec);
-            MpichPrograms.Launcher ours = MpichPrograms.ours(p.v2.keyFile(), nodeMap);
+            // each launch: {Hydra, mpiproxy run cold, the same warm (null without the front)}
+            MpichPrograms.Launcher cold = MpichPrograms.ours(p.v2.keyFile(), nodeMap);
+            MpichPrograms.Launcher[] all = {MpichPrograms.hydra(mpiexec), cold, warm == null ? null : warm.warm(cold)};
             Path initFinalize = programs.resolve("init_finalize");
             Map<Integer, Samples[]> start = new LinkedHashMap<>();
             for (int n : MpichPrograms.SIZES) {
-                Samples h = new Samples();
-                Samples o = new Samples();
-                MpichPrograms.run(hydra.command(n, initFinalize), env, work);
-                MpichPrograms.run(ours.command(n, initFinalize), env, work);
-                for (int r = 0; r < rounds; r++) {
-                    h.add(MpichPrograms.run(hydra.command(n, initFinalize), env, work).millis());
-                    o.add(MpichPrograms.run(ours.command(n, initFinalize), env, work).millis());
+                Samples[] s = {new Samples(), new Samples(), warm == null ? null : new Samples()};
+                for (int r = 0; r < rounds + 1; r++) {
+                    for (int i = 0; i < all.length; i++) {
+                        if (all[i] != null) {
+                            double ms = launch(warm, i, all[i].command(n, initFinalize), env).millis();
+                            if (r > 0) {
+                                s[i].add(ms);
+                            }
+                        }
+                    }
                 }
-                start.put(n, new Samples[] {h, o});
-                System.out.printf(Locale.ROOT, "  n=%d: mpiexec %.0f ms, mpiproxy run %.0f ms%n", n, h.median(), o.median());
+                start.put(n, s);
+                System.out.printf(Locale.ROOT, "  n=%d: mpiexec %.0f ms, mpiproxy run %.0f ms, warm %s%n", n,
+                        s[0].median(), s[1].median(), s[2] == null ? "-" : String.format(Locale.ROOT, "%.0f ms",
+                        s[2].median()));
             }
             // what bounds the ratio at n = 8: the parts of a start-up, each measured alone
             Map<String, Samples> parts = new LinkedHashMap<>();
-            String[] names = {"mpiexec -n 8 /bin/true", "mpiproxy run -n 8 /bin/true", "mpiproxy --version (JVM start)",
-                    "init_finalize alone (MPICH singleton, no launcher)"};
-            List<List<String>> commands = List.of(hydra.command(8, programs.resolve("true")),
-                    ours.command(8, programs.resolve("true")),
+            List<String> names = new ArrayList<>(List.of("mpiexec -n 8 /bin/true", "mpiproxy run -n 8 /bin/true",
+                    "mpiproxy --version (JVM start)", "init_finalize alone (MPICH singleton, no launcher)"));
+            List<List<String>> commands = new ArrayList<>(List.of(all[0].command(8, programs.resolve("true")),
+                    cold.command(8, programs.resolve("true")),
                     List.of("sh", MpichPrograms.SCRIPT.toString(), "--version"),
-                    List.of(initFinalize.toString()));
+                    List.of(initFinalize.toString())));
+            if (warm != null) {
+                names.add(2, "mpiproxy run -n 8 /bin/true, warm (front, launcher in the proxy's JVM)");
+                commands.add(2, all[2].command(8, programs.resolve("true")));
+            }
             for (String name : names) {
                 parts.put(name, new Samples());
             }
             for (int r = 0; r < rounds + 1; r++) {
-                for (int i = 0; i < names.length; i++) {
-                    double ms = MpichPrograms.run(commands.get(i), env, work).millis();
+                for (int i = 0; i < names.size(); i++) {
+                    // the cold launch is second, the warm one third when there is one, the rest plain commands
+                    int launcher = i == 1 ? 1 : i == 2 && warm != null ? 2 : 0;
+                    double ms = launch(warm, launcher, commands.get(i), env).millis();
                     if (r > 0) {
-                        parts.get(names[i]).add(ms);
+                        parts.get(names.get(i)).add(ms);
                     }
                 }
             }
-            Samples[] pingpong = {new Samples(), new Samples()};
-            Samples[] bandwidth = {new Samples(), new Samples()};
-            MpichPrograms.Launcher[] both = {hydra, ours};
+            Samples[] pingpong = {new Samples(), new Samples(), warm == null ? null : new Samples()};
+            Samples[] bandwidth = {new Samples(), new Samples(), warm == null ? null : new Samples()};
             for (int r = 0; r < dataRounds; r++) {
-                for (int i = 0; i < 2; i++) {
-                    pingpong[i].add(MpichPrograms.figure(MpichPrograms.run(
-                            both[i].command(2, programs.resolve("pingpong")), env, work).out(), "pingpong_us"));
-                    bandwidth[i].add(MpichPrograms.figure(MpichPrograms.run(
-                            both[i].command(2, programs.resolve("bandwidth")), env, work).out(), "bandwidth_MBps"));
+                for (int i = 0; i < all.length; i++) {
+                    if (all[i] != null) {
+                        pingpong[i].add(MpichPrograms.figure(launch(warm, i, all[i].command(2,
+                                programs.resolve("pingpong")), env).out(), "pingpong_us"));
+                        bandwidth[i].add(MpichPrograms.figure(launch(warm, i, all[i].command(2,
+                                programs.resolve("bandwidth")), env).out(), "bandwidth_MBps"));
+                    }
                 }
             }
-            report.mpich(mpiexec, start, parts, pingpong, bandwidth);
+            report.mpich(mpiexec, start, parts, pingpong, bandwidth, WarmRuns.unavailable());
         }
         return null;
+    }
+
+    /**
+     * Runs one launch of the MPICH phase, checked to have taken its path.
+     *
+     * @param launcher 0 Hydra, 1 {@code mpiproxy run} cold, 2 warm
+     */
+    private MpichPrograms.Run launch(WarmRuns warm, int launcher, List<String> command, Map<String, String> env)
+            throws IOException, InterruptedException {
+        return launcher == 2 ? warm.warmRun(command, env, work) : launcher == 1
+                ? WarmRuns.coldRun(warm, command, env, work) : MpichPrograms.run(command, env, work);
     }
 
     // ------------------------------------------------------------------ a user without the cluster key

@@ -1,5 +1,6 @@
 package org.mpiproxy.benchmarks;
 
+import java.io.File;
 import java.io.IOException;
 import java.nio.charset.StandardCharsets;
 import java.nio.file.Files;
@@ -113,12 +114,13 @@ final class MpichPrograms {
         };
     }
 
-    /** The result of one job: wall milliseconds from start to exit, and its standard output. */
-    record Run(double millis, String out) {
+    /** The result of one job: wall milliseconds from start to exit, its standard output and error. */
+    record Run(double millis, String out, String err) {
     }
 
     /**
-     * Runs a command to its end.
+     * Runs a command to its end, standard input {@code /dev/null} (as the warm path of
+     * {@code mpiproxy run} needs it: {@link WarmRuns}), whichever the launcher.
      *
      * @param environment added to the harness's own environment
      * @throws IllegalStateException when it exits with a status other than 0 or runs over 120 s
@@ -127,7 +129,8 @@ final class MpichPrograms {
             throws IOException, InterruptedException {
         Path out = Files.createTempFile(work, "job-", ".out");
         Path err = Files.createTempFile(work, "job-", ".err");
-        ProcessBuilder builder = new ProcessBuilder(command).redirectOutput(out.toFile()).redirectError(err.toFile());
+        ProcessBuilder builder = new ProcessBuilder(command).redirectInput(new File("/dev/null"))
+                .redirectOutput(out.toFile()).redirectError(err.toFile());
         builder.environment().putAll(environment);
         long t0 = System.nanoTime();
         Process p = builder.start();
@@ -145,7 +148,7 @@ final class MpichPrograms {
             throw new IllegalStateException(String.join(" ", command) + " exited with " + p.exitValue() + ": "
                     + (stderr + stdout).trim().lines().limit(5).reduce((a, b) -> a + " / " + b).orElse(""));
         }
-        return new Run(millis, stdout);
+        return new Run(millis, stdout, stderr);
     }
 
     /**

@@ -12,6 +12,8 @@ import org.junit.jupiter.api.Test;
 /**
  * The 64 KiB goal rows and text: against MPICH over TCP as measured in the same run when the Java
  * programs phase measured it (after the 64 KiB phases), against the anchors.md figure otherwise.
+ * The goal rows of {@code mpiproxy run}: judged by the warm launch when the front was built, by the
+ * cold one otherwise, each row saying which.
  */
 class ReportTest {
 
@@ -96,5 +98,65 @@ class ReportTest {
                 + "| yes |"), table);
         assertTrue(row(table, V2).endsWith("| 1.80x MPICH TCP, 0.36x raw UDP | >= 1.5x MPICH TCP, >= 0.25x raw UDP "
                 + "| yes |"), table);
+    }
+    private static Samples of(double... values) {
+        Samples s = new Samples();
+        for (double v : values) {
+            s.add(v);
+        }
+        return s;
+    }
+
+    /** The MPICH phase: Hydra 100 ms, cold 300 ms at every size, warm {@code warm} ms or not measured. */
+    private static Report mpichPhase(Double warm, String warmWhy) {
+        Report report = new Report();
+        Map<Integer, Samples[]> start = new java.util.LinkedHashMap<>();
+        for (int n : new int[] {1, 8, 32}) {
+            start.put(n, new Samples[] {of(100), of(300), warm == null ? null : of(warm)});
+        }
+        Samples[] pingpong = {of(0.3), of(0.4), warm == null ? null : of(0.3)};
+        Samples[] bandwidth = {of(9000), of(8000), warm == null ? null : of(9000)};
+        report.mpich("mpiexec", start, Map.of("mpiexec -n 8 /bin/true", of(10)), pingpong, bandwidth, warmWhy);
+        return report;
+    }
+
+    @Test
+    void shouldJudgeTheStartUpAtEachSizeByTheWarmLaunchAndShowTheColdOne() {
+        String table = mpichPhase(40.0, null).goalTable();
+
+        for (String n : List.of("1 rank", "8 ranks", "32 ranks")) {
+            String size = n.replaceAll(" .*", "");
+            assertEquals("| MPI_Init + MPI_Finalize, " + n + " | mpiexec -n " + size + " 100 ms (this run) | 40 ms warm "
+                    + "(front); cold 300 ms | 0.40x mpiexec warm; cold 3.00x | <= 0.5x mpiexec | yes |",
+                    row(table, "| MPI_Init + MPI_Finalize, " + n + " |"));
+        }
+        assertEquals("| MPICH ping-pong, one int, same binary | under mpiexec 0.300 us (this run) | 0.300 us warm "
+                + "(front); cold 0.400 us | 1.00x mpiexec's speed warm; cold 0.75x | >= 0.95x mpiexec | yes |",
+                row(table, "| MPICH ping-pong"));
+    }
+
+    @Test
+    void shouldJudgeTheStartUpByTheColdLaunchAndSaySoWhenTheFrontIsMissing() {
+        Report report = mpichPhase(null, "no front");
+
+        String table = report.goalTable();
+        assertEquals("| MPI_Init + MPI_Finalize, 8 ranks | mpiexec -n 8 100 ms (this run) | 300 ms cold (warm not "
+                + "measured: no front) | 3.00x mpiexec cold | <= 0.5x mpiexec | **no** |",
+                row(table, "| MPI_Init + MPI_Finalize, 8 ranks |"));
+        assertTrue(report.render("").contains("Warm not measured: no front."));
+    }
+
+    @Test
+    void shouldJudgeTheRunOf8RanksByTheWarmLaunchBesideTheExecGoal() {
+        Report report = new Report();
+        report.job8("mpiexec", of(50), of(20), of(30), new RunLaunches.Figures(of(50), of(400), of(20), null));
+
+        String table = report.goalTable();
+        assertEquals("| job of 8 ranks, all acks | mpiexec -n 8 50.0 ms (this run) | 20.0 ms | 0.40x mpiexec "
+                + "| <= 0.5x mpiexec | yes |", row(table, "| job of 8 ranks, all acks |"));
+        assertEquals("| job of 8 ranks, `mpiproxy run` start to exit | mpiexec -n 8 50 ms (this run) | 20 ms warm "
+                + "(front); cold 400 ms | 0.40x mpiexec warm; cold 8.00x | <= 0.5x mpiexec | yes |",
+                row(table, "| job of 8 ranks, `mpiproxy run`"));
+        assertTrue(report.render("").contains("| mpiproxy run -n 8, warm (front, launcher in the proxy) | 20.0 |"));
     }
 }

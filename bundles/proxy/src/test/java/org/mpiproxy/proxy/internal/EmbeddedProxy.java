@@ -2,6 +2,7 @@ package org.mpiproxy.proxy.internal;
 
 import java.io.Closeable;
 import java.io.IOException;
+import java.lang.reflect.Field;
 import java.net.InetSocketAddress;
 import java.nio.ByteBuffer;
 import java.nio.file.Path;
@@ -14,6 +15,7 @@ import java.util.concurrent.ScheduledThreadPoolExecutor;
 import org.mpiproxy.api.ChannelManager;
 import org.mpiproxy.api.DatagramHandler;
 import org.mpiproxy.api.DatagramTransport;
+import org.mpiproxy.api.LocalRuns;
 import org.mpiproxy.api.ProcessLauncher;
 import org.mpiproxy.api.config.CheckedConfiguration;
 import org.mpiproxy.protocol.ClusterKeys;
@@ -132,6 +134,23 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
      * @throws IOException with the component's one line when the socket could not be opened
      */
     public static Closeable localSocket(V2 v2, Path socket, Path directory) throws IOException {
+        return localSocket(v2, socket, directory, null);
+    }
+
+    /**
+     * The proxy's local socket as {@link #localSocket(V2, Path, Path)} opens it, which also runs
+     * {@code mpiproxy run} for the proxy's own user (docs/protocol-v2.md 4.4) with the launcher's
+     * service given, bound as Declarative Services binds the component's optional {@link LocalRuns}
+     * reference: into its field, before activation.
+     *
+     * @param v2        the v2 settings of the proxy: its key file and node name
+     * @param socket    {@code local.socket}, absolute; its directory is made as the proxy makes it
+     * @param directory where the proxy's log and state directories go
+     * @param runs      the launcher's service; {@code null} for a proxy without the cli bundle
+     * @return the open socket; closing it closes the socket and stops the runs going on
+     * @throws IOException with the component's one line when the socket could not be opened
+     */
+    public static Closeable localSocket(V2 v2, Path socket, Path directory, LocalRuns runs) throws IOException {
         Map<String, Object> config = new HashMap<>();
         config.put("log.directory", directory.resolve("logs").toString());
         config.put("state.directory", directory.resolve("state").toString());
@@ -140,6 +159,9 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
         config.put("local.socket", socket.toString());
         LocalSocketComponent component = new LocalSocketComponent(config, new CheckedConfiguration<>(ProxyConfig.class),
                 System::currentTimeMillis, () -> System.nanoTime() / 1_000_000);
+        if (runs != null) {
+            bind(component, runs);
+        }
         component.activate();
         String problem = component.state().problem();
         if (problem != null) {
@@ -147,6 +169,18 @@ public final class EmbeddedProxy implements DatagramHandler, AutoCloseable {
             throw new IOException(problem);
         }
         return component::deactivate;
+    }
+
+    /** Sets the component's {@code runs} reference field, as the service component runtime does. */
+    private static void bind(LocalSocketComponent component, LocalRuns runs) {
+        try {
+            Field field = LocalSocketComponent.class.getDeclaredField("runs");
+            field.setAccessible(true);
+            field.set(component, runs);
+        } catch (ReflectiveOperationException e) {
+            component.deactivate();
+            throw new IllegalStateException("LocalSocketComponent has no LocalRuns field 'runs' to bind", e);
+        }
     }
 
     /** Stops every rank and removes the channels. */
